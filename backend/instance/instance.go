@@ -1,0 +1,123 @@
+// Package instance keeps Yett to one desktop app per user and lets a second
+// launch bring the first one to the front.
+//
+// Wails' own single-instance lock uses D-Bus on Linux and silently does
+// nothing without a session bus, so Yett uses its own: an exclusive lock on a
+// file in the user's private runtime directory decides which process is the
+// primary, and the primary listens on a Unix socket next to it for "focus"
+// requests. A second launch that fails to take the lock connects to the
+// socket, asks for focus and exits. The lock is held by the kernel, so a
+// crashed primary never leaves a stale lock behind; a stale socket file is
+// simply replaced by the next primary.
+//
+// Both files live in a 0700 directory, so only the same user can reach them.
+package instance
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// ErrAlreadyRunning is returned by Acquire when another instance holds the
+// lock; the other instance has been asked to show its window.
+var ErrAlreadyRunning = errors.New("instance: Yett is already running")
+
+const focusRequest = "focus\n"
+
+// Primary is the lock held by the running instance.
+type Primary struct {
+	lock     *os.File
+	listener net.Listener
+	wg       sync.WaitGroup
+}
+
+// Acquire takes the single-instance lock in dir (which must exist and be
+// private). If another instance holds it, Acquire asks that instance to
+// focus and returns ErrAlreadyRunning. onFocus is called, from another
+// goroutine, each time a later launch asks the primary to show itself.
+func Acquire(dir, name string, onFocus func()) (*Primary, error) {
+	lockPath := filepath.Join(dir, name+".lock")
+	sockPath := filepath.Join(dir, name+".sock")
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("instance: open lock: %w", err)
+	}
+	locked, err := tryLock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("instance: lock: %w", err)
+	}
+	if !locked {
+		f.Close()
+		if err := askFocus(sockPath); err != nil {
+			return nil, fmt.Errorf("%w (could not ask it to show its window: %v)", ErrAlreadyRunning, err)
+		}
+		return nil, ErrAlreadyRunning
+	}
+	// We own the lock, so any socket file left here belongs to a dead
+	// primary and can be replaced.
+	_ = os.Remove(sockPath)
+	l, err := net.Listen("unix", sockPath)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("instance: listen: %w", err)
+	}
+	_ = os.Chmod(sockPath, 0o600)
+	p := &Primary{lock: f, listener: l}
+	p.wg.Add(1)
+	go p.serve(onFocus)
+	return p, nil
+}
+
+func (p *Primary) serve(onFocus func()) {
+	defer p.wg.Done()
+	for {
+		c, err := p.listener.Accept()
+		if err != nil {
+			return
+		}
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		if line == focusRequest {
+			_, _ = c.Write([]byte("ok\n"))
+			if onFocus != nil {
+				onFocus()
+			}
+		}
+		c.Close()
+	}
+}
+
+// Release stops listening and drops the lock.
+func (p *Primary) Release() {
+	p.listener.Close()
+	p.wg.Wait()
+	unlock(p.lock)
+	p.lock.Close()
+}
+
+func askFocus(sockPath string) error {
+	c, err := net.DialTimeout("unix", sockPath, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte(focusRequest)); err != nil {
+		return err
+	}
+	reply, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if reply != "ok\n" {
+		return fmt.Errorf("unexpected reply %q", reply)
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing Yett needs on this machine:
+# Debian packages (apt), then Node modules and Go modules. Idempotent: each
+# step checks first and does nothing when everything is already there.
+#
+# usage: build/scripts/deps.sh run|test
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+mode=${1:-run}
+
+# Packages for building and running the desktop app.
+pkgs_run=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
+# Extra packages the test suite uses: a headless X server and window tools,
+# a real browser, real D-Bus, keyrings, sshd and a notification daemon.
+pkgs_test=(xvfb xauth x11-utils xdotool imagemagick fonts-dejavu-core dbus dbus-x11
+	chromium keyutils gnome-keyring libsecret-tools openssh-server dunst libnotify-bin)
+
+want=("${pkgs_run[@]}")
+[ "$mode" = test ] && want+=("${pkgs_test[@]}")
+
+say() { printf 'yett deps: %s\n' "$*" >&2; }
+
+if command -v dpkg-query >/dev/null 2>&1; then
+	missing=()
+	for p in "${want[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		say "installing Debian packages: ${missing[*]}"
+		sudo=""
+		[ "$(id -u)" -ne 0 ] && sudo="sudo"
+		$sudo apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fi
+else
+	say "this is not a Debian or Ubuntu system: install the equivalents of these packages yourself: ${want[*]}"
+	say "(GTK 3 and WebKitGTK 4.1 development files are required to build the desktop app)"
+fi
+
+need() { # need CMD MIN_VERSION_TEXT HINT
+	command -v "$1" >/dev/null 2>&1 || { say "$1 is required ($2). $3"; exit 1; }
+}
+need go "Go 1.26 or newer" "Install it from the Go project's release archive into /usr/local/go."
+need node "Node.js 20.19 or newer" "Install Node.js 20 LTS (or newer) with npm."
+need npm "npm 10 or newer" "It ships with Node.js."
+
+node_ok=$(node -e 'const [a,b]=process.versions.node.split(".").map(Number);console.log(a>20||(a===20&&b>=19)?1:0)')
+[ "$node_ok" = 1 ] || { say "Node.js $(node --version) is too old: Vite 8 needs 20.19 or newer"; exit 1; }
+
+# Node modules: reinstall only when the lock file changed since the last install.
+stamp=frontend/node_modules/.yett-lock-stamp
+if [ ! -f "$stamp" ] || ! cmp -s frontend/package-lock.json "$stamp"; then
+	say "installing Node modules (npm ci)"
+	(cd frontend && npm ci --no-audit --no-fund --loglevel=error)
+	cp frontend/package-lock.json "$stamp"
+fi
+
+go mod download

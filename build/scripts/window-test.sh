@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Starts the production desktop binary in a real window under Xvfb with a
+# throwaway vault, checks that a window titled "Yett" exists and that the UI
+# rendered (the screenshot is not blank), saves the screenshot, checks that a
+# second launch defers to the first (single instance), and shuts down with
+# SIGTERM.
+#
+# usage: build/scripts/window-test.sh BINARY ARTIFACT_DIR
+set -euo pipefail
+bin=$(realpath "$1")
+artifacts=$2
+mkdir -p "$artifacts"
+work=$(mktemp -d)
+cleanup() {
+	[ -n "${app_pid:-}" ] && kill "$app_pid" 2>/dev/null || true
+	[ -n "${xvfb_pid:-}" ] && kill "$xvfb_pid" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+exec 3>"$work/display"
+Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+xvfb_pid=$!
+for _ in $(seq 50); do [ -s "$work/display" ] && break; sleep 0.1; done
+export DISPLAY=":$(head -1 "$work/display")"
+
+export YETT_DATA_DIR="$work/data" YETT_RUNTIME_DIR="$work/run"
+"$bin" >"$work/app.log" 2>&1 &
+app_pid=$!
+
+wid=""
+for _ in $(seq 100); do
+	wid=$(xdotool search --name '^Yett$' 2>/dev/null | head -1 || true)
+	[ -n "$wid" ] && break
+	kill -0 "$app_pid" 2>/dev/null || { cat "$work/app.log"; echo "window-test: app exited early"; exit 1; }
+	sleep 0.2
+done
+[ -n "$wid" ] || { cat "$work/app.log"; echo "window-test: no window titled Yett"; exit 1; }
+echo "window-test: window $wid titled '$(xdotool getwindowname "$wid")'"
+
+# Wait for the UI to render: the first-run screen must show up as non-blank pixels.
+shot="$artifacts/window.png"
+for _ in $(seq 60); do
+	import -window root "$shot"
+	colours=$(convert "$shot" -format '%k' info:)
+	[ "$colours" -gt 8 ] && break
+	sleep 0.5
+done
+echo "window-test: screenshot $shot has $colours colours"
+[ "$colours" -gt 8 ] || { echo "window-test: the window looks blank"; exit 1; }
+
+# A second launch must defer to the first and exit on its own.
+if ! timeout 20 "$bin" >"$work/second.log" 2>&1; then
+	cat "$work/second.log"; echo "window-test: second launch did not exit cleanly"; exit 1
+fi
+grep -q "already running" "$work/second.log" || { cat "$work/second.log"; echo "window-test: second launch did not defer"; exit 1; }
+[ "$(xdotool search --name '^Yett$' | wc -l)" -ge 1 ] || { echo "window-test: first window vanished"; exit 1; }
+
+kill -TERM "$app_pid"
+for _ in $(seq 50); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$app_pid" 2>/dev/null; then echo "window-test: app ignored SIGTERM"; exit 1; fi
+app_pid=""
+if grep -q "CANARY" "$work/app.log"; then echo "window-test: canary in log"; exit 1; fi
+echo "window-test: 1 passed, 0 failed"

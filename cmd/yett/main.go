@@ -1,0 +1,96 @@
+// Command yett is Yett's command line: the MCP shim agents start (`yett mcp`),
+// the headless gateway (`yett serve`), the offline audit verifier
+// (`yett audit ...`) and the controlled receiver for release drills
+// (`yett receiver`).
+//
+// Each subcommand lives in its own file and registers itself in commands; main
+// only parses the first argument and hands over to a Run function that takes
+// its inputs and outputs as parameters, so tests can drive it in-process.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand of yett.
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) error
+}
+
+// commands is filled by init functions in the subcommand files.
+var commands = map[string]command{}
+
+// Env carries the process's standard streams and environment lookups so a
+// subcommand never reaches for os.* directly.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// exitError lets a subcommand choose its exit code (for example
+// `yett audit verify`: 1 tampered, 2 unreadable).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withExitCode wraps err so Run exits with code.
+func withExitCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+	code := Run(ctx, env, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// Run executes one yett subcommand and returns the process exit code.
+func Run(ctx context.Context, env *Env, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(env.Stdout)
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "yett: error: unknown command %q\n", args[0])
+		usage(env.Stderr)
+		return 2
+	}
+	err := cmd.run(ctx, env, args[1:])
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(env.Stderr, "yett: error: %v\n", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: yett <command> [arguments]")
+	fmt.Fprintln(w)
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", name, commands[name].summary)
+	}
+}
