@@ -1,0 +1,316 @@
+// The only module that talks to the Go side. Wails v2 binds the Go
+// app.VaultService at window.go.app.VaultService and its runtime at
+// window.runtime; everything else in the UI imports typed functions from here,
+// so a renamed Go method breaks in one place (and in the Go test that parses
+// this file for `VaultService.<Name>(` calls).
+//
+// No secret ever comes back through this module: the Go adapter only returns
+// redacted views. The one secret going out is NewCredentialForm.secret, and the
+// passphrase arguments of Create and Unlock.
+
+export type VaultState = 'uninitialised' | 'locked' | 'unlocked' | 'damaged';
+
+export interface VaultStatus {
+  state: VaultState;
+  epoch: number;
+  keyringEnabled: boolean;
+  keyringAvailable: boolean;
+  keyringNote: string;
+  autoLockMinutes: number;
+  /** RFC 3339 time at which the idle auto-lock fires, or '' when none is armed. */
+  lockDeadline: string;
+  /** Why the vault cannot be opened; only meaningful in state 'damaged'. */
+  damaged: string;
+  /** How long unlock attempts are refused after repeated wrong passphrases. */
+  retryAfterMs: number;
+  kdf: string;
+}
+
+export type CredentialFormat = 'bearer' | 'header' | 'basic';
+export type ApprovalMode = 'session' | 'per_call';
+
+export interface CredentialView {
+  id: string;
+  name: string;
+  format: CredentialFormat;
+  headerName: string;
+  template: string;
+  username: string;
+  hosts: string[];
+  pathPrefixes: string[];
+  approval: ApprovalMode;
+  createdAt: string;
+  version: number;
+}
+
+export interface NewCredentialForm {
+  name: string;
+  secret: string;
+  format: CredentialFormat;
+  headerName: string;
+  template: string;
+  username: string;
+  hosts: string[];
+  pathPrefixes: string[];
+  approval: ApprovalMode;
+}
+
+export const VAULT_STATUS_EVENT = 'vault:status';
+
+/** The shape Wails generates for the bound Go struct app.VaultService. */
+interface VaultServiceBinding {
+  Status(): Promise<unknown>;
+  Create(passphrase: string, useKeyring: boolean): Promise<unknown>;
+  Unlock(passphrase: string): Promise<unknown>;
+  UnlockWithKeyring(): Promise<unknown>;
+  Lock(): Promise<unknown>;
+  SetAutoLockMinutes(minutes: number): Promise<unknown>;
+  EnableKeyring(on: boolean): Promise<unknown>;
+  Touch(): Promise<void>;
+  ListCredentials(): Promise<unknown>;
+  AddCredential(form: NewCredentialForm): Promise<unknown>;
+  RemoveCredential(id: string): Promise<void>;
+}
+
+interface WailsRuntime {
+  EventsOn(name: string, callback: (...data: unknown[]) => void): (() => void) | void;
+  EventsOff(name: string, ...additional: string[]): void;
+}
+
+declare global {
+  interface Window {
+    go?: { app?: { VaultService?: VaultServiceBinding } };
+    runtime?: WailsRuntime;
+  }
+}
+
+/**
+ * BackendError carries text meant for the user: Wails rejects a bound call
+ * with the Go error's message, which the adapter chooses to be safe to show.
+ */
+export class BackendError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BackendError';
+  }
+}
+
+/** The bridge is missing: the page is not running inside Yett. */
+export class BackendUnavailableError extends BackendError {
+  constructor() {
+    super('Yett’s backend is not reachable from this window.');
+    this.name = 'BackendUnavailableError';
+  }
+}
+
+/** The backend answered with something this UI does not understand. */
+export class ProtocolError extends BackendError {
+  constructor(what: string) {
+    super(`Yett’s backend sent ${what} this version of the window does not understand.`);
+    this.name = 'ProtocolError';
+  }
+}
+
+function bound(): { VaultService: VaultServiceBinding } {
+  const app = window.go?.app;
+  if (!app?.VaultService) throw new BackendUnavailableError();
+  return app as { VaultService: VaultServiceBinding };
+}
+
+/** True once the Wails bindings are installed in this window. */
+export function isConnected(): boolean {
+  return Boolean(window.go?.app?.VaultService && window.runtime);
+}
+
+/**
+ * Resolves once the bindings exist. Wails installs them with a script that
+ * runs before ours, so this normally resolves at once; the wait covers the
+ * browser dev server, whose bridge connects over a websocket.
+ */
+export function waitForBackend(timeoutMs = 10_000, pollMs = 50): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const check = () => {
+      if (isConnected()) return resolve();
+      if (Date.now() - started >= timeoutMs) return reject(new BackendUnavailableError());
+      setTimeout(check, pollMs);
+    };
+    check();
+  });
+}
+
+function userMessage(err: unknown): string {
+  if (typeof err === 'string' && err.trim() !== '') return err;
+  if (err instanceof Error && err.message.trim() !== '') return err.message;
+  return 'Yett could not complete the request.';
+}
+
+async function call<T>(invoke: () => Promise<T>): Promise<T> {
+  try {
+    return await invoke();
+  } catch (err) {
+    if (err instanceof BackendError) throw err;
+    throw new BackendError(userMessage(err));
+  }
+}
+
+const STATES: readonly VaultState[] = ['uninitialised', 'locked', 'unlocked', 'damaged'];
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isStringArray(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((s) => typeof s === 'string');
+}
+
+/**
+ * Checks a status payload before any screen renders it: a state this UI does
+ * not know must not be shown as one it does.
+ */
+export function parseVaultStatus(v: unknown): VaultStatus {
+  if (
+    !isRecord(v) ||
+    !STATES.includes(v.state as VaultState) ||
+    typeof v.epoch !== 'number' ||
+    typeof v.keyringEnabled !== 'boolean' ||
+    typeof v.keyringAvailable !== 'boolean' ||
+    typeof v.keyringNote !== 'string' ||
+    typeof v.autoLockMinutes !== 'number' ||
+    typeof v.lockDeadline !== 'string' ||
+    typeof v.damaged !== 'string' ||
+    typeof v.retryAfterMs !== 'number' ||
+    typeof v.kdf !== 'string'
+  ) {
+    throw new ProtocolError('a vault status');
+  }
+  return {
+    state: v.state as VaultState,
+    epoch: v.epoch,
+    keyringEnabled: v.keyringEnabled,
+    keyringAvailable: v.keyringAvailable,
+    keyringNote: v.keyringNote,
+    autoLockMinutes: v.autoLockMinutes,
+    lockDeadline: v.lockDeadline,
+    damaged: v.damaged,
+    retryAfterMs: v.retryAfterMs,
+    kdf: v.kdf,
+  };
+}
+
+const FORMATS: readonly CredentialFormat[] = ['bearer', 'header', 'basic'];
+const APPROVALS: readonly ApprovalMode[] = ['session', 'per_call'];
+
+/**
+ * Copies only the known, non-secret fields of a credential view, so even a
+ * backend bug that added a field could not put it on screen.
+ */
+export function parseCredentialView(v: unknown): CredentialView {
+  if (
+    !isRecord(v) ||
+    typeof v.id !== 'string' ||
+    typeof v.name !== 'string' ||
+    !FORMATS.includes(v.format as CredentialFormat) ||
+    typeof v.headerName !== 'string' ||
+    typeof v.template !== 'string' ||
+    typeof v.username !== 'string' ||
+    !isStringArray(v.hosts) ||
+    // Go encodes a nil slice as null.
+    !(v.pathPrefixes === null || isStringArray(v.pathPrefixes)) ||
+    !APPROVALS.includes(v.approval as ApprovalMode) ||
+    typeof v.createdAt !== 'string' ||
+    typeof v.version !== 'number'
+  ) {
+    throw new ProtocolError('a credential');
+  }
+  return {
+    id: v.id,
+    name: v.name,
+    format: v.format as CredentialFormat,
+    headerName: v.headerName,
+    template: v.template,
+    username: v.username,
+    hosts: [...v.hosts],
+    pathPrefixes: v.pathPrefixes === null ? [] : [...(v.pathPrefixes as string[])],
+    approval: v.approval as ApprovalMode,
+    createdAt: v.createdAt,
+    version: v.version,
+  };
+}
+
+export function status(): Promise<VaultStatus> {
+  return call(async () => parseVaultStatus(await bound().VaultService.Status()));
+}
+
+export function create(passphrase: string, useKeyring: boolean): Promise<VaultStatus> {
+  return call(async () => parseVaultStatus(await bound().VaultService.Create(passphrase, useKeyring)));
+}
+
+export function unlock(passphrase: string): Promise<VaultStatus> {
+  return call(async () => parseVaultStatus(await bound().VaultService.Unlock(passphrase)));
+}
+
+export function unlockWithKeyring(): Promise<VaultStatus> {
+  return call(async () => parseVaultStatus(await bound().VaultService.UnlockWithKeyring()));
+}
+
+export function lock(): Promise<VaultStatus> {
+  return call(async () => parseVaultStatus(await bound().VaultService.Lock()));
+}
+
+export function setAutoLockMinutes(minutes: number): Promise<VaultStatus> {
+  return call(async () => parseVaultStatus(await bound().VaultService.SetAutoLockMinutes(minutes)));
+}
+
+export function enableKeyring(on: boolean): Promise<VaultStatus> {
+  return call(async () => parseVaultStatus(await bound().VaultService.EnableKeyring(on)));
+}
+
+/** Restarts the idle auto-lock timer. Callers throttle it (see activity.ts). */
+export function touch(): Promise<void> {
+  return call(() => bound().VaultService.Touch());
+}
+
+export function listCredentials(): Promise<CredentialView[]> {
+  return call(async () => {
+    const list = await bound().VaultService.ListCredentials();
+    // Go encodes an empty nil slice as null.
+    if (list === null) return [];
+    if (!Array.isArray(list)) throw new ProtocolError('a credential list');
+    return list.map(parseCredentialView);
+  });
+}
+
+export function addCredential(form: NewCredentialForm): Promise<CredentialView> {
+  return call(async () => parseCredentialView(await bound().VaultService.AddCredential(form)));
+}
+
+export function removeCredential(id: string): Promise<void> {
+  return call(() => bound().VaultService.RemoveCredential(id));
+}
+
+/**
+ * Calls onStatus with every status the backend pushes (lock from idle, sleep
+ * or screen lock included); onError when a payload cannot be understood.
+ * Returns the unsubscribe function.
+ */
+export function onVaultStatus(
+  onStatus: (s: VaultStatus) => void,
+  onError: (e: BackendError) => void = () => {},
+): () => void {
+  const runtime = window.runtime;
+  if (!runtime) throw new BackendUnavailableError();
+  const off = runtime.EventsOn(VAULT_STATUS_EVENT, (payload: unknown) => {
+    let s: VaultStatus;
+    try {
+      s = parseVaultStatus(payload);
+    } catch (err) {
+      onError(err as BackendError);
+      return;
+    }
+    onStatus(s);
+  });
+  // Wails ≥ 2.5 returns a canceller for this one listener; EventsOff would
+  // drop every listener of the event, so it is only the fallback.
+  return typeof off === 'function' ? off : () => runtime.EventsOff(VAULT_STATUS_EVENT);
+}

@@ -1,0 +1,102 @@
+// Validation of the add-credential form before anything is sent. The backend
+// validates again; this catches the common slips early and with a message
+// next to the field. No message ever includes the secret.
+
+import type { ApprovalMode, CredentialFormat, NewCredentialForm } from './backend';
+
+/** What the form fields hold while the person types. */
+export interface CredentialDraft {
+  name: string;
+  secret: string;
+  format: CredentialFormat;
+  headerName: string;
+  template: string;
+  username: string;
+  /** Hosts separated by commas, spaces or new lines. */
+  hosts: string;
+  /** Path prefixes separated by commas, spaces or new lines. */
+  pathPrefixes: string;
+  approval: ApprovalMode;
+}
+
+export const SECRET_PLACEHOLDER = '{secret}';
+
+export function emptyDraft(): CredentialDraft {
+  return {
+    name: '',
+    secret: '',
+    format: 'bearer',
+    headerName: '',
+    template: SECRET_PLACEHOLDER,
+    username: '',
+    hosts: '',
+    pathPrefixes: '',
+    approval: 'session',
+  };
+}
+
+export type DraftErrors = Partial<Record<keyof CredentialDraft, string>>;
+
+// RFC 9110 token characters.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export function splitList(text: string): string[] {
+  const seen = new Set<string>();
+  for (const part of text.split(/[\s,]+/)) {
+    if (part !== '') seen.add(part);
+  }
+  return [...seen];
+}
+
+function hostError(host: string): string | null {
+  if (host.includes('://')) return `“${host}”: enter the host only, without https://`;
+  if (host.includes('/')) return `“${host}”: enter the host only; put paths under path prefixes`;
+  if (host.includes('@')) return `“${host}”: a host cannot contain @`;
+  return null;
+}
+
+/**
+ * Returns the errors per field (empty when the draft can be sent) and the
+ * form to send. Fields that do not belong to the chosen format are sent
+ * empty, so a header template typed before switching to "basic" is not kept.
+ */
+export function validateDraft(d: CredentialDraft): { errors: DraftErrors; form: NewCredentialForm } {
+  const errors: DraftErrors = {};
+  const name = d.name.trim();
+  const hosts = splitList(d.hosts.toLowerCase());
+  const pathPrefixes = splitList(d.pathPrefixes);
+
+  if (name === '') errors.name = 'Give the credential a name agents will use.';
+  if (d.secret === '') errors.secret = 'Paste the secret value.';
+  else if (/[\r\n]/.test(d.secret)) errors.secret = 'The secret contains a line break; paste it again without one.';
+
+  if (d.format === 'header') {
+    if (!HEADER_NAME.test(d.headerName.trim())) errors.headerName = 'Enter a header name such as X-Api-Key.';
+    if (!d.template.includes(SECRET_PLACEHOLDER)) errors.template = `The template must contain ${SECRET_PLACEHOLDER}.`;
+  }
+  if (d.format === 'basic') {
+    if (d.username.trim() === '') errors.username = 'Enter the user name for basic authentication.';
+    else if (d.username.includes(':')) errors.username = 'A basic-auth user name cannot contain a colon.';
+  }
+
+  if (hosts.length === 0) errors.hosts = 'Name at least one host this credential may be sent to.';
+  else {
+    const bad = hosts.map(hostError).find((e) => e !== null);
+    if (bad) errors.hosts = bad;
+  }
+  const badPath = pathPrefixes.find((p) => !p.startsWith('/'));
+  if (badPath !== undefined) errors.pathPrefixes = `“${badPath}”: a path prefix starts with /`;
+
+  const form: NewCredentialForm = {
+    name,
+    secret: d.secret,
+    format: d.format,
+    headerName: d.format === 'header' ? d.headerName.trim() : '',
+    template: d.format === 'header' ? d.template : '',
+    username: d.format === 'basic' ? d.username.trim() : '',
+    hosts,
+    pathPrefixes,
+    approval: d.approval,
+  };
+  return { errors, form };
+}

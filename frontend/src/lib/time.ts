@@ -1,0 +1,27 @@
+// Formatting of the countdowns the status bar and unlock screen show.
+
+/** "7h 59m", "4m 05s", "12s"; never negative. */
+export function formatRemaining(ms: number): string {
+  const total = Math.max(0, Math.ceil(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
+  if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`;
+  return `${s}s`;
+}
+
+/** Milliseconds until an RFC 3339 deadline, or null when there is none. */
+export function msUntil(deadline: string, now: number): number | null {
+  if (deadline === '') return null;
+  const t = Date.parse(deadline);
+  if (Number.isNaN(t)) return null;
+  return t - now;
+}
+
+/** A local date and time for a stored RFC 3339 timestamp. */
+export function formatTimestamp(rfc3339: string): string {
+  const t = Date.parse(rfc3339);
+  if (Number.isNaN(t)) return rfc3339;
+  return new Date(t).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}

@@ -1,0 +1,130 @@
+// A stand-in for the Wails bridge (window.go / window.runtime) for unit
+// tests. It records every call and lets a test push "vault:status" events.
+// The real bridge is exercised by the e2e script against the Go app.
+
+import { vi } from 'vitest';
+import type { CredentialView, NewCredentialForm, VaultStatus } from '../lib/backend';
+
+export function vaultStatus(over: Partial<VaultStatus> = {}): VaultStatus {
+  return {
+    state: 'locked',
+    epoch: 1,
+    keyringEnabled: false,
+    keyringAvailable: true,
+    keyringNote: '',
+    autoLockMinutes: 480,
+    lockDeadline: '',
+    damaged: '',
+    retryAfterMs: 0,
+    kdf: 'argon2id t=3 m=64MiB p=4',
+    ...over,
+  };
+}
+
+export function credentialView(over: Partial<CredentialView> = {}): CredentialView {
+  return {
+    id: 'cred-1',
+    name: 'github-api',
+    format: 'bearer',
+    headerName: '',
+    template: '',
+    username: '',
+    hosts: ['api.github.com'],
+    pathPrefixes: [],
+    approval: 'session',
+    createdAt: '2026-11-29T18:00:00Z',
+    version: 1,
+    ...over,
+  };
+}
+
+type Listener = (...data: unknown[]) => void;
+
+export function installBridge(initial: VaultStatus = vaultStatus()) {
+  let current = initial;
+  const credentials: CredentialView[] = [];
+  const listeners = new Map<string, Set<Listener>>();
+
+  const VaultService = {
+    Status: vi.fn(async (): Promise<unknown> => current),
+    Create: vi.fn(async (_p: string, useKeyring: boolean): Promise<unknown> => {
+      current = { ...current, state: 'unlocked', epoch: current.epoch + 1, keyringEnabled: useKeyring };
+      return current;
+    }),
+    Unlock: vi.fn(async (p: string): Promise<unknown> => {
+      if (p !== 'right passphrase 1') throw 'wrong passphrase';
+      current = { ...current, state: 'unlocked', epoch: current.epoch + 1 };
+      return current;
+    }),
+    UnlockWithKeyring: vi.fn(async (): Promise<unknown> => {
+      current = { ...current, state: 'unlocked', epoch: current.epoch + 1 };
+      return current;
+    }),
+    Lock: vi.fn(async (): Promise<unknown> => {
+      current = { ...current, state: 'locked', epoch: current.epoch + 1 };
+      return current;
+    }),
+    SetAutoLockMinutes: vi.fn(async (m: number): Promise<unknown> => {
+      current = { ...current, autoLockMinutes: m };
+      return current;
+    }),
+    EnableKeyring: vi.fn(async (on: boolean): Promise<unknown> => {
+      current = { ...current, keyringEnabled: on };
+      return current;
+    }),
+    Touch: vi.fn(async (): Promise<void> => {}),
+    ListCredentials: vi.fn(async (): Promise<unknown> => credentials.map((c) => ({ ...c }))),
+    AddCredential: vi.fn(async (f: NewCredentialForm): Promise<unknown> => {
+      const view = credentialView({
+        id: `cred-${credentials.length + 1}`,
+        name: f.name,
+        format: f.format,
+        headerName: f.headerName,
+        template: f.template,
+        username: f.username,
+        hosts: f.hosts,
+        pathPrefixes: f.pathPrefixes,
+        approval: f.approval,
+      });
+      credentials.push(view);
+      return view;
+    }),
+    RemoveCredential: vi.fn(async (id: string): Promise<void> => {
+      const i = credentials.findIndex((c) => c.id === id);
+      if (i >= 0) credentials.splice(i, 1);
+    }),
+  };
+
+  window.go = { app: { VaultService } };
+  window.runtime = {
+    EventsOn: vi.fn((name: string, cb: Listener) => {
+      if (!listeners.has(name)) listeners.set(name, new Set());
+      listeners.get(name)!.add(cb);
+      return () => listeners.get(name)!.delete(cb);
+    }),
+    EventsOff: vi.fn((name: string) => {
+      listeners.delete(name);
+    }),
+  };
+
+  return {
+    VaultService,
+    credentials,
+    listenerCount: (name: string) => listeners.get(name)?.size ?? 0,
+    /** Sets the backend's state and pushes it as Go's EventsEmit would. */
+    emit(s: VaultStatus) {
+      current = s;
+      for (const cb of listeners.get('vault:status') ?? []) cb(s);
+    },
+    /** Pushes a raw payload without changing the backend's state. */
+    emitRaw(payload: unknown) {
+      for (const cb of listeners.get('vault:status') ?? []) cb(payload);
+    },
+    get status() {
+      return current;
+    },
+    set status(s: VaultStatus) {
+      current = s;
+    },
+  };
+}
