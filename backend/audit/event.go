@@ -1,0 +1,195 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// EventType names what happened. Authority changes are events of their own
+// so a reader never has to infer them from gaps between calls.
+type EventType string
+
+// Event types. The OAuth, SSH and drill kinds are reserved for the parts that
+// will write them; their fields will be added as typed fields, never as free
+// text or credential material.
+const (
+	EventGatewayStarted   EventType = "gateway_started"
+	EventGatewayStopped   EventType = "gateway_stopped"
+	EventVaultLocked      EventType = "vault_locked"
+	EventVaultUnlocked    EventType = "vault_unlocked"
+	EventSessionApproved  EventType = "session_approved"
+	EventSessionEnded     EventType = "session_ended"
+	EventActionRequested  EventType = "action_requested"
+	EventActionDenied     EventType = "action_denied"
+	EventActionDispatched EventType = "action_dispatched"
+	EventActionResult     EventType = "action_result"
+	EventApprovalTimeout  EventType = "approval_timeout"
+	// EventAuditRecovered is written by the log itself when it reopens after a
+	// torn tail: where the torn bytes were and where they were saved.
+	EventAuditRecovered EventType = "audit_recovered"
+
+	EventAuthorizationConnected EventType = "authorization_connected"
+	EventTokenRefreshed         EventType = "token_refreshed"
+	EventAuthorizationDisabled  EventType = "authorization_disabled"
+	EventAuthorizationRevoked   EventType = "authorization_revoked"
+	EventDrillStep              EventType = "drill_step"
+	EventSSHHostKeyChanged      EventType = "ssh_host_key_changed"
+)
+
+var knownTypes = map[EventType]bool{
+	EventGatewayStarted: true, EventGatewayStopped: true, EventVaultLocked: true,
+	EventVaultUnlocked: true, EventSessionApproved: true, EventSessionEnded: true,
+	EventActionRequested: true, EventActionDenied: true, EventActionDispatched: true,
+	EventActionResult: true, EventApprovalTimeout: true, EventAuditRecovered: true,
+	EventAuthorizationConnected: true, EventTokenRefreshed: true,
+	EventAuthorizationDisabled: true, EventAuthorizationRevoked: true,
+	EventDrillStep: true, EventSSHHostKeyChanged: true,
+}
+
+// Reason says concretely why authority ended or an action was refused.
+type Reason string
+
+// Reasons a session ends (session_ended) and an action is denied
+// (action_denied). Denied and absent are different facts: a denial is always
+// written with one of these.
+const (
+	ReasonProcessExited     Reason = "process_exited"
+	ReasonIdentityMismatch  Reason = "identity_mismatch"
+	ReasonGatewayRestarted  Reason = "gateway_restarted"
+	ReasonVaultLocked       Reason = "vault_locked"
+	ReasonVaultStateChanged Reason = "vault_state_changed"
+	ReasonRevoked           Reason = "revoked"
+	ReasonExpired           Reason = "expired"
+	ReasonUserDenied        Reason = "user_denied"
+	ReasonApprovalTimeout   Reason = "approval_timeout"
+	ReasonPolicy            Reason = "policy"
+	ReasonInvalidRequest    Reason = "invalid_request"
+	ReasonAuditUnavailable  Reason = "audit_unavailable"
+)
+
+// ResultClass is the coarse outcome of a dispatched action.
+type ResultClass string
+
+const (
+	ResultSuccess     ResultClass = "success"      // 2xx / exit 0
+	ResultClientError ResultClass = "client_error" // 4xx
+	ResultServerError ResultClass = "server_error" // 5xx / non-zero exit
+	ResultTransport   ResultClass = "transport_error"
+	ResultUnknown     ResultClass = "unknown" // sent, outcome not observed
+)
+
+// RunBinding is the process identity a session approval was bound to. Every
+// field is a fact the gateway observed from the kernel, not something the
+// client said; none of it is secret.
+type RunBinding struct {
+	RunID          string    `json:"run_id"`
+	PID            int       `json:"pid"`
+	StartTime      time.Time `json:"start_time"`
+	Executable     string    `json:"executable"`
+	ExecutableHash string    `json:"executable_sha256"` // hex
+	Signer         string    `json:"signer"`            // signing requirement or "unsigned"
+	ParentPID      int       `json:"parent_pid,omitempty"`
+	LaunchNonce    string    `json:"launch_nonce"` // gateway-made, not a credential
+}
+
+// Action describes a requested action by name and target, never by its
+// credential, headers or body.
+type Action struct {
+	RequestID      string `json:"request_id"`
+	Channel        string `json:"channel"`                  // "http", "ssh", an operation catalogue name
+	Operation      string `json:"operation"`                // e.g. "create_issue"
+	Target         string `json:"target"`                   // host or host:port, no userinfo, no query
+	CredentialRef  string `json:"credential_ref,omitempty"` // opaque ID of the binding, never its value
+	IdempotencyRef string `json:"idempotency_ref,omitempty"`
+}
+
+// Result is what came back from a dispatched action: a class and sizes, not
+// the response body.
+type Result struct {
+	Class      ResultClass `json:"class"`
+	Status     int         `json:"status,omitempty"` // HTTP status or exit code
+	Bytes      int64       `json:"bytes"`
+	DurationMS int64       `json:"duration_ms"`
+}
+
+// Recovery describes a torn tail found when the log was reopened.
+type Recovery struct {
+	Offset    int64  `json:"offset"`
+	Length    int64  `json:"length"`
+	SHA256    string `json:"sha256"`     // hex, of the torn bytes
+	SavedAs   string `json:"saved_as"`   // file name in the log directory
+	LastIndex int64  `json:"last_index"` // last whole record before the tear, -1 if none
+}
+
+// Event is one audit entry's plaintext. Fields are typed and bounded; there
+// is deliberately no field for a token, header, body, password or key, and a
+// test walks this type to keep it that way.
+type Event struct {
+	Type EventType `json:"type"`
+	Time time.Time `json:"time"`
+
+	BootID         string `json:"boot_id,omitempty"`
+	PreviousBootID string `json:"previous_boot_id,omitempty"`
+	VaultEpoch     uint64 `json:"vault_epoch,omitempty"`
+
+	SessionID  string      `json:"session_id,omitempty"`
+	ApprovalID string      `json:"approval_id,omitempty"`
+	Run        *RunBinding `json:"run,omitempty"`
+	ApprovedBy string      `json:"approved_by,omitempty"` // local user name
+	Surface    string      `json:"surface,omitempty"`     // "app", "notification"
+	Reason     Reason      `json:"reason,omitempty"`
+
+	Action *Action `json:"action,omitempty"`
+	Result *Result `json:"result,omitempty"`
+
+	AuthorizationID string    `json:"authorization_id,omitempty"`
+	Success         *bool     `json:"success,omitempty"`
+	Recovery        *Recovery `json:"recovery,omitempty"`
+}
+
+// maxFieldLen bounds every string field: events name things, they do not
+// carry documents.
+const maxFieldLen = 1024
+
+// ErrInvalidEvent is returned by Append for an event it refuses to record.
+var ErrInvalidEvent = errors.New("audit: invalid event")
+
+// validate checks an event before it is sealed. Error texts name the field,
+// never its value, because the value might be something that must not leak.
+func (e *Event) validate() error {
+	if !knownTypes[e.Type] {
+		return fmt.Errorf("%w: unknown type", ErrInvalidEvent)
+	}
+	if e.Time.IsZero() {
+		return fmt.Errorf("%w: time not set", ErrInvalidEvent)
+	}
+	check := func(name, v string) error {
+		if len(v) > maxFieldLen || !utf8.ValidString(v) {
+			return fmt.Errorf("%w: field %s too long or not UTF-8", ErrInvalidEvent, name)
+		}
+		return nil
+	}
+	fields := map[string]string{
+		"boot_id": e.BootID, "previous_boot_id": e.PreviousBootID, "session_id": e.SessionID,
+		"approval_id": e.ApprovalID, "approved_by": e.ApprovedBy, "surface": e.Surface,
+		"reason": string(e.Reason), "authorization_id": e.AuthorizationID,
+	}
+	if r := e.Run; r != nil {
+		fields["run.run_id"], fields["run.executable"] = r.RunID, r.Executable
+		fields["run.executable_sha256"], fields["run.signer"] = r.ExecutableHash, r.Signer
+		fields["run.launch_nonce"] = r.LaunchNonce
+	}
+	if a := e.Action; a != nil {
+		fields["action.request_id"], fields["action.channel"] = a.RequestID, a.Channel
+		fields["action.operation"], fields["action.target"] = a.Operation, a.Target
+		fields["action.credential_ref"], fields["action.idempotency_ref"] = a.CredentialRef, a.IdempotencyRef
+	}
+	for name, v := range fields {
+		if err := check(name, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
