@@ -33,22 +33,12 @@ type VerifyOptions struct {
 func Verify(logPath string, opts VerifyOptions) Report {
 	dir := filepath.Dir(logPath)
 	rep := Report{FirstBad: -1, FirstBadOffset: -1}
-	var sc scanConfig
-	if opts.Held != nil {
-		held, err := ParseCheckpoint(opts.Held)
-		if err != nil {
-			rep.unreadable(fmt.Errorf("held checkpoint: %w", err))
-			return rep
-		}
-		sc.held = &held
-		rep.Held = &held
-	}
-	sc.vkey = opts.VerifierKey
-	if sc.vkey == "" {
-		vkey, err := ReadVerifierKey(dir)
+	vkey := opts.VerifierKey
+	if vkey == "" {
+		k, err := ReadVerifierKey(dir)
 		switch {
 		case err == nil:
-			sc.vkey = vkey
+			vkey = k
 		case errors.Is(err, fs.ErrNotExist):
 			rep.Notes = append(rep.Notes, "no "+VerifierKeyFile+" next to the log: trusting the key named by the first checkpoint seen")
 		default:
@@ -60,16 +50,8 @@ func Verify(logPath string, opts VerifyOptions) Report {
 	if cpPath == "" {
 		cpPath = filepath.Join(dir, CheckpointFile)
 	}
-	if b, err := os.ReadFile(cpPath); err == nil {
-		cp, err := ParseCheckpoint(b)
-		if err != nil {
-			// The file exists but is not a valid signed checkpoint: someone
-			// edited it (the writer replaces it atomically).
-			rep.tamper(-1, -1, err)
-			return rep
-		}
-		sc.file = &cp
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	cpText, err := os.ReadFile(cpPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		rep.unreadable(err)
 		return rep
 	}
@@ -84,8 +66,33 @@ func Verify(logPath string, opts VerifyOptions) Report {
 		rep.unreadable(err)
 		return rep
 	}
-	res := scan(bufio.NewReaderSize(f, 1<<20), fi.Size(), sc, rep)
-	return res.Report
+	return verifyStream(bufio.NewReaderSize(f, 1<<20), fi.Size(), cpText, vkey, opts.Held, rep).Report
+}
+
+// verifyStream is Verify over already opened inputs: the log bytes, the
+// local checkpoint file's contents (nil when there is none), the trusted
+// verifier key ("" when unknown) and an optional held checkpoint.
+func verifyStream(r io.Reader, size int64, cpText []byte, vkey string, held []byte, rep Report) scanResult {
+	sc := scanConfig{vkey: vkey}
+	if held != nil {
+		c, err := ParseCheckpoint(held)
+		if err != nil {
+			rep.unreadable(fmt.Errorf("held checkpoint: %w", err))
+			return scanResult{Report: rep}
+		}
+		sc.held, rep.Held = &c, &c
+	}
+	if cpText != nil {
+		c, err := ParseCheckpoint(cpText)
+		if err != nil {
+			// The writer replaces this file atomically, so a checkpoint that
+			// does not parse or verify was edited.
+			rep.tamper(-1, -1, fmt.Errorf("checkpoint file: %w", err))
+			return scanResult{Report: rep}
+		}
+		sc.file = &c
+	}
+	return scan(r, size, sc, rep)
 }
 
 // scanConfig is what scan checks the records against.
@@ -167,7 +174,14 @@ func scan(r io.Reader, size int64, sc scanConfig, rep Report) scanResult {
 		if rec.Kind == KindCheckpoint {
 			cp, err := checkInLog(rec, i, &res.tree, &sc)
 			if err != nil {
-				res.tamper(prevCP, -1, fmt.Errorf("checkpoint record %d at offset %d: %w", i, off, err))
+				// A root mismatch means some entry since the last good
+				// checkpoint changed; a bad checkpoint text is this record.
+				bad, badOff := i, off
+				if errors.Is(err, ErrCheckpointMismatch) {
+					bad, badOff = prevCP, -1
+					err = fmt.Errorf("%w (an entry in [%d, %d) was altered)", err, prevCP, i)
+				}
+				res.tamper(bad, badOff, fmt.Errorf("checkpoint record %d at offset %d: %w", i, off, err))
 				return res
 			}
 			res.Checkpoint, prevCP, res.lastCPRec = cp, i, i
@@ -235,7 +249,7 @@ func (res *scanResult) checkFile(sc scanConfig, snap map[int64]*tlog.Hash, prevC
 	case c.Size > res.Entries:
 		res.tamper(res.Entries, res.size, fmt.Errorf("%w: checkpoint file signs %d entries, log has %d whole entries", ErrTruncated, c.Size, res.Entries))
 	case *snap[c.Size] != c.Root:
-		res.tamper(prevCP, -1, fmt.Errorf("checkpoint file: %w: signed %s, entries give size %d root %s", ErrCheckpointMismatch, c.Head, c.Size, *snap[c.Size]))
+		res.tamper(prevCP, -1, fmt.Errorf("checkpoint file: %w: signed %s, entries give root %s (an entry in [%d, %d) was altered)", ErrCheckpointMismatch, c.Head, *snap[c.Size], prevCP, c.Size))
 	case res.lastCPRec >= 0 && c.Size < res.lastCPRec:
 		res.tamper(-1, -1, fmt.Errorf("%w: file signs %d entries, the log holds a checkpoint of %d", ErrStaleCheckpoint, c.Size, res.lastCPRec))
 	default:

@@ -155,18 +155,12 @@ func (l *Log) load(orep *OpenReport) error {
 		return err
 	}
 	l.key = key
-	rep := Report{FirstBad: -1, FirstBadOffset: -1}
-	sc := scanConfig{vkey: key.vkey}
-	if b, err := os.ReadFile(filepath.Join(l.dir, CheckpointFile)); err == nil {
-		cp, err := ParseCheckpoint(b)
-		if err != nil {
-			rep.tamper(-1, -1, err)
-		}
-		sc.file = &cp
-	} else if !errors.Is(err, os.ErrNotExist) {
+	cpText, err := os.ReadFile(filepath.Join(l.dir, CheckpointFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("audit: %w", err)
 	}
-	res := scan(io.NewSectionReader(l.f, 0, fi.Size()), fi.Size(), sc, rep)
+	rep := Report{FirstBad: -1, FirstBadOffset: -1}
+	res := verifyStream(io.NewSectionReader(l.f, 0, fi.Size()), fi.Size(), cpText, key.vkey, nil, rep)
 	orep.Verify = res.Report
 	switch res.Status {
 	case StatusUnreadable:
@@ -351,6 +345,17 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	}
 	if err := l.waitDurable(idx); err != nil {
 		return Checkpoint{}, err
+	}
+	// Sign once more over the checkpoint record itself, so that removing it
+	// from the end is caught too. A crash before this leaves the file at the
+	// previous size, which verifies.
+	head = Head{Size: l.written, Root: l.tree.root()}
+	if cp, err = signCheckpoint(l.key.signer, l.key.vkey, l.key.id, head); err != nil {
+		return Checkpoint{}, err
+	}
+	if err := writeFileAtomic(l.dir, CheckpointFile, cp.Text, 0o644); err != nil {
+		l.broken = fmt.Errorf("%w: %w", ErrBroken, err)
+		return Checkpoint{}, l.broken
 	}
 	l.cpEnd = l.written
 	return cp, nil
