@@ -34,8 +34,16 @@ type Options struct {
 	// Now is the clock for events the log writes itself (default time.Now).
 	Now func() time.Time
 
-	// wrap lets tests inject a failing file.
-	wrap func(logFile) logFile
+	// wrap lets tests inject a failing file; crashPoint lets the crash test
+	// kill the process between the steps of a checkpoint or a repair.
+	wrap       func(logFile) logFile
+	crashPoint func(name string)
+}
+
+func (o *Options) crash(name string) {
+	if o.crashPoint != nil {
+		o.crashPoint(name)
+	}
 }
 
 // logFile is what the writer needs from the open log file.
@@ -194,6 +202,7 @@ func (l *Log) saveTorn(t *Torn) (*Recovery, error) {
 	if err := writeFileAtomic(l.dir, name, b, 0o600); err != nil {
 		return nil, err
 	}
+	l.opts.crash("torn-saved")
 	if err := l.f.Truncate(t.Offset); err != nil {
 		return nil, fmt.Errorf("audit: cut torn tail: %w", err)
 	}
@@ -339,6 +348,7 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 		l.broken = fmt.Errorf("%w: %w", ErrBroken, err)
 		return Checkpoint{}, l.broken
 	}
+	l.opts.crash("checkpoint-file")
 	idx := l.written
 	if err := l.writeRecord(KindCheckpoint, cp.Text); err != nil {
 		return Checkpoint{}, err
@@ -346,6 +356,7 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	if err := l.waitDurable(idx); err != nil {
 		return Checkpoint{}, err
 	}
+	l.opts.crash("checkpoint-record")
 	// Sign once more over the checkpoint record itself, so that removing it
 	// from the end is caught too. A crash before this leaves the file at the
 	// previous size, which verifies.
