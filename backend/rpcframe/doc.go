@@ -1,0 +1,30 @@
+// Package rpcframe is the policy point every incoming JSON-RPC message passes
+// before the MCP SDK sees it.
+//
+// The gateway reads newline-delimited JSON-RPC 2.0 from a local socket whose
+// other end is an untrusted agent. Reader cuts that stream into frames and
+// turns each frame into exactly one of:
+//
+//   - a clean single message (a request, a notification or a response) built
+//     from keys this package validated itself, so the SDK never decodes bytes
+//     this package did not look at;
+//   - a Rejection carrying the JSON-RPC error reply to write back (nil for an
+//     invalid notification, which JSON-RPC says must get no answer).
+//
+// # Guarantees
+//
+//   - A frame longer than Limits.MaxFrameBytes is never held whole: the
+//     reader keeps at most that many bytes, then discards up to the next
+//     newline and answers with an error.
+//   - Malformed JSON, invalid UTF-8, nesting deeper than Limits.MaxDepth,
+//     batches (top-level arrays), non-object values, duplicate or unknown
+//     top-level keys and a wrong "jsonrpc" version are rejected.
+//   - The id of a rejected frame is echoed only when it was recovered from a
+//     well-formed object with no duplicate keys; otherwise the reply says null.
+//   - After any rejection the stream stays usable: the next line is read as a
+//     fresh frame.
+//
+// Transport wraps a connection so that github.com/modelcontextprotocol/go-sdk
+// only ever receives clean single messages: a batch or a broken frame cannot
+// make the SDK end the session.
+package rpcframe

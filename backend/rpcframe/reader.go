@@ -1,0 +1,87 @@
+package rpcframe
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Reader cuts a newline-delimited stream into frames and checks each one.
+// It is not safe for concurrent use.
+type Reader struct {
+	br  *bufio.Reader
+	lim Limits
+	buf []byte
+}
+
+// NewReader reads frames from r.
+func NewReader(r io.Reader, lim Limits) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), lim: lim.withDefaults()}
+}
+
+// Next returns the next frame as either a clean message or a Rejection;
+// blank lines are skipped. The error is non-nil only when the stream itself
+// failed or ended (io.EOF); a rejected frame is not an error, and Next can be
+// called again after it.
+func (r *Reader) Next() (jsonrpc.Message, *Rejection, error) {
+	for {
+		line, tooBig, err := r.readLine()
+		if tooBig {
+			return nil, tooLarge().rejection(), nil
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			msg, rej := Parse(line, r.lim)
+			return msg, rej, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+}
+
+// readLine returns one line without its terminator. A line longer than the
+// limit is consumed up to its newline without being kept: memory stays
+// bounded by the limit whatever the peer sends. err is set only when no more
+// lines can follow (a final unterminated line is still returned with it).
+func (r *Reader) readLine() (line []byte, tooBig bool, err error) {
+	r.buf = r.buf[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if !tooBig {
+			if len(r.buf)+len(chunk) > r.lim.MaxFrameBytes+2 { // room for "\r\n"
+				tooBig = true
+				r.buf = r.buf[:0]
+			} else {
+				r.buf = appendBounded(r.buf, chunk, r.lim.MaxFrameBytes+2)
+			}
+		}
+		switch {
+		case err == nil:
+			return trimEOL(r.buf), tooBig, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return trimEOL(r.buf), tooBig, err
+		}
+	}
+}
+
+// appendBounded appends like append but never grows the buffer beyond
+// bound, so a frame just under the limit does not cost twice the limit.
+func appendBounded(buf, chunk []byte, bound int) []byte {
+	need := len(buf) + len(chunk)
+	if need > cap(buf) {
+		grown := make([]byte, len(buf), min(max(2*cap(buf), need), bound))
+		copy(grown, buf)
+		buf = grown
+	}
+	return append(buf, chunk...)
+}
+
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
+}
