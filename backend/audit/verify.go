@@ -73,24 +73,9 @@ func Verify(logPath string, opts VerifyOptions) Report {
 // local checkpoint file's contents (nil when there is none), the trusted
 // verifier key ("" when unknown) and an optional held checkpoint.
 func verifyStream(r io.Reader, size int64, cpText []byte, vkey string, held []byte, rep Report) scanResult {
-	sc := scanConfig{vkey: vkey}
-	if held != nil {
-		c, err := ParseCheckpoint(held)
-		if err != nil {
-			rep.unreadable(fmt.Errorf("held checkpoint: %w", err))
-			return scanResult{Report: rep}
-		}
-		sc.held, rep.Held = &c, &c
-	}
-	if cpText != nil {
-		c, err := ParseCheckpoint(cpText)
-		if err != nil {
-			// The writer replaces this file atomically, so a checkpoint that
-			// does not parse or verify was edited.
-			rep.tamper(-1, -1, fmt.Errorf("checkpoint file: %w", err))
-			return scanResult{Report: rep}
-		}
-		sc.file = &c
+	sc := verifyStreamConfig(cpText, vkey, held, &rep)
+	if rep.Status != StatusIntact {
+		return scanResult{Report: rep}
 	}
 	return scan(r, size, sc, rep)
 }
@@ -100,7 +85,7 @@ type scanConfig struct {
 	vkey  string      // trusted verifier key; "" = learn from first checkpoint
 	file  *Checkpoint // local checkpoint file
 	held  *Checkpoint // checkpoint kept elsewhere
-	visit func(index int64, rec Record, h tlog.Hash) error
+	visit func(index, offset int64, rec Record, h tlog.Hash) error
 }
 
 type scanResult struct {
@@ -188,7 +173,7 @@ func scan(r io.Reader, size int64, sc scanConfig, rep Report) scanResult {
 		}
 		h := tlog.RecordHash(rec.Body)
 		if sc.visit != nil {
-			if err := sc.visit(i, rec, h); err != nil {
+			if err := sc.visit(i, off, rec, h); err != nil {
 				res.unreadable(err)
 				return res
 			}
