@@ -1,0 +1,256 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// InjectionFormat says how the gateway puts a secret into a request.
+type InjectionFormat string
+
+const (
+	InjectBearer InjectionFormat = "bearer" // Authorization: Bearer <secret>
+	InjectHeader InjectionFormat = "header" // <HeaderName>: Template with {secret} replaced
+	InjectBasic  InjectionFormat = "basic"  // Authorization: Basic base64(Username:secret)
+)
+
+// Approval says how often a person must approve the credential's use.
+type Approval string
+
+const (
+	ApprovalSession Approval = "session"  // once per agent run
+	ApprovalPerCall Approval = "per_call" // every call
+)
+
+// SecretPlaceholder is replaced by the secret in a header template.
+const SecretPlaceholder = "{secret}"
+
+// Injection describes how the secret is injected.
+type Injection struct {
+	Format     InjectionFormat `json:"format"`
+	HeaderName string          `json:"header_name,omitempty"`
+	Template   string          `json:"template,omitempty"`
+	Username   string          `json:"username,omitempty"`
+}
+
+// NewCredential is what a person enters to add an HTTP credential.
+type NewCredential struct {
+	Name         string
+	Secret       Secret
+	Injection    Injection
+	Hosts        []string
+	PathPrefixes []string // empty means "/"
+	Approval     Approval
+}
+
+// CredentialView is a credential without its secret: safe for the UI, logs
+// and agents. It says nothing about the secret, not even its length.
+type CredentialView struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	Injection    Injection `json:"injection"`
+	Hosts        []string  `json:"hosts"`
+	PathPrefixes []string  `json:"path_prefixes"`
+	Approval     Approval  `json:"approval"`
+	CreatedAt    time.Time `json:"created_at"`
+	Version      uint64    `json:"version"`
+}
+
+const maxSecretLen = 16 << 10
+
+// validate checks c and returns it normalised (lower-case hosts, default
+// path). Errors wrap ErrInvalid and never quote the secret.
+func (c NewCredential) validate() (NewCredential, error) {
+	fail := func(format string, a ...any) (NewCredential, error) {
+		return NewCredential{}, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
+	}
+	c.Name = strings.TrimSpace(c.Name)
+	if c.Name == "" || utf8.RuneCountInString(c.Name) > 100 || !utf8.ValidString(c.Name) || hasControl(c.Name) {
+		return fail("name must be 1..100 printable characters")
+	}
+	switch n := c.Secret.Len(); {
+	case n == 0:
+		return fail("secret is empty")
+	case n > maxSecretLen:
+		return fail("secret is longer than %d bytes", maxSecretLen)
+	case bytes.ContainsAny(c.Secret.b, "\r\n\x00"):
+		return fail("secret contains a line break or NUL byte, which cannot go into an HTTP header")
+	}
+	inj, err := c.Injection.validate()
+	if err != nil {
+		return NewCredential{}, err
+	}
+	c.Injection = inj
+	if len(c.Hosts) == 0 {
+		return fail("at least one host is required")
+	}
+	seen := map[string]bool{}
+	hosts := make([]string, 0, len(c.Hosts))
+	for _, h := range c.Hosts {
+		p, err := ParseHostPattern(strings.TrimSpace(h))
+		if err != nil {
+			return fail("%v", err)
+		}
+		if seen[p.String()] {
+			return fail("host %q is listed twice", p.String())
+		}
+		seen[p.String()] = true
+		hosts = append(hosts, p.String())
+	}
+	c.Hosts = hosts
+	if len(c.PathPrefixes) == 0 {
+		c.PathPrefixes = []string{"/"}
+	}
+	paths := make([]string, 0, len(c.PathPrefixes))
+	seenPath := map[string]bool{}
+	for _, p := range c.PathPrefixes {
+		p, err := ParsePathPrefix(strings.TrimSpace(p))
+		if err != nil {
+			return fail("%v", err)
+		}
+		if seenPath[p] {
+			return fail("path prefix %q is listed twice", p)
+		}
+		seenPath[p] = true
+		paths = append(paths, p)
+	}
+	c.PathPrefixes = paths
+	if c.Approval != ApprovalSession && c.Approval != ApprovalPerCall {
+		return fail("approval must be %q or %q", ApprovalSession, ApprovalPerCall)
+	}
+	return c, nil
+}
+
+func (in Injection) validate() (Injection, error) {
+	fail := func(format string, a ...any) (Injection, error) {
+		return Injection{}, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
+	}
+	switch in.Format {
+	case InjectBearer:
+		if in.HeaderName != "" || in.Template != "" || in.Username != "" {
+			return fail("bearer injection takes no header name, template or username")
+		}
+	case InjectHeader:
+		if !isToken(in.HeaderName) {
+			return fail("header injection needs a valid header name (letters, digits and !#$%%&'*+-.^_`|~)")
+		}
+		if strings.Count(in.Template, SecretPlaceholder) != 1 {
+			return fail("header template must contain %s exactly once", SecretPlaceholder)
+		}
+		if hasControl(in.Template) || len(in.Template) > 1024 {
+			return fail("header template must be printable and at most 1024 characters")
+		}
+		if in.Username != "" {
+			return fail("header injection takes no username")
+		}
+	case InjectBasic:
+		if in.Username == "" || strings.Contains(in.Username, ":") || hasControl(in.Username) || len(in.Username) > 256 {
+			return fail("basic injection needs a username without ':' or control characters")
+		}
+		if in.HeaderName != "" || in.Template != "" {
+			return fail("basic injection takes no header name or template")
+		}
+	default:
+		return fail("injection format must be %q, %q or %q", InjectBearer, InjectHeader, InjectBasic)
+	}
+	return in, nil
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
+}
+
+func isToken(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// credentialRecord is the plaintext sealed in a "credential" record.
+type credentialRecord struct {
+	Name         string    `json:"name"`
+	Secret       []byte    `json:"secret"`
+	Injection    Injection `json:"injection"`
+	Hosts        []string  `json:"hosts"`
+	PathPrefixes []string  `json:"path_prefixes"`
+	Approval     Approval  `json:"approval"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// decodeCredential parses an opened credential record. The record was
+// authenticated, but the format could still be from a future version, so
+// it is validated like new input.
+func decodeCredential(id string, version uint64, plaintext []byte) (CredentialView, Secret, error) {
+	var r credentialRecord
+	dec := json.NewDecoder(bytes.NewReader(plaintext))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return CredentialView{}, Secret{}, errors.New("credential record is not valid JSON of the expected shape")
+	}
+	c, err := NewCredential{
+		Name: r.Name, Secret: Secret{b: r.Secret}, Injection: r.Injection,
+		Hosts: r.Hosts, PathPrefixes: r.PathPrefixes, Approval: r.Approval,
+	}.validate()
+	if err != nil {
+		clear(r.Secret)
+		return CredentialView{}, Secret{}, err
+	}
+	return CredentialView{
+		ID: id, Name: c.Name, Injection: c.Injection, Hosts: c.Hosts,
+		PathPrefixes: c.PathPrefixes, Approval: c.Approval,
+		CreatedAt: r.CreatedAt, Version: version,
+	}, c.Secret, nil
+}
+
+func encodeCredential(c NewCredential, created time.Time) []byte {
+	b, err := json.Marshal(credentialRecord{
+		Name: c.Name, Secret: c.Secret.b, Injection: c.Injection, Hosts: c.Hosts,
+		PathPrefixes: c.PathPrefixes, Approval: c.Approval, CreatedAt: created.UTC(),
+	})
+	if err != nil {
+		panic("vault: " + err.Error())
+	}
+	return b
+}
+
+// settingsRecord is the plaintext sealed in the "settings" record.
+type settingsRecord struct {
+	AutoLockAfter time.Duration `json:"auto_lock_after_ns"`
+}
+
+func decodeSettings(plaintext []byte) (settingsRecord, error) {
+	var s settingsRecord
+	dec := json.NewDecoder(bytes.NewReader(plaintext))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return settingsRecord{}, errors.New("settings record is not valid JSON of the expected shape")
+	}
+	if err := checkAutoLock(s.AutoLockAfter); err != nil {
+		return settingsRecord{}, err
+	}
+	return s, nil
+}
+
+const (
+	minAutoLock = time.Minute
+	maxAutoLock = 30 * 24 * time.Hour
+)
+
+func checkAutoLock(d time.Duration) error {
+	if d < minAutoLock || d > maxAutoLock {
+		return fmt.Errorf("%w: auto-lock time must be between %v and %v", ErrInvalid, minAutoLock, maxAutoLock)
+	}
+	return nil
+}

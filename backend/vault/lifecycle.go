@@ -1,0 +1,229 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"gorm.io/gorm"
+)
+
+// Create sets up a new vault protected by passphrase and, if useKeyring,
+// also by a random key stored in the OS keyring. It leaves the vault
+// unlocked and announces "created". It zeroes passphrase.
+//
+// Errors: ErrAlreadyInitialised unless the vault is uninitialised,
+// ErrWeakPassphrase, ErrKeyringUnavailable (nothing was created; retry
+// without the keyring).
+func (v *Vault) Create(passphrase Passphrase, useKeyring bool) error {
+	defer clear(passphrase)
+	v.unlockMu.Lock()
+	defer v.unlockMu.Unlock()
+	v.mu.Lock()
+	err := v.usable()
+	v.mu.Unlock()
+	if err != ErrNotInitialised {
+		if err == nil || errors.Is(err, ErrLocked) {
+			return ErrAlreadyInitialised
+		}
+		return err
+	}
+	if len(passphrase) < 8 {
+		return ErrWeakPassphrase
+	}
+
+	h := &header{KDF: v.opts.KDF, Salt: randomBytes(32)}
+	copy(h.VaultID[:], randomBytes(vaultIDLen))
+	dataKey := randomBytes(keyLen)
+	defer clear(dataKey)
+	kek := passphraseKey(passphrase, h.Salt, h.KDF)
+	h.Wrapped = wrapKey(kek, dataKey, passphraseWrapAD(h))
+	clear(kek)
+
+	var keyringWrap []byte
+	if useKeyring {
+		w, err := v.storeKeyringKey(h.VaultID, dataKey)
+		if err != nil {
+			return err
+		}
+		keyringWrap = w
+	}
+
+	keys := deriveSessionKeys(dataKey, h.VaultID)
+	v.mu.Lock()
+	_, err = v.advanceEpoch(func(tx *gorm.DB, next uint64) error {
+		return tx.Exec(`INSERT INTO vault_meta (id, header, keyring_wrap, manifest) VALUES (1, ?, ?, ?)`,
+			h.encode(), keyringWrap, encodeManifest(keys, h.VaultID, &manifest{Epoch: next})).Error
+	})
+	if err != nil {
+		v.mu.Unlock()
+		keys.wipe()
+		if useKeyring {
+			v.removeKeyringKey(h.VaultID)
+		}
+		return err
+	}
+	v.hdr, v.keyringWrap = h, keyringWrap
+	v.becomeUnlocked(keys, map[string]recordRef{}, map[string]CredentialView{}, nil)
+	v.enqueue(Event{Kind: EventCreated, Epoch: v.epoch, Reason: "vault created"})
+	v.mu.Unlock()
+	v.deliver()
+	return nil
+}
+
+// Unlock opens the vault with the passphrase and zeroes it. Unlocking an
+// unlocked vault is a no-op.
+//
+// Errors: ErrWrongPassphrase (only the failure counter changed on disk),
+// *ThrottledError (no attempt made), ErrDamaged (as *DamagedError naming
+// the header, manifest or record), ErrNotInitialised.
+func (v *Vault) Unlock(passphrase Passphrase) error {
+	defer clear(passphrase)
+	v.unlockMu.Lock()
+	defer v.unlockMu.Unlock()
+	v.mu.Lock()
+	if err := v.usable(); !errors.Is(err, ErrLocked) {
+		v.mu.Unlock()
+		return err
+	}
+	t, err := readThrottle(v.db)
+	if err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	if wait := t.retryAfter(v.opts.ThrottleBase, v.opts.Now()); wait > 0 {
+		v.mu.Unlock()
+		return &ThrottledError{RetryAfter: wait, Failures: t.Failures}
+	}
+	h := v.hdr
+	v.mu.Unlock()
+
+	kek := passphraseKey(passphrase, h.Salt, h.KDF)
+	dataKey, err := unwrapKey(kek, h.Wrapped, passphraseWrapAD(h))
+	clear(kek)
+	if err != nil {
+		v.mu.Lock()
+		_, ferr := recordFailure(v.db, v.opts.Now())
+		v.mu.Unlock()
+		return errors.Join(ErrWrongPassphrase, ferr)
+	}
+	defer clear(dataKey)
+	return v.finishUnlock(dataKey, "passphrase")
+}
+
+// finishUnlock verifies every record against the manifest, then commits
+// the new epoch and manifest, and announces "unlocked". Damage found here
+// leaves the vault damaged and the file untouched.
+func (v *Vault) finishUnlock(dataKey []byte, how string) error {
+	v.mu.Lock()
+	if err := v.usable(); !errors.Is(err, ErrLocked) {
+		v.mu.Unlock()
+		return err
+	}
+	keys := deriveSessionKeys(dataKey, v.hdr.VaultID)
+	refs, creds, settings, err := v.verifyAll(keys)
+	if err != nil {
+		keys.wipe()
+		var d *DamagedError
+		if errors.As(err, &d) {
+			v.state, v.damaged = StateDamaged, d
+		}
+		v.mu.Unlock()
+		return err
+	}
+	_, err = v.advanceEpoch(func(tx *gorm.DB, next uint64) error {
+		if err := writeManifest(tx, keys, v.hdr.VaultID, next, refs); err != nil {
+			return err
+		}
+		return resetThrottle(tx)
+	})
+	if err != nil {
+		keys.wipe()
+		v.mu.Unlock()
+		return err
+	}
+	v.becomeUnlocked(keys, refs, creds, settings)
+	v.enqueue(Event{Kind: EventUnlocked, Epoch: v.epoch, Reason: "unlocked with " + how})
+	v.mu.Unlock()
+	v.deliver()
+	return nil
+}
+
+// becomeUnlocked installs the session; v.mu held.
+func (v *Vault) becomeUnlocked(keys *sessionKeys, refs map[string]recordRef, creds map[string]CredentialView, settings *settingsRecord) {
+	v.keys, v.refs, v.creds = keys, refs, creds
+	v.state, v.damaged = StateUnlocked, nil
+	v.autoLock = v.opts.AutoLockAfter
+	if settings != nil {
+		v.autoLock = settings.AutoLockAfter
+	}
+	v.restartIdleTimer()
+}
+
+// Lock wipes the data key and derived keys, commits a new epoch and
+// announces one "locked" event with reason. Locking a vault that is not
+// unlocked does nothing and announces nothing. The keys are wiped and the
+// state is locked even if committing the epoch fails; the error says so
+// and the in-memory epoch still advances.
+func (v *Vault) Lock(reason string) error {
+	v.mu.Lock()
+	if v.closed || v.state != StateUnlocked {
+		v.mu.Unlock()
+		return nil
+	}
+	err := v.lockLocked(reason)
+	v.mu.Unlock()
+	v.deliver()
+	return err
+}
+
+// lockLocked locks with v.mu held and queues the event.
+func (v *Vault) lockLocked(reason string) error {
+	keys, refs := v.keys, v.refs
+	_, err := v.advanceEpoch(func(tx *gorm.DB, next uint64) error {
+		return writeManifest(tx, keys, v.hdr.VaultID, next, refs)
+	})
+	if err != nil {
+		v.epoch++
+	}
+	v.dropSession()
+	v.state = StateLocked
+	v.enqueue(Event{Kind: EventLocked, Epoch: v.epoch, Reason: reason})
+	return err
+}
+
+// dropSession wipes keys and forgets decrypted metadata; v.mu held.
+func (v *Vault) dropSession() {
+	v.keys.wipe()
+	v.keys, v.refs, v.creds = nil, nil, nil
+	v.stopIdleTimer()
+	v.deadline = timeZero
+}
+
+// loseSession handles damage found while unlocked: the session ends, the
+// epoch advances (a counter update, not a repair: the damaged record is
+// left as it is) and the vault stays damaged. v.mu held.
+func (v *Vault) loseSession(d *DamagedError) {
+	if _, err := v.advanceEpoch(nil); err != nil {
+		v.epoch++
+	}
+	v.dropSession()
+	v.state, v.damaged = StateDamaged, d
+	v.enqueue(Event{Kind: EventLocked, Epoch: v.epoch, Reason: "vault damaged: " + d.Where})
+}
+
+func writeManifest(tx *gorm.DB, keys *sessionKeys, vaultID [vaultIDLen]byte, epoch uint64, refs map[string]recordRef) error {
+	m := &manifest{Epoch: epoch, Records: make([]recordRef, 0, len(refs))}
+	for _, r := range refs {
+		m.Records = append(m.Records, r)
+	}
+	sort.Slice(m.Records, func(i, j int) bool { return m.Records[i].ID < m.Records[j].ID })
+	res := tx.Exec(`UPDATE vault_meta SET manifest = ? WHERE id = 1`, encodeManifest(keys, vaultID, m))
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return fmt.Errorf("vault: the header row is gone")
+	}
+	return nil
+}

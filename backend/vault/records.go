@@ -1,0 +1,384 @@
+package vault
+
+import (
+	"crypto/hmac"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+const (
+	kindCredential = "credential"
+	kindSettings   = "settings"
+	settingsID     = "settings"
+)
+
+type recordRow struct {
+	ID      string
+	Kind    string
+	Version int64
+	Sealed  []byte
+}
+
+func (r recordRow) ref() recordRef {
+	return recordRef{ID: r.ID, Kind: r.Kind, Version: uint64(r.Version)}
+}
+
+// verifyAll checks the manifest MAC and epoch, that the rows are exactly
+// the manifest's records at the manifest's versions, and that every record
+// authenticates and parses. Any failure is a *DamagedError naming the part.
+// v.mu held.
+func (v *Vault) verifyAll(keys *sessionKeys) (map[string]recordRef, map[string]CredentialView, *settingsRecord, error) {
+	var raw []byte
+	if err := v.db.Raw(`SELECT manifest FROM vault_meta WHERE id = 1`).Row().Scan(&raw); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil, fmt.Errorf("vault: %w", err)
+	}
+	if raw == nil {
+		return nil, nil, nil, &DamagedError{Where: "manifest", Reason: "the manifest is missing"}
+	}
+	m, body, mac, err := decodeManifest(raw)
+	if err != nil {
+		return nil, nil, nil, &DamagedError{Where: "manifest", Reason: err.Error()}
+	}
+	if !hmac.Equal(mac, manifestMAC(keys, v.hdr.VaultID, body)) {
+		return nil, nil, nil, &DamagedError{Where: "manifest", Reason: "its MAC does not verify (it was altered or comes from another vault)"}
+	}
+	if m.Epoch > v.epoch {
+		return nil, nil, nil, &DamagedError{Where: "epoch", Reason: fmt.Sprintf("the stored epoch %d is behind the manifest's %d (the epoch counter was rolled back)", v.epoch, m.Epoch)}
+	}
+	expected := make(map[string]recordRef, len(m.Records))
+	for _, r := range m.Records {
+		expected[r.ID] = r
+	}
+	var rows []recordRow
+	if err := v.db.Raw(`SELECT id, kind, version, sealed FROM vault_records ORDER BY id`).Scan(&rows).Error; err != nil {
+		return nil, nil, nil, fmt.Errorf("vault: %w", err)
+	}
+	refs := make(map[string]recordRef, len(rows))
+	creds := make(map[string]CredentialView)
+	var settings *settingsRecord
+	for _, row := range rows {
+		ref := row.ref()
+		if err := checkAgainstManifest(ref, expected); err != nil {
+			return nil, nil, nil, err
+		}
+		delete(expected, ref.ID)
+		pt, err := openRecord(keys, v.hdr.VaultID, ref, row.Sealed)
+		if err != nil {
+			return nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: "it does not authenticate (its ciphertext, id, kind or version column was altered, or it was moved from another row): " + err.Error()}
+		}
+		switch ref.Kind {
+		case kindCredential:
+			view, secret, err := decodeCredential(ref.ID, ref.Version, pt)
+			secret.Wipe()
+			clear(pt)
+			if err != nil {
+				return nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: err.Error()}
+			}
+			creds[ref.ID] = view
+		case kindSettings:
+			s, err := decodeSettings(pt)
+			if err != nil || ref.ID != settingsID {
+				return nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: fmt.Sprintf("not a valid settings record: %v", err)}
+			}
+			settings = &s
+		default:
+			return nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: "unknown record kind"}
+		}
+		refs[ref.ID] = ref
+	}
+	for _, missing := range sortedRefs(expected) {
+		return nil, nil, nil, &DamagedError{Where: recordWhere(missing), Reason: "it is listed in the manifest but missing from the file"}
+	}
+	return refs, creds, settings, nil
+}
+
+func checkAgainstManifest(ref recordRef, expected map[string]recordRef) error {
+	want, ok := expected[ref.ID]
+	switch {
+	case !ok:
+		return &DamagedError{Where: recordWhere(ref), Reason: "it is not in the manifest (a deleted record was restored, or a row was added)"}
+	case want.Kind != ref.Kind:
+		return &DamagedError{Where: recordWhere(ref), Reason: fmt.Sprintf("its kind column says %q but the manifest says %q", ref.Kind, want.Kind)}
+	case ref.Version < want.Version:
+		return &DamagedError{Where: recordWhere(ref), Reason: fmt.Sprintf("it is at version %d but the manifest expects %d (an older copy of this record was restored)", ref.Version, want.Version)}
+	case ref.Version > want.Version:
+		return &DamagedError{Where: recordWhere(ref), Reason: fmt.Sprintf("it is at version %d but the manifest expects %d", ref.Version, want.Version)}
+	}
+	return nil
+}
+
+func sortedRefs(m map[string]recordRef) []recordRef {
+	out := make([]recordRef, 0, len(m))
+	for _, r := range m {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// putRecord writes a sealed record and the manifest that lists it in one
+// transaction: a crash leaves both old or both new. v.mu held, unlocked.
+func (v *Vault) putRecord(ref recordRef, plaintext []byte) error {
+	sealed := sealRecord(v.keys, v.hdr.VaultID, ref, plaintext)
+	refs := cloneRefs(v.refs)
+	refs[ref.ID] = ref
+	err := v.db.Transaction(func(tx *gorm.DB) error {
+		err := tx.Exec(`INSERT INTO vault_records (id, kind, version, sealed) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, version = excluded.version, sealed = excluded.sealed`,
+			ref.ID, ref.Kind, int64(ref.Version), sealed).Error
+		if err != nil {
+			return err
+		}
+		return writeManifest(tx, v.keys, v.hdr.VaultID, v.epoch, refs)
+	})
+	if err != nil {
+		return fmt.Errorf("vault: saving record: %w", err)
+	}
+	v.refs = refs
+	return nil
+}
+
+func (v *Vault) deleteRecord(id string) error {
+	refs := cloneRefs(v.refs)
+	delete(refs, id)
+	err := v.db.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec(`DELETE FROM vault_records WHERE id = ?`, id).Error; err != nil {
+			return err
+		}
+		return writeManifest(tx, v.keys, v.hdr.VaultID, v.epoch, refs)
+	})
+	if err != nil {
+		return fmt.Errorf("vault: deleting record: %w", err)
+	}
+	v.refs = refs
+	return nil
+}
+
+func cloneRefs(m map[string]recordRef) map[string]recordRef {
+	out := make(map[string]recordRef, len(m)+1)
+	for k, r := range m {
+		out[k] = r
+	}
+	return out
+}
+
+// AddCredential validates c, seals it as a new record and returns its view.
+// Errors: ErrLocked, ErrInvalid (the message says which field, never the
+// secret's value).
+func (v *Vault) AddCredential(c NewCredential) (CredentialView, error) {
+	c, err := c.validate()
+	if err != nil {
+		return CredentialView{}, err
+	}
+	v.mu.Lock()
+	if err := v.usable(); err != nil {
+		v.mu.Unlock()
+		return CredentialView{}, err
+	}
+	ref := recordRef{ID: "cred_" + hex.EncodeToString(randomBytes(12)), Kind: kindCredential, Version: 1}
+	created := v.opts.Now().UTC()
+	pt := encodeCredential(c, created)
+	err = v.putRecord(ref, pt)
+	clear(pt)
+	if err != nil {
+		v.mu.Unlock()
+		return CredentialView{}, err
+	}
+	view := CredentialView{
+		ID: ref.ID, Name: c.Name, Injection: c.Injection, Hosts: c.Hosts,
+		PathPrefixes: c.PathPrefixes, Approval: c.Approval, CreatedAt: created, Version: ref.Version,
+	}
+	v.creds[ref.ID] = view
+	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential added"})
+	v.mu.Unlock()
+	v.deliver()
+	return view, nil
+}
+
+// ListCredentials returns every credential's redacted view, by name.
+func (v *Vault) ListCredentials() ([]CredentialView, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.usable(); err != nil {
+		return nil, err
+	}
+	out := make([]CredentialView, 0, len(v.creds))
+	for _, c := range v.creds {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// RemoveCredential deletes a credential. Errors: ErrLocked, ErrNotFound.
+func (v *Vault) RemoveCredential(id string) error {
+	v.mu.Lock()
+	if err := v.usable(); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	if _, ok := v.creds[id]; !ok {
+		v.mu.Unlock()
+		return ErrNotFound
+	}
+	if err := v.deleteRecord(id); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	delete(v.creds, id)
+	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential removed"})
+	v.mu.Unlock()
+	v.deliver()
+	return nil
+}
+
+// CredentialFor picks the credential bound most specifically to a request
+// for host (optionally with ":port") and path, and returns it with its
+// secret, freshly read and authenticated from the file. Exact hosts beat
+// wildcards, then an explicit port, then the longest path prefix.
+//
+// Errors: ErrLocked, ErrNoCredential, ErrAmbiguousCredential (two equally
+// specific bindings: the person must narrow one), ErrDamaged (the record
+// failed authentication; the session is lost and the vault is damaged).
+func (v *Vault) CredentialFor(host, path string) (CredentialView, *Secret, error) {
+	reqHost, reqPort, err := parseRequestHost(host)
+	if err != nil {
+		return CredentialView{}, nil, err
+	}
+	if path == "" {
+		path = "/"
+	}
+	v.mu.Lock()
+	if err := v.usable(); err != nil {
+		v.mu.Unlock()
+		return CredentialView{}, nil, err
+	}
+	best, err := pickCredential(v.creds, reqHost, reqPort, path)
+	if err != nil {
+		v.mu.Unlock()
+		return CredentialView{}, nil, err
+	}
+	secret, err := v.readSecret(v.refs[best.ID])
+	if err != nil {
+		v.mu.Unlock()
+		v.deliver()
+		return CredentialView{}, nil, err
+	}
+	v.mu.Unlock()
+	return best, secret, nil
+}
+
+type bindingScore struct{ host, path int }
+
+func pickCredential(creds map[string]CredentialView, host string, port int, path string) (CredentialView, error) {
+	var best CredentialView
+	var bestScore bindingScore
+	found, tie := false, false
+	for _, c := range creds {
+		s, ok := scoreCredential(c, host, port, path)
+		if !ok {
+			continue
+		}
+		switch {
+		case !found || s.host > bestScore.host || (s.host == bestScore.host && s.path > bestScore.path):
+			best, bestScore, found, tie = c, s, true, false
+		case s == bestScore:
+			tie = true
+		}
+	}
+	switch {
+	case !found:
+		return CredentialView{}, ErrNoCredential
+	case tie:
+		return CredentialView{}, ErrAmbiguousCredential
+	}
+	return best, nil
+}
+
+func scoreCredential(c CredentialView, host string, port int, path string) (bindingScore, bool) {
+	var s bindingScore
+	hostOK, pathOK := false, false
+	for _, h := range c.Hosts {
+		p, err := ParseHostPattern(h)
+		if err != nil {
+			continue
+		}
+		if score, ok := p.match(host, port); ok && (!hostOK || score > s.host) {
+			s.host, hostOK = score, true
+		}
+	}
+	for _, p := range c.PathPrefixes {
+		if pathMatch(p, path) && (!pathOK || len(p) > s.path) {
+			s.path, pathOK = len(p), true
+		}
+	}
+	return s, hostOK && pathOK
+}
+
+// readSecret reads one credential record from the file and opens it. A
+// record that no longer authenticates, or whose version moved, is damage
+// found while unlocked: the session is lost. v.mu held.
+func (v *Vault) readSecret(ref recordRef) (*Secret, error) {
+	var rows []recordRow
+	if err := v.db.Raw(`SELECT id, kind, version, sealed FROM vault_records WHERE id = ?`, ref.ID).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
+	var damage *DamagedError
+	if len(rows) != 1 {
+		damage = &DamagedError{Where: recordWhere(ref), Reason: "it disappeared from the file while the vault was unlocked"}
+	} else if err := checkAgainstManifest(rows[0].ref(), map[string]recordRef{ref.ID: ref}); err != nil {
+		damage = err.(*DamagedError)
+	} else if pt, err := openRecord(v.keys, v.hdr.VaultID, ref, rows[0].Sealed); err != nil {
+		damage = &DamagedError{Where: recordWhere(ref), Reason: "it no longer authenticates"}
+	} else {
+		_, secret, err := decodeCredential(ref.ID, ref.Version, pt)
+		clear(pt)
+		if err == nil {
+			return &secret, nil
+		}
+		damage = &DamagedError{Where: recordWhere(ref), Reason: err.Error()}
+	}
+	v.loseSession(damage)
+	return nil, damage
+}
+
+// SetAutoLockAfter sets and stores the idle auto-lock time (1 minute to 30
+// days) in the sealed settings record, and restarts the idle timer.
+// Errors: ErrLocked, ErrInvalid.
+func (v *Vault) SetAutoLockAfter(d time.Duration) error {
+	if err := checkAutoLock(d); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	if err := v.usable(); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	ref := recordRef{ID: settingsID, Kind: kindSettings, Version: 1}
+	if old, ok := v.refs[settingsID]; ok {
+		ref.Version = old.Version + 1
+	}
+	pt, _ := json.Marshal(settingsRecord{AutoLockAfter: d})
+	if err := v.putRecord(ref, pt); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	v.autoLock = d
+	v.restartIdleTimer()
+	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "auto-lock time changed"})
+	v.mu.Unlock()
+	v.deliver()
+	return nil
+}
