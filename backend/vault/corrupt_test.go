@@ -74,7 +74,7 @@ func tamper(t *testing.T, dir string, stmts ...func(db *gorm.DB) error) {
 	}
 }
 
-func exec(sql string, args ...any) func(db *gorm.DB) error {
+func sqlExec(sql string, args ...any) func(db *gorm.DB) error {
 	return func(db *gorm.DB) error { return db.Exec(sql, args...).Error }
 }
 
@@ -144,13 +144,13 @@ func TestCorruptRecords(t *testing.T) {
 			tamper(t, dir, flip(ids[1]))
 		}, func(ids []string) string { return "record " + ids[1] + " (credential): it does not authenticate" }},
 		{"envelope version byte", func(dir string, ids []string, _, _ recordRow) {
-			tamper(t, dir, exec(`UPDATE vault_records SET sealed = x'07' || substr(sealed, 2) WHERE id = ?`, ids[0]))
+			tamper(t, dir, sqlExec(`UPDATE vault_records SET sealed = x'07' || substr(sealed, 2) WHERE id = ?`, ids[0]))
 		}, func(ids []string) string { return "record " + ids[0] + " (credential)" }},
 		{"kind column edited", func(dir string, ids []string, _, _ recordRow) {
-			tamper(t, dir, exec(`UPDATE vault_records SET kind = 'settingz' WHERE id = ?`, ids[2]))
+			tamper(t, dir, sqlExec(`UPDATE vault_records SET kind = 'settingz' WHERE id = ?`, ids[2]))
 		}, func(ids []string) string { return "record " + ids[2] + " (settingz): its kind column" }},
 		{"version column edited", func(dir string, ids []string, _, _ recordRow) {
-			tamper(t, dir, exec(`UPDATE vault_records SET version = 2 WHERE id = ?`, ids[0]))
+			tamper(t, dir, sqlExec(`UPDATE vault_records SET version = 2 WHERE id = ?`, ids[0]))
 		}, func(ids []string) string { return "record " + ids[0] + " (credential): it is at version 2" }},
 		{"version and manifest kept, ciphertext from other row", func(dir string, ids []string, _, _ recordRow) {
 			tamper(t, dir, func(db *gorm.DB) error {
@@ -160,33 +160,39 @@ func TestCorruptRecords(t *testing.T) {
 				}
 				return db.Exec(`UPDATE vault_records SET sealed = ? WHERE id = ?`, a.Sealed, b.ID).Error
 			})
-		}, func(ids []string) string { return "record " + min(ids[0], ids[1]) + " (credential): it does not authenticate" }},
+		}, func(ids []string) string {
+			return "record " + min(ids[0], ids[1]) + " (credential): it does not authenticate"
+		}},
 		{"settings rolled back to an older version", func(dir string, _ []string, old, _ recordRow) {
-			tamper(t, dir, exec(`UPDATE vault_records SET version = ?, sealed = ? WHERE id = ?`, old.Version, old.Sealed, old.ID))
-		}, func([]string) string { return "record settings (settings): it is at version 1 but the manifest expects 2 (an older copy" }},
+			tamper(t, dir, sqlExec(`UPDATE vault_records SET version = ?, sealed = ? WHERE id = ?`, old.Version, old.Sealed, old.ID))
+		}, func([]string) string {
+			return "record settings (settings): it is at version 1 but the manifest expects 2 (an older copy"
+		}},
 		{"removed record restored", func(dir string, _ []string, _, removed recordRow) {
-			tamper(t, dir, exec(`INSERT INTO vault_records (id, kind, version, sealed) VALUES (?, ?, ?, ?)`, removed.ID, removed.Kind, removed.Version, removed.Sealed))
+			tamper(t, dir, sqlExec(`INSERT INTO vault_records (id, kind, version, sealed) VALUES (?, ?, ?, ?)`, removed.ID, removed.Kind, removed.Version, removed.Sealed))
 		}, func([]string) string { return "(credential): it is not in the manifest" }},
 		{"record deleted", func(dir string, ids []string, _, _ recordRow) {
-			tamper(t, dir, exec(`DELETE FROM vault_records WHERE id = ?`, ids[2]))
-		}, func(ids []string) string { return "record " + ids[2] + " (credential): it is listed in the manifest but missing" }},
+			tamper(t, dir, sqlExec(`DELETE FROM vault_records WHERE id = ?`, ids[2]))
+		}, func(ids []string) string {
+			return "record " + ids[2] + " (credential): it is listed in the manifest but missing"
+		}},
 		{"manifest deleted", func(dir string, _ []string, _, _ recordRow) {
-			tamper(t, dir, exec(`UPDATE vault_meta SET manifest = NULL`))
+			tamper(t, dir, sqlExec(`UPDATE vault_meta SET manifest = NULL`))
 		}, func([]string) string { return "manifest: the manifest is missing" }},
 		{"manifest byte flipped", func(dir string, _ []string, _, _ recordRow) {
-			tamper(t, dir, exec(`UPDATE vault_meta SET manifest = substr(manifest, 1, length(manifest) - 1) || x'00'`))
+			tamper(t, dir, sqlExec(`UPDATE vault_meta SET manifest = substr(manifest, 1, length(manifest) - 1) || x'00'`))
 		}, func([]string) string { return "manifest: its MAC does not verify" }},
 		{"epoch rolled back", func(dir string, _ []string, _, _ recordRow) {
-			tamper(t, dir, exec(`UPDATE vault_epoch SET value = 1`))
+			tamper(t, dir, sqlExec(`UPDATE vault_epoch SET value = 1`))
 		}, func([]string) string { return "epoch: the stored epoch 1 is behind" }},
 		{"header byte flipped", func(dir string, _ []string, _, _ recordRow) {
-			tamper(t, dir, exec(`UPDATE vault_meta SET header = substr(header, 1, 30) || x'ff' || substr(header, 32)`))
+			tamper(t, dir, sqlExec(`UPDATE vault_meta SET header = substr(header, 1, 30) || x'ff' || substr(header, 32)`))
 		}, func([]string) string { return "header: header checksum mismatch" }},
 		{"header row deleted", func(dir string, _ []string, _, _ recordRow) {
-			tamper(t, dir, exec(`DELETE FROM vault_meta`))
+			tamper(t, dir, sqlExec(`DELETE FROM vault_meta`))
 		}, func([]string) string { return "header: the header row is missing but 4 records exist" }},
 		{"keyring wrap mangled", func(dir string, _ []string, _, _ recordRow) {
-			tamper(t, dir, exec(`UPDATE vault_meta SET keyring_wrap = x'0102'`))
+			tamper(t, dir, sqlExec(`UPDATE vault_meta SET keyring_wrap = x'0102'`))
 		}, func([]string) string { return "keyring wrap" }},
 	}
 	for _, c := range cases {
