@@ -1,0 +1,26 @@
+package procid
+
+import (
+	"fmt"
+	"net"
+)
+
+// Identify is what the gateway does on Accept: check the peer, find and
+// record the origin, and make sure the peer did not change meanwhile.
+// Errors wrap ErrForeignUser, ErrNoOrigin, ErrProcessGone or
+// ErrPeerChanged; on any error refuse the connection.
+func (in *Inspector) Identify(conn *net.UnixConn) (*RunRecord, error) {
+	peer, err := CheckPeer(conn)
+	if err != nil {
+		return nil, err
+	}
+	defer peer.Close()
+	rec, err := in.Origin(peer.PID)
+	if err != nil {
+		return nil, err
+	}
+	if !peer.StillSame() {
+		return nil, fmt.Errorf("%w: shim %d", ErrPeerChanged, peer.PID)
+	}
+	return rec, nil
+}

@@ -1,0 +1,149 @@
+package procid
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Errors callers branch on. Matches and Origin wrap them with context.
+var (
+	// ErrForeignUser: the peer runs as another user; refuse the connection.
+	ErrForeignUser = errors.New("procid: peer belongs to another user")
+	// ErrNoOrigin: no ancestor of the shim other than the shim itself.
+	ErrNoOrigin = errors.New("procid: no origin process above the shim")
+	// ErrProcessGone: the recorded process has exited.
+	ErrProcessGone = errors.New("procid: process has exited")
+	// ErrPIDReused: the pid now belongs to a different process.
+	ErrPIDReused = errors.New("procid: pid belongs to another process now")
+	// ErrExeChanged: the process now runs another executable (execve).
+	ErrExeChanged = errors.New("procid: process runs a different executable")
+	// ErrExeChangedOnDisk: the file at the recorded path is no longer the
+	// one the process started from (replaced, upgraded or modified).
+	ErrExeChangedOnDisk = errors.New("procid: executable changed on disk")
+	// ErrPeerChanged: the shim vanished or changed while it was inspected,
+	// so the walk cannot be trusted.
+	ErrPeerChanged = errors.New("procid: peer process changed during inspection")
+)
+
+// Signer values when the OS offers no verified signer.
+const (
+	SignerUnsigned   = "unsigned"
+	SignerNotChecked = "signature not checked"
+)
+
+// FileID names one version of one executable file. Dev and Ino name the
+// file object; Size, Mtime and Ctime change when its content is rewritten in
+// place. Ctime matters because a process of the same user can set mtime
+// back with utimensat, but cannot choose ctime: any write or attribute
+// change moves it to "now".
+type FileID struct {
+	Dev, Ino uint64
+	Size     int64
+	MtimeNS  int64
+	CtimeNS  int64
+}
+
+// sameFile reports whether a and b are the same file object, whatever its
+// content.
+func (a FileID) sameFile(b FileID) bool { return a.Dev == b.Dev && a.Ino == b.Ino }
+
+// LaunchNonce is created by the gateway after it inspected a process. It is
+// not a secret but it must be unguessable and never restored from outside.
+type LaunchNonce [16]byte
+
+func (n LaunchNonce) String() string { return hex.EncodeToString(n[:]) }
+
+func newLaunchNonce() LaunchNonce {
+	var n LaunchNonce
+	if _, err := rand.Read(n[:]); err != nil {
+		panic("procid: crypto/rand failed: " + err.Error()) // never on supported OSes
+	}
+	return n
+}
+
+// Ancestor is one link of the parent chain, for display only.
+type Ancestor struct {
+	PID  int
+	Name string
+}
+
+// RunRecord is one run of one origin process as the gateway inspected it.
+type RunRecord struct {
+	PID int
+	// StartTime is when the kernel started the process, for display and
+	// audit. Comparisons use StartKey, the kernel's own value, exactly.
+	StartTime time.Time
+	// StartKey is the kernel's start stamp in its own units (Linux: clock
+	// ticks since boot; macOS: microseconds; Windows: 100 ns FILETIME).
+	StartKey uint64
+	// ExePath is the path of the running executable (display, and what
+	// Matches re-checks on disk).
+	ExePath string
+	ExeID   FileID
+	// ExeSHA256 is the hash of the file the process actually runs.
+	ExeSHA256 [32]byte
+	// Signer is the code signer or requirement, SignerUnsigned or
+	// SignerNotChecked.
+	Signer string
+	PPID   int
+	// Parents runs from the origin's parent upwards, for display.
+	Parents []Ancestor
+	// Name and CmdLine are for display: truncated and sanitized.
+	Name    string
+	CmdLine string
+	// ShimPID is the connected shim the origin was found from.
+	ShimPID     int
+	LaunchNonce LaunchNonce
+	InspectedAt time.Time
+}
+
+// ExeHash returns the executable hash as "sha256:<hex>".
+func (r *RunRecord) ExeHash() string { return "sha256:" + hex.EncodeToString(r.ExeSHA256[:]) }
+
+func (r *RunRecord) String() string {
+	return fmt.Sprintf("pid %d %s (%s, %s)", r.PID, r.Name, r.Signer, r.ExeHash()[:19])
+}
+
+// Display limits: enough to recognise a program, not enough to flood an
+// approval card.
+const (
+	maxCmdLine = 512
+	maxName    = 64
+)
+
+// sanitize makes untrusted process text safe to show: control and
+// formatting characters (including bidi overrides) become '?', and the
+// result is cut to max runes with an ellipsis.
+func sanitize(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		if r == unicode.ReplacementChar || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			r = '?'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// displayCmdLine joins argv for display; arguments with spaces are quoted.
+func displayCmdLine(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t") {
+			a = fmt.Sprintf("%q", a)
+		}
+		parts[i] = a
+	}
+	return sanitize(strings.Join(parts, " "), maxCmdLine)
+}
