@@ -11,14 +11,10 @@ import (
 )
 
 // Windows has no bus: the power callback and the session window call into
-// Go from OS threads. windows.NewCallback slots are never freed, so each
-// callback is created once per process and finds its watcher through these
-// registries.
+// Go from OS threads and find their watcher through these.
 var (
-	registryMu sync.RWMutex
-	byPowerID  = map[uintptr]*Watcher{}
-	byWindow   = map[uintptr]*Watcher{}
-	lastID     uintptr
+	powerWatchers  callbacks // by registration id
+	windowWatchers callbacks // by window handle
 )
 
 // startOS registers for suspend and for session lock. Each runs until ctx
@@ -65,20 +61,13 @@ func (w *Watcher) watchSuspend(ctx context.Context) error {
 	}
 	powerCallbackOnce.Do(func() { powerCallbackPtr = windows.NewCallback(powerCallback) })
 
-	registryMu.Lock()
-	lastID++
-	id := lastID
-	byPowerID[id] = w
-	registryMu.Unlock()
-
+	id := powerWatchers.add(w)
 	params := &deviceNotifySubscribeParameters{callback: powerCallbackPtr, context: id}
 	var handle uintptr
 	r, _, _ := procPowerRegisterSuspendResumeNotification.Call(deviceNotifyCallback,
 		uintptr(unsafe.Pointer(params)), uintptr(unsafe.Pointer(&handle)))
 	if r != 0 {
-		registryMu.Lock()
-		delete(byPowerID, id)
-		registryMu.Unlock()
+		powerWatchers.remove(id)
 		return fmt.Errorf("PowerRegisterSuspendResumeNotification: %w", windows.Errno(r))
 	}
 	src := Source("windows:PBT_APMSUSPEND")
@@ -86,11 +75,9 @@ func (w *Watcher) watchSuspend(ctx context.Context) error {
 	w.goWatch(func() {
 		<-ctx.Done()
 		procPowerUnregisterSuspendResumeNotification.Call(handle)
-		// Taking the write lock waits out a callback still calling onLock,
-		// so none runs after Wait returns.
-		registryMu.Lock()
-		delete(byPowerID, id)
-		registryMu.Unlock()
+		// Waits out a callback still calling onLock, so none runs after
+		// Wait returns.
+		powerWatchers.remove(id)
 		w.dropSources(src)
 		_ = params // kept reachable until unregistered
 	})
@@ -98,17 +85,11 @@ func (w *Watcher) watchSuspend(ctx context.Context) error {
 }
 
 // powerCallback is DeviceNotifyCallbackRoutine, run on a system thread.
-// Holding the read lock through onLock lets the suspend wait for the vault
-// to lock, which is the point.
+// Windows waits for it to return before suspending, so the vault is locked
+// before the machine sleeps.
 func powerCallback(id, typ, setting uintptr) uintptr {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	w := byPowerID[id]
-	if w == nil {
-		return 0
-	}
 	if typ == pbtAPMSuspend {
-		w.handle("PBT_APMSUSPEND", Sleep)
+		powerWatchers.with(id, func(w *Watcher) { w.handle("PBT_APMSUSPEND", Sleep) })
 	}
 	return 0
 }

@@ -142,11 +142,9 @@ func createSessionWindow(w *Watcher) (uintptr, error) {
 	if hwnd == 0 {
 		return 0, fmt.Errorf("CreateWindowExW: %w", err)
 	}
-	registryMu.Lock()
-	byWindow[hwnd] = w
-	registryMu.Unlock()
+	windowWatchers.set(hwnd, w)
 	if r, _, err := procWTSRegisterSessionNotification.Call(hwnd, notifyForThisSession); r == 0 {
-		procDestroyWindow.Call(hwnd) // WM_DESTROY drops it from byWindow
+		procDestroyWindow.Call(hwnd) // WM_DESTROY drops it from windowWatchers
 		return 0, fmt.Errorf("WTSRegisterSessionNotification: %w", err)
 	}
 	return hwnd, nil
@@ -169,36 +167,32 @@ func pumpMessages() {
 func sessionWindowProc(hwnd, msg, wParam, lParam uintptr) uintptr {
 	switch msg {
 	case wmWTSSessionChange:
-		registryMu.RLock()
-		w := byWindow[hwnd]
-		registryMu.RUnlock()
-		if w == nil {
-			return 0
-		}
-		// Switching users away from this console or dropping a remote
-		// session leaves the desktop as unattended as a lock does.
-		switch wParam {
-		case wtsSessionLock:
-			w.handle("WTS_SESSION_LOCK", ScreenLocked)
-		case wtsConsoleDisconnect:
-			w.handle("WTS_CONSOLE_DISCONNECT", ScreenLocked)
-		case wtsRemoteDisconnect:
-			w.handle("WTS_REMOTE_DISCONNECT", ScreenLocked)
-		default:
-			w.handle(fmt.Sprintf("WM_WTSSESSION_CHANGE %d", wParam), "")
-		}
+		windowWatchers.with(hwnd, func(w *Watcher) { w.handle(sessionChange(wParam)) })
 		return 0
 	case wmClose:
 		procWTSUnRegisterSessionNotification.Call(hwnd)
 		procDestroyWindow.Call(hwnd)
 		return 0
 	case wmDestroy:
-		registryMu.Lock()
-		delete(byWindow, hwnd)
-		registryMu.Unlock()
+		windowWatchers.remove(hwnd)
 		procPostQuitMessage.Call(0)
 		return 0
 	}
 	r, _, _ := procDefWindowProcW.Call(hwnd, msg, wParam, lParam)
 	return r
+}
+
+// sessionChange names a WM_WTSSESSION_CHANGE code and the lock it asks for.
+// Switching users away from this console or dropping a remote session
+// leaves the desktop as unattended as a lock does.
+func sessionChange(code uintptr) (string, Reason) {
+	switch code {
+	case wtsSessionLock:
+		return "WTS_SESSION_LOCK", ScreenLocked
+	case wtsConsoleDisconnect:
+		return "WTS_CONSOLE_DISCONNECT", ScreenLocked
+	case wtsRemoteDisconnect:
+		return "WTS_REMOTE_DISCONNECT", ScreenLocked
+	}
+	return fmt.Sprintf("WM_WTSSESSION_CHANGE %d", code), ""
 }
