@@ -74,15 +74,18 @@ type Log struct {
 	key  *signingKey
 	now  func() time.Time
 
-	mu      sync.Mutex
-	cond    sync.Cond
-	tree    compactTree
-	written int64 // records handed to write(2)
-	durable int64 // records covered by a successful fsync
-	syncing bool
-	broken  error
-	closed  bool
-	cpEnd   int64 // records up to and including the newest checkpoint record
+	mu        sync.Mutex
+	cond      sync.Cond
+	tree      compactTree
+	written   int64 // records handed to write(2)
+	reserved  int64 // indexes handed out to appenders (>= written)
+	cpPending bool  // a checkpoint is waiting for issued tickets to land
+	durable   int64 // records covered by a successful fsync
+	syncing   bool
+	broken    error
+	closed    bool
+	cpEnd     int64 // records up to and including the newest checkpoint record
+	syncs     int64 // fsyncs of the log file, for the group commit benchmark
 }
 
 // OpenReport says what Open found in an existing log.
@@ -186,7 +189,7 @@ func (l *Log) load(orep *OpenReport) error {
 		}
 		orep.Recovered = rec
 	}
-	l.tree, l.written, l.durable = res.tree, res.Entries, res.Entries
+	l.tree, l.written, l.reserved, l.durable = res.tree, res.Entries, res.Entries, res.Entries
 	l.cpEnd = res.lastCPRec + 1
 	return nil
 }
@@ -223,23 +226,44 @@ func (l *Log) Append(ctx context.Context, e Event) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return -1, err
 	}
+	// Take a ticket (the entry's index), seal outside the lock so that
+	// concurrent appenders encrypt in parallel, then write in ticket order.
+	// The index is inside the ciphertext, so it must be fixed before sealing.
+	l.mu.Lock()
+	for l.cpPending && l.usable() == nil {
+		l.cond.Wait()
+	}
+	if err := l.usable(); err != nil {
+		l.mu.Unlock()
+		return -1, err
+	}
+	idx := l.reserved
+	l.reserved++
+	l.mu.Unlock()
+	payload, sealErr := seal(l.opts.Recipient, l.key.id, idx, &e)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for l.written != idx && l.usable() == nil {
+		l.cond.Wait()
+	}
 	if err := l.usable(); err != nil {
 		return -1, err
 	}
-	// Sealing under the lock keeps the index inside the ciphertext equal to
-	// the record's position.
-	idx := l.written
-	payload, err := seal(l.opts.Recipient, l.key.id, idx, &e)
-	if err != nil {
-		return -1, err
+	if sealErr != nil {
+		// Our ticket can never be written; later tickets must not wait on it
+		// or write past the gap.
+		l.broken = fmt.Errorf("%w: %w", ErrBroken, sealErr)
+		l.cond.Broadcast()
+		return -1, l.broken
 	}
 	if err := l.writeRecord(KindEvent, payload); err != nil {
 		return -1, err
 	}
 	if err := l.waitDurable(idx); err != nil {
 		return -1, err
+	}
+	for l.cpPending && l.broken == nil {
+		l.cond.Wait() // another appender is already signing
 	}
 	if l.written-l.cpEnd >= l.opts.CheckpointEvery {
 		if _, err := l.checkpointLocked(); err != nil {
@@ -271,10 +295,15 @@ func (l *Log) writeRecord(kind byte, payload []byte) error {
 		// A short write may have left part of a record: refuse to write after
 		// it. Reopening finds it as a torn tail and saves it aside.
 		l.broken = fmt.Errorf("%w: write: %w", ErrBroken, err)
+		l.cond.Broadcast()
 		return l.broken
 	}
 	l.tree.push(tlog.RecordHash(body))
 	l.written++
+	if l.reserved < l.written {
+		l.reserved = l.written // a checkpoint record takes an index too
+	}
+	l.cond.Broadcast() // the next ticket may write now
 	return nil
 }
 
@@ -292,6 +321,7 @@ func (l *Log) waitDurable(idx int64) error {
 		}
 		target := l.written
 		l.syncing = true
+		l.syncs++
 		var err error
 		if l.opts.SyncEach {
 			err = l.w.Sync()
@@ -331,8 +361,15 @@ func (l *Log) Checkpoint() (Checkpoint, error) {
 }
 
 func (l *Log) checkpointLocked() (Checkpoint, error) {
-	for l.syncing {
+	// Stop new tickets and let the issued ones land, so the checkpoint
+	// record gets the next index and signs everything before it.
+	l.cpPending = true
+	defer func() { l.cpPending = false; l.cond.Broadcast() }()
+	for (l.syncing || l.written != l.reserved) && l.broken == nil {
 		l.cond.Wait()
+	}
+	if l.broken != nil {
+		return Checkpoint{}, l.broken
 	}
 	if l.durable < l.written {
 		if err := l.waitDurable(l.written - 1); err != nil {
