@@ -26,7 +26,9 @@
 //
 // Windows (pure Go): PowerRegisterSuspendResumeNotification delivering
 // PBT_APMSUSPEND means [Sleep]; WTSRegisterSessionNotification on a
-// message-only window delivering WTS_SESSION_LOCK means [ScreenLocked].
+// message-only window delivering WTS_SESSION_LOCK, WTS_CONSOLE_DISCONNECT
+// (switching users) or WTS_REMOTE_DISCONNECT means [ScreenLocked]. Both work
+// without any visible window, so a headless gateway hears them too.
 //
 // A missing bus or service is normal (a server has no session bus, a
 // container has no logind): that source is skipped and logged, the others are
@@ -116,8 +118,10 @@ type Watcher struct {
 
 // Start subscribes to every source available on this machine and returns
 // once they are in place, so an event after Start returns is not missed.
-// onLock is called for each lock event, from a goroutine of the watcher,
-// never concurrently with itself, and never after [Watcher.Wait] returns.
+// onLock is called for each lock event, never concurrently with itself and
+// never after [Watcher.Wait] returns. It should return promptly: it may run
+// on an OS callback thread (on Windows the suspend waits for it, on macOS
+// it is the main thread), and signals queue up while it runs.
 // Watching stops when ctx is done.
 //
 // Start returns an error wrapping [ErrNoSource] if nothing could be watched,

@@ -5,7 +5,7 @@ package lockwatch
 /*
 #cgo LDFLAGS: -framework AppKit -framework Foundation
 #include <stdint.h>
-void *lockwatchStart(uintptr_t id);
+void *lockwatchStart(uintptr_t ident);
 void lockwatchStop(void *observer);
 */
 import "C"
@@ -50,8 +50,8 @@ func (w *Watcher) startOS(ctx context.Context) error {
 }
 
 //export goLockwatchNotify
-func goLockwatchNotify(id C.uintptr_t, kind C.int) {
-	darwinWatchers.with(uintptr(id), func(w *Watcher) {
+func goLockwatchNotify(ident C.uintptr_t, kind C.int) {
+	darwinWatchers.with(uintptr(ident), func(w *Watcher) {
 		switch kind {
 		case darwinWillSleep:
 			w.handle("NSWorkspaceWillSleepNotification", Sleep)

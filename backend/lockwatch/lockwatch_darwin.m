@@ -10,14 +10,14 @@
 @interface YettLockwatchObserver : NSObject {
 	uintptr_t watcherID;
 }
-- (instancetype)initWithID:(uintptr_t)id;
+- (instancetype)initWithID:(uintptr_t)ident;
 @end
 
 @implementation YettLockwatchObserver
-- (instancetype)initWithID:(uintptr_t)id {
+- (instancetype)initWithID:(uintptr_t)ident {
 	self = [super init];
 	if (self != nil) {
-		watcherID = id;
+		watcherID = ident;
 	}
 	return self;
 }
@@ -32,9 +32,9 @@
 }
 @end
 
-void *lockwatchStart(uintptr_t id) {
+void *lockwatchStart(uintptr_t ident) {
 	@autoreleasepool {
-		YettLockwatchObserver *o = [[YettLockwatchObserver alloc] initWithID:id];
+		YettLockwatchObserver *o = [[YettLockwatchObserver alloc] initWithID:ident];
 		if (o == nil) {
 			return NULL;
 		}
