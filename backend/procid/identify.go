@@ -5,9 +5,9 @@ import (
 	"net"
 )
 
-// Identify is what the gateway does on Accept: check the peer, find and
-// record the origin, and make sure the peer did not change meanwhile.
-// Errors wrap ErrForeignUser, ErrNoOrigin, ErrProcessGone or
+// Identify is what the gateway does on Accept of a Unix socket: check the
+// peer, find and record the origin, and make sure the peer did not change
+// meanwhile. Errors wrap ErrForeignUser, ErrNoOrigin, ErrProcessGone or
 // ErrPeerChanged; on any error refuse the connection.
 func (in *Inspector) Identify(conn *net.UnixConn) (*RunRecord, error) {
 	peer, err := CheckPeer(conn)
@@ -15,6 +15,12 @@ func (in *Inspector) Identify(conn *net.UnixConn) (*RunRecord, error) {
 		return nil, err
 	}
 	defer peer.Close()
+	return in.IdentifyPeer(peer)
+}
+
+// IdentifyPeer records the origin above an already checked peer (on
+// Windows, from CheckPipeClient). The caller still owns and closes peer.
+func (in *Inspector) IdentifyPeer(peer *Peer) (*RunRecord, error) {
 	rec, err := in.Origin(peer.PID)
 	if err != nil {
 		return nil, err

@@ -71,6 +71,11 @@ func (in *Inspector) Origin(shimPID int) (*RunRecord, error) {
 		if again, err := readProc(cur.pid); err != nil || again.ppid != cur.ppid || again.startKey != cur.startKey {
 			return nil, fmt.Errorf("%w: %d was reparented", ErrPeerChanged, cur.pid)
 		}
+		// A parent cannot be younger than its child; one that is holds a
+		// reused pid (Windows keeps a dead creator's pid as the parent).
+		if parent.startKey > cur.startKey {
+			return nil, fmt.Errorf("%w: parent pid %d was reused", ErrPeerChanged, cur.ppid)
+		}
 		exe, err := exeIDOf(parent.pid)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrPeerChanged, err)

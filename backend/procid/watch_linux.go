@@ -12,9 +12,6 @@ import (
 // kernels before 5.3; tests use it to cover that path.
 var forceNoPidfdOpen = false
 
-// pollInterval is how often the fallback re-reads /proc.
-const pollInterval = 50 * time.Millisecond
-
 // WatchExit returns a channel closed when the process of rec exits (or is
 // found to be another process already), or when ctx is done; check
 // ctx.Err() to tell which. An exec does not close it: Matches catches that.
@@ -41,7 +38,7 @@ func WatchExit(ctx context.Context, rec *RunRecord) <-chan struct{} {
 		go watchPidfd(ctx, pidfd, done)
 		return done
 	}
-	go watchProcPoll(ctx, rec, done)
+	go watchPoll(ctx, rec, done)
 	return done
 }
 
@@ -67,20 +64,4 @@ func watchPidfd(ctx context.Context, pidfd int, done chan struct{}) {
 		}
 		return true
 	})
-}
-
-func watchProcPoll(ctx context.Context, rec *RunRecord, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
-		if info, err := readProc(rec.PID); err != nil || info.startKey != rec.StartKey {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
