@@ -106,6 +106,11 @@ func ParseCheckpoint(msg []byte) (Checkpoint, error) {
 	if len(n.UnverifiedSigs) != 0 || len(n.Sigs) != 1 {
 		return Checkpoint{}, fmt.Errorf("%w: want exactly one signature", ErrBadCheckpoint)
 	}
+	// note decodes signatures leniently; insist on the one canonical
+	// encoding so no byte of a checkpoint can change unnoticed.
+	if _, err := base64.StdEncoding.Strict().DecodeString(n.Sigs[0].Base64); err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: signature not in canonical base64", ErrBadCheckpoint)
+	}
 	c.VerifierKey = vkey
 	c.Text = append([]byte(nil), msg...)
 	return c, nil

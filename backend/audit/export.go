@@ -275,7 +275,7 @@ func VerifyExport(r io.Reader, opts VerifyOptions) Report {
 		return rep
 	}
 	var heads []Head
-	sc := verifyStreamConfig(e.checkpoint, vkey, opts.Held, &rep)
+	sc := verifyStreamConfig("export checkpoint", e.checkpoint, vkey, opts.Held, &rep)
 	if rep.Status != StatusIntact {
 		return rep
 	}
@@ -314,7 +314,7 @@ func VerifyExport(r io.Reader, opts VerifyOptions) Report {
 }
 
 // verifyStreamConfig parses the checkpoint texts the way verifyStream does.
-func verifyStreamConfig(cpText []byte, vkey string, held []byte, rep *Report) scanConfig {
+func verifyStreamConfig(label string, cpText []byte, vkey string, held []byte, rep *Report) scanConfig {
 	sc := scanConfig{vkey: vkey}
 	if held != nil {
 		c, err := ParseCheckpoint(held)
@@ -327,7 +327,7 @@ func verifyStreamConfig(cpText []byte, vkey string, held []byte, rep *Report) sc
 	if cpText != nil {
 		c, err := ParseCheckpoint(cpText)
 		if err != nil {
-			rep.tamper(-1, -1, fmt.Errorf("checkpoint: %w", err))
+			rep.tamper(-1, -1, fmt.Errorf("%s: %w", label, err))
 			return sc
 		}
 		sc.file = &c

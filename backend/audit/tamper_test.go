@@ -302,3 +302,26 @@ func TestVerifyUnreadable(t *testing.T) {
 		t.Fatalf("status %v err %v", rep.Status, rep.Err)
 	}
 }
+
+// Ed25519 signatures end in a base64 character with unused low bits; a
+// lenient decoder would accept a checkpoint with those bits changed.
+func TestCheckpointSignatureCanonical(t *testing.T) {
+	dir := writeLog(t, 1, 4)
+	for range 20 {
+		cp := mustRead(t, filepath.Join(dir, CheckpointFile))
+		i := bytes.LastIndexByte(cp, '=') - 1
+		for _, alt := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") {
+			mod := slices.Clone(cp)
+			if mod[i] == alt {
+				continue
+			}
+			mod[i] = alt
+			if _, err := ParseCheckpoint(mod); err == nil {
+				t.Fatalf("checkpoint with signature char %q instead of %q parses", alt, cp[i])
+			}
+		}
+		l := openLog(t, dir, 4)
+		l.Checkpoint()
+		l.Close()
+	}
+}

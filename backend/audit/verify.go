@@ -73,7 +73,7 @@ func Verify(logPath string, opts VerifyOptions) Report {
 // local checkpoint file's contents (nil when there is none), the trusted
 // verifier key ("" when unknown) and an optional held checkpoint.
 func verifyStream(r io.Reader, size int64, cpText []byte, vkey string, held []byte, rep Report) scanResult {
-	sc := verifyStreamConfig(cpText, vkey, held, &rep)
+	sc := verifyStreamConfig("checkpoint file", cpText, vkey, held, &rep)
 	if rep.Status != StatusIntact {
 		return scanResult{Report: rep}
 	}

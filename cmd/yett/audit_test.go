@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"filippo.io/age"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/yettdev/yett/backend/audit"
+)
+
+// auditTestIdentity is a throwaway age identity for these scripts only.
+const auditTestIdentity = "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX"
+
+// TestAuditScripts runs testdata/audit/*.txtar. `yett` runs Run in-process
+// and, like testscript's exec, reports a non-zero exit as "[exit status N]"
+// on stderr so scripts can pin the exit code. Helpers: `appendevents N`
+// appends N events to $YETT_DATA_DIR/audit through the real writer (it holds
+// only the public recipient), `flip FILE OFFSET` flips the low bit of one
+// byte (a negative OFFSET counts from the end), `truncate FILE SIZE`.
+func TestAuditScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/audit",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("YETT_DATA_DIR", filepath.Join(e.WorkDir, "data"))
+			return os.WriteFile(filepath.Join(e.WorkDir, "identity.txt"), []byte(auditTestIdentity+"\n"), 0o600)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"yett":         cmdYett,
+			"appendevents": cmdAppendEvents,
+			"flip":         cmdFlip,
+			"truncate":     cmdTruncate,
+		},
+	})
+}
+
+func cmdYett(ts *testscript.TestScript, neg bool, args []string) {
+	env := &Env{Stdin: strings.NewReader(""), Stdout: ts.Stdout(), Stderr: ts.Stderr(), Getenv: ts.Getenv}
+	// Relative paths in scripts are relative to the script's directory.
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--"); ok && i+1 < len(args) && (v == "log" || v == "checkpoint" || v == "out" || v == "identity") {
+			args[i+1] = ts.MkAbs(args[i+1])
+		}
+	}
+	code := Run(context.Background(), env, args)
+	if code != 0 {
+		fmt.Fprintf(ts.Stderr(), "[exit status %d]\n", code)
+	}
+	if (code != 0) != neg {
+		ts.Fatalf("yett %s: exit %d", strings.Join(args, " "), code)
+	}
+}
+
+func cmdAppendEvents(ts *testscript.TestScript, neg bool, args []string) {
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	id, err := age.ParseX25519Identity(auditTestIdentity)
+	ts.Check(err)
+	l, _, err := audit.Open(audit.Options{Dir: filepath.Join(ts.Getenv("YETT_DATA_DIR"), "audit"), Recipient: id.Recipient(), CheckpointEvery: 4})
+	ts.Check(err)
+	base := time.Date(2026, 7, 22, 14, 20, 11, 0, time.UTC)
+	for i := range n {
+		e := audit.Event{Type: audit.EventSessionApproved, Time: base.Add(time.Duration(i) * time.Second), SessionID: fmt.Sprintf("R%d", 31+i), BootID: "B8", VaultEpoch: 17}
+		if i%2 == 1 {
+			e = audit.Event{Type: audit.EventActionDenied, Time: e.Time, SessionID: e.SessionID, Reason: audit.ReasonGatewayRestarted,
+				Action: &audit.Action{RequestID: "Q44", Channel: "http", Operation: "create_issue", Target: "api.example.com"}}
+		}
+		_, err := l.Append(context.Background(), e)
+		ts.Check(err)
+	}
+	ts.Check(l.Close())
+}
+
+func cmdFlip(ts *testscript.TestScript, neg bool, args []string) {
+	path := ts.MkAbs(args[0])
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	off, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	if off < 0 {
+		off += len(b)
+	}
+	b[off] ^= 1
+	ts.Check(os.WriteFile(path, b, 0o600))
+}
+
+func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
+	n, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	ts.Check(os.Truncate(ts.MkAbs(args[0]), n))
+}
