@@ -1,10 +1,14 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -74,5 +78,44 @@ func TestAppendVerifyRead(t *testing.T) {
 	l.Close()
 	if rep := Verify(filepath.Join(dir, LogFile), VerifyOptions{}); rep.Status != StatusIntact {
 		t.Fatalf("after reopen: %v", rep.Err)
+	}
+}
+
+func TestOpenRefusals(t *testing.T) {
+	dir := writeLog(t, 3, 4)
+	opts := Options{Dir: dir, Recipient: identity(t).Recipient()}
+
+	l, _, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Open(opts); !errors.Is(err, ErrLocked) {
+		t.Errorf("second writer: %v", err)
+	}
+	l.Close()
+
+	log := filepath.Join(dir, LogFile)
+	orig := mustRead(t, log)
+	bad := slices.Clone(orig)
+	bad[40] ^= 1
+	os.WriteFile(log, bad, 0o600)
+	if _, orep, err := Open(opts); !errors.Is(err, ErrTampered) || orep.Verify.FirstBad != 0 {
+		t.Errorf("tampered log: %v (first bad %d)", err, orep.Verify.FirstBad)
+	}
+	if !bytes.Equal(mustRead(t, log), bad) {
+		t.Error("Open modified a tampered log")
+	}
+	os.WriteFile(log, orig, 0o600)
+
+	os.Rename(filepath.Join(dir, SigningKeyFile), filepath.Join(dir, "key.bak"))
+	if _, _, err := Open(opts); !errors.Is(err, ErrNoSigningKey) {
+		t.Errorf("missing signing key: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, SigningKeyFile)); err == nil {
+		t.Error("Open made a new signing key for an existing log")
+	}
+	os.Rename(filepath.Join(dir, "key.bak"), filepath.Join(dir, SigningKeyFile))
+	if fi, err := os.Stat(filepath.Join(dir, SigningKeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("signing key mode %v: %v", fi.Mode(), err)
 	}
 }
