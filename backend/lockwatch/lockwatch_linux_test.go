@@ -1,6 +1,7 @@
 package lockwatch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -87,6 +89,45 @@ func TestSourcesWithBothBuses(t *testing.T) {
 	if got := h.w.Sources(); !slices.Equal(got, want) {
 		t.Fatalf("Sources() = %v, want %v", got, want)
 	}
+}
+
+func TestLogsSources(t *testing.T) {
+	session := startSessionBus(t, t.TempDir())
+	var buf syncBuffer
+	_, err := start(t, testContext(t), Options{
+		SystemBusAddress: "unix:path=/nonexistent/bus", SessionBusAddress: session.addr,
+		Logger: slog.New(slog.NewTextHandler(&buf, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := buf.String()
+	for _, want := range []string{
+		`msg="lockwatch: source unavailable" err="system bus: dial unix /nonexistent/bus`,
+		`msg="lockwatch: auto-lock sources" sources="[org.freedesktop.ScreenSaver:ActiveChanged org.gnome.ScreenSaver:ActiveChanged`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the watcher's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestScreenSaverSignals(t *testing.T) {
@@ -207,6 +248,7 @@ func TestNothingToWatch(t *testing.T) {
 				t.Fatalf("error %q does not say %q", err, tt.wantInMessage)
 			}
 			waitGoroutines(t, before)
+			tt.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 			err = Watch(testContext(t), func(Reason) {}, tt.opts)
 			if !errors.Is(err, ErrNoSource) {
 				t.Fatalf("Watch = %v; want ErrNoSource", err)

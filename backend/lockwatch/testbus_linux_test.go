@@ -2,6 +2,7 @@ package lockwatch
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -62,13 +63,13 @@ func (b *bus) stop() {
 
 // startSessionBus runs `dbus-daemon --session` listening at dir/bus, the
 // layout of $XDG_RUNTIME_DIR/bus.
-func startSessionBus(t *testing.T, dir string) *bus {
+func startSessionBus(t testing.TB, dir string) *bus {
 	t.Helper()
 	return startDaemon(t, "--session", "--address=unix:path="+filepath.Join(dir, "bus"))
 }
 
 // startSystemBus runs a dbus-daemon with systemBusConfig.
-func startSystemBus(t *testing.T) *bus {
+func startSystemBus(t testing.TB) *bus {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "system.conf")
@@ -79,10 +80,18 @@ func startSystemBus(t *testing.T) *bus {
 	return startDaemon(t, "--config-file="+cfg)
 }
 
-func startDaemon(t *testing.T, args ...string) *bus {
+func startDaemon(t testing.TB, args ...string) *bus {
 	t.Helper()
 	cmd := exec.Command("dbus-daemon", append(args, "--nofork", "--print-address=1")...)
-	cmd.Stderr = os.Stderr
+	// The daemon complains harmlessly (fd limits when not root); show its
+	// words only when they might explain a failure.
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("dbus-daemon %v stderr:\n%s", args, stderr.String())
+		}
+	})
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +109,7 @@ func startDaemon(t *testing.T, args ...string) *bus {
 
 // readLine reads one line or fails the test after a generous bound, so a
 // wedged child fails the test instead of hanging it.
-func readLine(t *testing.T, r *bufio.Reader, what string) string {
+func readLine(t testing.TB, r *bufio.Reader, what string) string {
 	t.Helper()
 	type result struct {
 		line string
