@@ -39,14 +39,17 @@
 //
 // # Trust
 //
-// Any process on the session bus can emit a fake ActiveChanged(true), and any
-// process on the system bus can send a signal addressed to us. The worst a
-// forged signal can do is lock the vault one extra time, which is the safe
-// direction, so no sender is authenticated beyond what the bus offers: the
-// PrepareForSleep subscription asks the bus for signals whose sender owns
-// org.freedesktop.login1, which filters broadcast forgeries on the system
-// bus. Signals saying the opposite (ActiveChanged(false), PrepareForSleep(false),
-// Unlock) are ignored rather than acted upon.
+// These events are not authenticated, and need not be. Any process on the
+// session bus can emit ActiveChanged(true); any process on the system bus
+// can send a signal addressed to us; any macOS process can post
+// com.apple.screenIsLocked; a process on the same Windows desktop can post
+// to our message-only window. The worst a forgery can do is lock the vault
+// one extra time, which is the safe direction, and no event can unlock or
+// keep the vault from locking: signals saying the opposite
+// (ActiveChanged(false), PrepareForSleep(false), Unlock, LockedHint=false)
+// are ignored, not acted upon. The logind subscriptions still ask the bus
+// only for signals whose sender owns org.freedesktop.login1, which keeps
+// broadcast forgeries on the system bus from causing spurious locks.
 package lockwatch
 
 import (
