@@ -1,0 +1,95 @@
+package action
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// InjectionFormat says how the secret goes into the request; the values
+// are those of the vault's credentials.
+type InjectionFormat string
+
+const (
+	InjectBearer InjectionFormat = "bearer" // Authorization: Bearer <secret>
+	InjectHeader InjectionFormat = "header" // <HeaderName>: Template with {secret} replaced
+	InjectBasic  InjectionFormat = "basic"  // Authorization: Basic base64(Username:secret)
+)
+
+// SecretPlaceholder is replaced by the secret in a header template.
+const SecretPlaceholder = "{secret}"
+
+// Injection describes how the secret is injected.
+type Injection struct {
+	Format     InjectionFormat
+	HeaderName string // InjectHeader only
+	Template   string // InjectHeader only; empty means "{secret}"
+	Username   string // InjectBasic only
+}
+
+// SecretSource lends a credential's secret for one request. The vault
+// implements it; use must not keep the slice after it returns, and the
+// source may wipe it then. An error (for example, the vault locked in the
+// meantime) aborts the request before anything is sent.
+type SecretSource interface {
+	WithSecret(ctx context.Context, use func(secret []byte) error) error
+}
+
+// Credential is what the gateway chose for a request from the vault's
+// host and path bindings. The gateway passes one only when the binding
+// matched the request URL's host and path.
+type Credential struct {
+	Injection Injection
+	Secret    SecretSource
+	// InternalHost says the person bound the credential to a host that
+	// resolves to private or loopback addresses, so dialing those is
+	// allowed. A binding to a private or loopback IP literal, or to
+	// "localhost", names such a target by itself and needs no flag.
+	InternalHost bool
+}
+
+// inject sets the credential on h and returns every form of the secret
+// that could come back in a response, longest first, for redaction.
+func (in Injection) inject(h http.Header, secret []byte) ([]string, error) {
+	s := string(secret)
+	if s == "" {
+		return nil, fmt.Errorf("%w: empty secret", ErrNoSecret)
+	}
+	forms := []string{s, base64.StdEncoding.EncodeToString(secret), base64.RawURLEncoding.EncodeToString(secret), url.QueryEscape(s)}
+	var value string
+	switch in.Format {
+	case InjectBearer:
+		value = "Bearer " + s
+		h.Set("Authorization", value)
+	case InjectBasic:
+		pair := base64.StdEncoding.EncodeToString([]byte(in.Username + ":" + s))
+		value = "Basic " + pair
+		h.Set("Authorization", value)
+		forms = append(forms, pair)
+	case InjectHeader:
+		if !httpguts.ValidHeaderFieldName(in.HeaderName) {
+			return nil, fmt.Errorf("%w: credential header name is not valid", ErrInvalidRequest)
+		}
+		tmpl := in.Template
+		if tmpl == "" {
+			tmpl = SecretPlaceholder
+		}
+		value = strings.ReplaceAll(tmpl, SecretPlaceholder, s)
+		if !strings.Contains(tmpl, SecretPlaceholder) {
+			return nil, fmt.Errorf("%w: credential template lacks %s", ErrInvalidRequest, SecretPlaceholder)
+		}
+		h.Set(in.HeaderName, value)
+	default:
+		return nil, fmt.Errorf("%w: unknown injection format", ErrInvalidRequest)
+	}
+	if !httpguts.ValidHeaderFieldValue(value) {
+		// Never echo the value: it holds the secret.
+		return nil, fmt.Errorf("%w: secret cannot be sent in a header", ErrNoSecret)
+	}
+	return append(forms, value), nil
+}

@@ -1,0 +1,135 @@
+package action
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Request is what the agent asks for, as the http.request tool's arguments.
+type Request struct {
+	Method string
+	URL    string
+	// Params are added to the URL's query.
+	Params  map[string]string
+	Headers map[string]string
+	Body    []byte
+	// IdempotencyKey names the logical action; the gateway sets it (and
+	// reuses it on an authorised retry). Empty: Do creates one.
+	IdempotencyKey string
+}
+
+// maxURL and friends bound what one request may carry in its head.
+const (
+	maxURL         = 8 << 10
+	maxHeaders     = 64
+	maxHeaderValue = 8 << 10
+)
+
+var allowedMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+}
+
+// neverFromAgent are headers the agent may not set on any request: they
+// carry credentials, steer routing, or belong to the connection (RFC 9110
+// §7.6.1 hop-by-hop), or are set by the executor.
+var neverFromAgent = map[string]bool{
+	"Authorization": true, "Proxy-Authorization": true, "Host": true,
+	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Te": true,
+	"Trailer": true, "Transfer-Encoding": true, "Upgrade": true, "Proxy-Authenticate": true,
+	"Content-Length": true, "Idempotency-Key": true,
+	"Forwarded": true, "X-Forwarded-For": true, "X-Forwarded-Host": true, "X-Forwarded-Proto": true,
+}
+
+// validated is a Request that passed the argument checks.
+type validated struct {
+	method string
+	url    *url.URL
+	host   string // lower case, no brackets, no port
+	header http.Header
+	body   []byte
+}
+
+// validate checks the agent's arguments. cred is nil for a request without
+// a credential; with one, Cookie and the credential's header are refused
+// too. Errors wrap ErrInvalidRequest or ErrForbiddenHeader and name the
+// offending part, never its value.
+func (r Request) validate(cred *Injection) (*validated, error) {
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	if !allowedMethods[method] {
+		return nil, fmt.Errorf("%w: method must be one of GET HEAD POST PUT PATCH DELETE OPTIONS", ErrInvalidRequest)
+	}
+	if len(r.URL) > maxURL {
+		return nil, fmt.Errorf("%w: URL too long", ErrInvalidRequest)
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: URL does not parse", ErrInvalidRequest)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return nil, fmt.Errorf("%w: URL scheme must be https or http", ErrInvalidRequest)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%w: URL must not carry user info", ErrInvalidRequest)
+	}
+	if u.Opaque != "" || u.Host == "" {
+		return nil, fmt.Errorf("%w: URL needs a host", ErrInvalidRequest)
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "" || strings.ContainsAny(host, "%/\\ \t\r\n") {
+		return nil, fmt.Errorf("%w: URL host is not valid", ErrInvalidRequest)
+	}
+	if a, err := netip.ParseAddr(host); err == nil && a.Zone() != "" {
+		return nil, fmt.Errorf("%w: URL host must not have a zone", ErrInvalidRequest)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	if len(r.Params) > 0 {
+		q := u.Query()
+		for k, v := range r.Params {
+			q.Add(k, v)
+		}
+		u.RawQuery = q.Encode()
+	}
+	h, err := agentHeaders(r.Headers, cred)
+	if err != nil {
+		return nil, err
+	}
+	return &validated{method: method, url: u, host: host, header: h, body: r.Body}, nil
+}
+
+func agentHeaders(in map[string]string, cred *Injection) (http.Header, error) {
+	if len(in) > maxHeaders {
+		return nil, fmt.Errorf("%w: too many headers", ErrInvalidRequest)
+	}
+	h := http.Header{}
+	for name, value := range in {
+		if !httpguts.ValidHeaderFieldName(name) {
+			return nil, fmt.Errorf("%w: header name is not a valid token", ErrInvalidRequest)
+		}
+		if len(value) > maxHeaderValue || !httpguts.ValidHeaderFieldValue(value) {
+			return nil, fmt.Errorf("%w: value of header %s is not valid", ErrInvalidRequest, name)
+		}
+		canon := http.CanonicalHeaderKey(name)
+		if neverFromAgent[canon] {
+			return nil, fmt.Errorf("%w: %s is set by Yett only", ErrForbiddenHeader, canon)
+		}
+		if cred != nil {
+			if canon == "Cookie" {
+				return nil, fmt.Errorf("%w: Cookie is not allowed on a credentialed request", ErrForbiddenHeader)
+			}
+			if cred.HeaderName != "" && canon == http.CanonicalHeaderKey(cred.HeaderName) {
+				return nil, fmt.Errorf("%w: %s carries the credential", ErrForbiddenHeader, canon)
+			}
+		}
+		h.Set(canon, value)
+	}
+	return h, nil
+}
