@@ -1,0 +1,236 @@
+// End-to-end test of the vault UI in a real browser against the real app.
+//
+// The app's Wails dev server (a `-tags dev` build on a throwaway vault) serves
+// the UI with live Go bindings at YETT_E2E_URL. This script drives Debian's
+// Chromium through playwright-core: set up a vault, lock, fail an unlock,
+// unlock, add a credential holding a canary secret, and see it listed
+// redacted. The canary must appear nowhere the page can see: DOM, HTML,
+// console, or any message the backend sent to the page (every reply and every
+// vault:status event crosses the dev server's websocket, which is recorded).
+//
+// env: YETT_E2E_URL (default http://127.0.0.1:34115), YETT_ARTIFACTS
+// (default ../artifacts from frontend/), YETT_E2E_CANARY (default random),
+// YETT_CHROMIUM (default /usr/bin/chromium).
+// Exits non-zero on any failure; the last line is "N passed, N failed".
+
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const URL_ = process.env.YETT_E2E_URL || 'http://127.0.0.1:34115';
+const ARTIFACTS = resolve(process.env.YETT_ARTIFACTS || join(here, '..', '..', 'artifacts'));
+const CHROMIUM = process.env.YETT_CHROMIUM || '/usr/bin/chromium';
+const CANARY = process.env.YETT_E2E_CANARY || `CANARY-e2e-${randomBytes(8).toString('hex')}`;
+const PASSPHRASE = `e2e gate lattice ${randomBytes(6).toString('hex')}`;
+const CREDENTIAL = `e2e-api-${randomBytes(3).toString('hex')}`;
+const STEP_TIMEOUT = 30_000;
+
+const results = [];
+let epochBeforeLock = 0;
+const received = []; // every websocket frame the page received
+const consoleLines = [];
+
+function log(msg) {
+  process.stdout.write(`e2e: ${msg}\n`);
+}
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+async function shot(page, name) {
+  try {
+    await page.screenshot({ path: join(ARTIFACTS, `e2e-${name}.png`), fullPage: true });
+  } catch (err) {
+    log(`screenshot ${name} failed: ${err.message}`);
+  }
+}
+
+const byId = (page, id) => page.locator(`[data-testid="${id}"]`);
+
+async function epochShown(page) {
+  return Number(await byId(page, 'status-epoch').textContent());
+}
+
+// Everything the page itself holds: markup, visible text and live input
+// values (a password field's value is not in its HTML).
+async function pageText(page) {
+  return page.evaluate(() => {
+    const values = [...document.querySelectorAll('input, textarea, select')].map((e) => e.value);
+    return [document.documentElement.outerHTML, document.body.innerText, ...values].join('\n');
+  });
+}
+
+const steps = [
+  ['the page loads with the Wails bridge', async (page) => {
+    await page.goto(URL_, { waitUntil: 'domcontentloaded' });
+    await page.waitForFunction(() => Boolean(window.go?.app?.VaultService && window.runtime), null, { timeout: STEP_TIMEOUT });
+    assert((await page.title()) === 'Yett', `window title is "${await page.title()}", want "Yett"`);
+  }],
+
+  ['first run shows the setup screen', async (page) => {
+    await page.waitForSelector('[data-testid="setup-screen"], [data-testid="unlock-screen"], [data-testid="shell"], [data-testid="damaged-screen"], [data-testid="app-error"]', { timeout: STEP_TIMEOUT });
+    assert(await byId(page, 'setup-screen').isVisible(), 'expected a fresh, uninitialised throwaway vault');
+    await shot(page, '01-setup');
+  }],
+
+  ['a short passphrase cannot create the vault', async (page) => {
+    await byId(page, 'setup-passphrase').fill('too short');
+    await byId(page, 'setup-confirm').fill('too short');
+    assert(await byId(page, 'setup-submit').isDisabled(), 'Create is enabled for a 9-character passphrase');
+  }],
+
+  ['creating the vault opens it', async (page) => {
+    await byId(page, 'setup-passphrase').fill(PASSPHRASE);
+    await byId(page, 'setup-confirm').fill(PASSPHRASE);
+    await byId(page, 'setup-submit').click();
+    await byId(page, 'shell').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await byId(page, 'status-state').textContent()).trim() === 'unlocked', 'status badge is not "unlocked"');
+    await shot(page, '02-unlocked-empty');
+  }],
+
+  ['Lock now locks the vault and raises the epoch', async (page) => {
+    epochBeforeLock = await epochShown(page);
+    await byId(page, 'lock-now').click();
+    await byId(page, 'unlock-screen').waitFor({ timeout: STEP_TIMEOUT });
+    await shot(page, '03-locked');
+  }],
+
+  ['a wrong passphrase is refused with a clear error', async (page) => {
+    await byId(page, 'unlock-passphrase').fill('not the passphrase at all');
+    await byId(page, 'unlock-submit').click();
+    const err = byId(page, 'unlock-error');
+    await err.waitFor({ timeout: STEP_TIMEOUT });
+    const text = (await err.textContent()).trim();
+    assert(text.length > 0, 'the unlock error is empty');
+    assert(await byId(page, 'unlock-screen').isVisible(), 'left the unlock screen after a wrong passphrase');
+    assert((await byId(page, 'unlock-passphrase').inputValue()) === '', 'the passphrase field was not cleared');
+    log(`wrong passphrase error: "${text}"`);
+    await shot(page, '04-wrong-passphrase');
+  }],
+
+  ['the right passphrase unlocks with a new epoch', async (page) => {
+    await byId(page, 'unlock-passphrase').fill(PASSPHRASE);
+    // One failure may start a short wait; the button stays disabled for it.
+    await page.waitForFunction(() => !document.querySelector('[data-testid="unlock-submit"]')?.disabled, null, { timeout: STEP_TIMEOUT });
+    await byId(page, 'unlock-submit').click();
+    await byId(page, 'shell').waitFor({ timeout: STEP_TIMEOUT });
+    const after = await epochShown(page);
+    assert(after > epochBeforeLock, `epoch ${after} after lock and unlock is not above ${epochBeforeLock}`);
+  }],
+
+  ['a credential is added and its secret field emptied', async (page) => {
+    await byId(page, 'cred-name').fill(CREDENTIAL);
+    await byId(page, 'cred-secret').fill(CANARY);
+    await byId(page, 'cred-hosts').fill('api.example.com');
+    await byId(page, 'cred-paths').fill('/v1/');
+    await byId(page, 'cred-approval-per-call').check();
+    await byId(page, 'cred-submit').click();
+    await byId(page, 'credential-added').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await byId(page, 'cred-secret').inputValue()) === '', 'the secret field still holds a value');
+  }],
+
+  ['the credential is listed redacted', async (page) => {
+    const row = page.locator('[data-testid="credential-row"]', { hasText: CREDENTIAL });
+    await row.waitFor({ timeout: STEP_TIMEOUT });
+    const text = await row.innerText();
+    assert(text.includes('api.example.com'), 'host missing from the listed credential');
+    assert(text.includes('/v1/'), 'path prefix missing from the listed credential');
+    assert(/every call/i.test(text), 'approval mode missing from the listed credential');
+    assert(text.includes('Bearer ••••'), 'format missing from the listed credential');
+    await shot(page, '05-credential-listed');
+  }],
+
+  ['the canary secret is nowhere in the page', async (page) => {
+    const text = await pageText(page);
+    assert(text.includes(CREDENTIAL), 'self-check: the page text does not even hold the credential name');
+    assert(!text.includes(CANARY), 'the canary secret is in the page DOM, HTML or an input');
+    assert(!consoleLines.some((l) => l.includes(CANARY)), 'the canary secret was written to the browser console');
+  }],
+
+  ['no reply or event the page received holds the canary or the passphrase', async (page) => {
+    // Self-checks first, so this cannot pass by recording nothing.
+    assert(received.some((f) => f.includes(CREDENTIAL)), 'self-check: no received frame carried the ListCredentials reply');
+    assert(received.some((f) => f.includes('vault:status')), 'self-check: no vault:status event was received');
+    const leaks = received.filter((f) => f.includes(CANARY) || f.includes(PASSPHRASE));
+    assert(leaks.length === 0, `${leaks.length} received frame(s) hold the canary or the passphrase`);
+    const text = await pageText(page);
+    assert(!text.includes(PASSPHRASE), 'the passphrase is still in the page');
+    log(`checked ${received.length} received frames`);
+  }],
+
+  ['removing the credential asks first, then removes it', async (page) => {
+    const row = page.locator('[data-testid="credential-row"]', { hasText: CREDENTIAL });
+    await row.locator('[data-testid="credential-remove"]').click();
+    await row.locator('[data-testid="credential-remove-confirm"]').waitFor({ timeout: STEP_TIMEOUT });
+    await row.locator('[data-testid="credential-remove-confirm"]').click();
+    await row.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    await shot(page, '06-removed');
+  }],
+];
+
+async function main() {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const profile = mkdtempSync(join(tmpdir(), 'yett-e2e-chromium-'));
+  let context;
+  let failed = 0;
+  let skipped = 0;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1100, height: 820 },
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.on('websocket', (ws) => {
+      ws.on('framereceived', (f) => received.push(String(f.payload)));
+    });
+    page.on('console', (m) => consoleLines.push(m.text()));
+    page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
+
+    for (const [name, run] of steps) {
+      if (failed > 0) {
+        // Each step builds on the one before; after a failure the rest
+        // would only fail for the same reason.
+        skipped++;
+        log(`skip  ${name}`);
+        continue;
+      }
+      try {
+        await run(page);
+        results.push(name);
+        log(`ok    ${name}`);
+      } catch (err) {
+        failed++;
+        log(`FAIL  ${name}: ${err.message.split('\n')[0]}`);
+        await shot(page, 'failure');
+        for (const l of consoleLines.slice(-20)) log(`console: ${l}`);
+      }
+    }
+  } catch (err) {
+    failed++;
+    log(`FAIL  browser: ${err.message.split('\n')[0]}`);
+  } finally {
+    await context?.close().catch(() => {});
+    rmSync(profile, { recursive: true, force: true });
+  }
+  const tail = skipped > 0 ? `, ${skipped} skipped` : '';
+  process.stdout.write(`${results.length} passed, ${failed} failed${tail}\n`);
+  process.exit(failed > 0 ? 1 : 0);
+}
+
+main();
