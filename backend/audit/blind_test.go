@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -117,4 +118,45 @@ func TestConcurrentAppendAndCheckpoint(t *testing.T) {
 	if n != 200 {
 		t.Fatalf("%d events, want 200", n)
 	}
+}
+
+// Verify and Export while a writer appends and checkpoints at full speed:
+// every run must see a consistent log (no false stale or truncated reports).
+func TestVerifyWhileWriting(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	l := openLog(t, dir, 2)
+	if _, err := l.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := l.Append(context.Background(), sampleEvent(i)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 60 {
+		if rep := Verify(filepath.Join(dir, LogFile), VerifyOptions{}); rep.Status != StatusIntact {
+			close(stop)
+			<-done
+			t.Fatalf("verify during writes: %v: %v", rep.Status, rep.Err)
+		}
+		if _, _, err := Export(dir, io.Discard); err != nil {
+			close(stop)
+			<-done
+			t.Fatalf("export during writes: %v", err)
+		}
+	}
+	close(stop)
+	<-done
+	l.Close()
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,9 +35,13 @@ func IsExport(b []byte) bool { return bytes.HasPrefix(b, []byte(exportMagic)) }
 // Entries after that checkpoint are left out (they are not signed yet) and
 // counted in the returned number. Export refuses a log that fails Verify.
 func Export(dir string, w io.Writer) (Checkpoint, int64, error) {
-	cpText, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	f, size, cpText, err := openConsistent(filepath.Join(dir, LogFile), filepath.Join(dir, CheckpointFile))
 	if err != nil {
-		return Checkpoint{}, 0, fmt.Errorf("audit: export needs a checkpoint: %w", err)
+		return Checkpoint{}, 0, err
+	}
+	defer f.Close()
+	if cpText == nil {
+		return Checkpoint{}, 0, errors.New("audit: export needs a checkpoint file")
 	}
 	vkey, err := ReadVerifierKey(dir)
 	if err != nil {
@@ -48,8 +51,8 @@ func Export(dir string, w io.Writer) (Checkpoint, int64, error) {
 	if err != nil {
 		return Checkpoint{}, 0, err
 	}
-	logBytes, err := os.ReadFile(filepath.Join(dir, LogFile))
-	if err != nil {
+	logBytes := make([]byte, size)
+	if _, err := f.ReadAt(logBytes, 0); err != nil {
 		return Checkpoint{}, 0, err
 	}
 	var stored []tlog.Hash
@@ -69,7 +72,8 @@ func Export(dir string, w io.Writer) (Checkpoint, int64, error) {
 		if i >= cp.Size {
 			return nil
 		}
-		if rec.Kind == KindCheckpoint {
+		if rec.Kind == KindCheckpoint && i > 0 {
+			// Every tree extends the empty one; there is no proof to carry.
 			olds = append(olds, Head{Size: i})
 		}
 		hs, err := tlog.StoredHashesForRecordHash(i, h, reader)
@@ -282,7 +286,9 @@ func VerifyExport(r io.Reader, opts VerifyOptions) Report {
 	sc.visit = func(i, _ int64, rec Record, _ tlog.Hash) error {
 		if rec.Kind == KindCheckpoint {
 			cp, _ := ParseCheckpoint(rec.Payload) // scan has verified it
-			heads = append(heads, cp.Head)
+			if cp.Size > 0 {
+				heads = append(heads, cp.Head)
+			}
 		}
 		return nil
 	}

@@ -48,11 +48,10 @@ type Record struct {
 // Framing errors. ErrTorn means the bytes may be an interrupted append; the
 // others mean the bytes cannot have been written by a correct writer.
 var (
-	ErrTorn         = errors.New("audit: incomplete record at end of log")
-	ErrBadFrame     = errors.New("audit: corrupt record framing")
-	ErrBadChecksum  = errors.New("audit: record checksum mismatch")
-	ErrBadBody      = errors.New("audit: malformed record body")
-	ErrBodyTooLarge = errors.New("audit: record body too large")
+	ErrTorn        = errors.New("audit: incomplete record at end of log")
+	ErrBadFrame    = errors.New("audit: corrupt record framing")
+	ErrBadChecksum = errors.New("audit: record checksum mismatch")
+	ErrBadBody     = errors.New("audit: malformed record body")
 
 	errZeroTrailer = fmt.Errorf("%w (zero trailer)", ErrBadChecksum)
 )

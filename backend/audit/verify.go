@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -50,23 +51,54 @@ func Verify(logPath string, opts VerifyOptions) Report {
 	if cpPath == "" {
 		cpPath = filepath.Join(dir, CheckpointFile)
 	}
-	cpText, err := os.ReadFile(cpPath)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		rep.unreadable(err)
-		return rep
-	}
-	f, err := os.Open(logPath)
+	f, size, cpText, err := openConsistent(logPath, cpPath)
 	if err != nil {
 		rep.unreadable(err)
 		return rep
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		rep.unreadable(err)
-		return rep
+	return verifyStream(bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20), size, cpText, vkey, opts.Held, rep).Report
+}
+
+// openConsistent opens the log and reads the checkpoint file so that the two
+// agree even while a writer is appending: the checkpoint is read before and
+// after the log's size is taken, and only that many bytes are verified. A
+// checkpoint read before the size can only sign records inside it; one read
+// after it is at least as new as every checkpoint record inside it. When both
+// reads agree, both hold. cpText is nil when there is no checkpoint file.
+func openConsistent(logPath, cpPath string) (f *os.File, size int64, cpText []byte, err error) {
+	for attempt := 0; ; attempt++ {
+		before, err := readOptional(cpPath)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		f, err := os.Open(logPath)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, 0, nil, err
+		}
+		after, err := readOptional(cpPath)
+		if err != nil {
+			f.Close()
+			return nil, 0, nil, err
+		}
+		if bytes.Equal(before, after) || attempt == 9 {
+			return f, fi.Size(), before, nil
+		}
+		f.Close()
 	}
-	return verifyStream(bufio.NewReaderSize(f, 1<<20), fi.Size(), cpText, vkey, opts.Held, rep).Report
+}
+
+func readOptional(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
 }
 
 // verifyStream is Verify over already opened inputs: the log bytes, the

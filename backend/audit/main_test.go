@@ -1,0 +1,11 @@
+package audit
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	maybeCrashChild()
+	os.Exit(m.Run())
+}
