@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,7 +25,8 @@ const auditTestIdentity = "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYY
 // on stderr so scripts can pin the exit code. Helpers: `appendevents N`
 // appends N events to $YETT_DATA_DIR/audit through the real writer (it holds
 // only the public recipient), `flip FILE OFFSET` flips the low bit of one
-// byte (a negative OFFSET counts from the end), `truncate FILE SIZE`.
+// byte (a negative OFFSET counts from the end), `truncate FILE SIZE`,
+// `appendhex FILE HEX` (raw bytes at the end), `agekeygen FILE`.
 func TestAuditScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/audit",
@@ -37,6 +39,8 @@ func TestAuditScripts(t *testing.T) {
 			"appendevents": cmdAppendEvents,
 			"flip":         cmdFlip,
 			"truncate":     cmdTruncate,
+			"appendhex":    cmdAppendHex,
+			"agekeygen":    cmdAgeKeygen,
 		},
 	})
 }
@@ -95,4 +99,20 @@ func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
 	n, err := strconv.ParseInt(args[1], 10, 64)
 	ts.Check(err)
 	ts.Check(os.Truncate(ts.MkAbs(args[0]), n))
+}
+
+func cmdAppendHex(ts *testscript.TestScript, neg bool, args []string) {
+	b, err := hex.DecodeString(args[1])
+	ts.Check(err)
+	f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_WRONLY|os.O_APPEND, 0)
+	ts.Check(err)
+	_, err = f.Write(b)
+	ts.Check(err)
+	ts.Check(f.Close())
+}
+
+func cmdAgeKeygen(ts *testscript.TestScript, neg bool, args []string) {
+	id, err := age.GenerateX25519Identity()
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(id.String()+"\n"), 0o600))
 }
