@@ -15,10 +15,10 @@ import (
 
 const macLen = sha256.Size
 
-// DefaultKDF is what Create uses unless Options.KDF says otherwise. Chosen
-// with BenchmarkUnlock on 2 cores: about 0.2 s per unlock (see
-// docs/vault-format.md), which costs a guesser the same per try, with 64 MiB
-// per guess to make GPU and ASIC farms expensive.
+// DefaultKDF is what Create uses unless Options.KDF says otherwise: RFC
+// 9106's second recommended setting. BenchmarkUnlock on 2 shared cores
+// measured 0.24-0.31 s per unlock (docs/vault-format.md); every guess costs
+// an attacker the same 64 MiB and three passes.
 var DefaultKDF = KDFParams{Time: 3, MemKiB: 64 * 1024, Threads: 4}
 
 // sessionKeys exist only while the vault is unlocked. wipe zeroes them.

@@ -232,3 +232,47 @@ func TestSubscriberMayCallVault(t *testing.T) {
 		t.Fatal("cancelled subscriber still called")
 	}
 }
+
+// TestEpochNeverRepeatsAcrossRestarts runs open/unlock/lock/close cycles,
+// some closing while unlocked, and checks that each lock and unlock gives
+// an epoch above every earlier one, and that opening alone changes nothing.
+func TestEpochNeverRepeatsAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	var seen []uint64
+	observe := func(v *Vault) {
+		t.Helper()
+		e := v.Epoch()
+		if len(seen) > 0 && e <= seen[len(seen)-1] {
+			t.Fatalf("epoch %d after %v", e, seen)
+		}
+		seen = append(seen, e)
+	}
+	for i := 0; i < 8; i++ {
+		v, err := Open(dir, testOptions(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && v.Epoch() != seen[len(seen)-1] {
+			t.Fatalf("reopened at epoch %d, last was %d", v.Epoch(), seen[len(seen)-1])
+		}
+		if i == 0 {
+			err = v.Create(pass(testPass), false)
+		} else {
+			err = v.Unlock(pass(testPass))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		observe(v)
+		if i%2 == 0 {
+			err = v.Lock("cycle")
+		} else {
+			err = v.Close() // locks: closing while unlocked
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		observe(v)
+		v.Close()
+	}
+}
