@@ -3,9 +3,13 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"filippo.io/age"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // seedLog is a small real log used to seed the fuzzers.
@@ -81,6 +85,55 @@ func FuzzExport(f *testing.F) {
 			q, err := parseProof(br, line[len("proof "):])
 			if err != nil || q.Old != p.Old || q.New != p.New || len(q.Hashes) != len(p.Hashes) {
 				t.Fatalf("proof does not round-trip: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzProof feeds arbitrary proof sections to the proof decoder alone.
+func FuzzProof(f *testing.F) {
+	f.Add("proof 4 " + strings.Repeat("A", 43) + "= 9 " + strings.Repeat("B", 43) + "= 1\n" + strings.Repeat("C", 43) + "=\n")
+	f.Add("proof 1 x 2 y 200\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		br := bufio.NewReader(strings.NewReader(s))
+		line, err := readLine(br)
+		if err != nil {
+			return
+		}
+		rest, ok := strings.CutPrefix(line, "proof ")
+		if !ok {
+			return
+		}
+		p, err := parseProof(br, rest)
+		if err != nil {
+			return
+		}
+		if len(p.Hashes) > 128 || p.Old.Size < 0 || p.New.Size < 0 {
+			t.Fatalf("accepted %+v", p)
+		}
+		tlog.CheckTree(p.Hashes, p.New.Size, p.New.Root, p.Old.Size, p.Old.Root) // must not panic
+	})
+}
+
+// FuzzSealedEvent decrypts arbitrary plaintexts sealed to the audit key, as
+// a reader holding the identity would meet them.
+func FuzzSealedEvent(f *testing.F) {
+	f.Add([]byte(`{"v":1,"log":"00000000000000000000000000000000","index":0,"event":{"type":"vault_locked"}}`))
+	f.Add([]byte(`{"v":1,"event":{"run":{"pid":"x"}}}`))
+	id, err := age.ParseX25519Identity(testIdentity)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, pt []byte) {
+		var buf bytes.Buffer
+		w, _ := age.Encrypt(&buf, id.Recipient())
+		w.Write(pt)
+		w.Close()
+		rec := Record{Kind: KindEvent, Payload: buf.Bytes()}
+		if _, err := open(rec, id); err == nil {
+			var s sealed
+			if json.Unmarshal(pt, &s) != nil || s.V != 1 || s.Index != 0 {
+				t.Fatalf("opened a payload that is not a version 1 entry at index 0: %q", pt)
 			}
 		}
 	})

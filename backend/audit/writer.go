@@ -409,7 +409,8 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	return cp, nil
 }
 
-// Head returns the tree head over every durable record.
+// Head returns the tree head over every record written so far (all of them
+// durable unless an Append is in flight or the log is broken).
 func (l *Log) Head() Head {
 	l.mu.Lock()
 	defer l.mu.Unlock()
