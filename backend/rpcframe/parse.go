@@ -150,6 +150,12 @@ func topLevelFields(frame []byte) (*fields, error) {
 
 // message validates the fields and builds the SDK message from them.
 func (f *fields) message() (jsonrpc.Message, *rejectedFrame) {
+	// A peer's error response with a null id reports that it could not
+	// parse something we sent. There is no request to answer and replying
+	// could start an error ping-pong, so it is dropped.
+	if !f.hasMethod && f.hasError && string(f.id) == "null" {
+		return nil, invalid(nil, true, "error response without an id")
+	}
 	id, idErr := parseID(f.id)
 	var replyID json.RawMessage
 	if f.hasID && idErr == nil {
@@ -172,7 +178,8 @@ func (f *fields) message() (jsonrpc.Message, *rejectedFrame) {
 		if f.hasResult || f.hasError {
 			return nil, invalid(replyID, silent, "a request cannot carry result or error")
 		}
-		if f.params != nil && firstByte(f.params) != '{' && firstByte(f.params) != '[' {
+		// null is how some clients spell "no params"; the SDK takes it.
+		if f.params != nil && firstByte(f.params) != '{' && firstByte(f.params) != '[' && string(f.params) != "null" {
 			return nil, invalid(replyID, silent, `"params" must be an object or an array`)
 		}
 		req := &jsonrpc.Request{Method: method, Params: f.params}

@@ -26,6 +26,8 @@ func TestParse(t *testing.T) {
 		{"depth 64 in params", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}}`, nil, ""},
 		{"brackets inside strings do not count", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"` + tooDeep + `"}}`, nil, ""},
 
+		{"params null", `{"jsonrpc":"2.0","id":1,"method":"x","params":null}`, nil, ""},
+		{"peer parse error report", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}`, ErrInvalidRequest, ""},
 		{"malformed", `{"jsonrpc":"2.0","id":1,`, ErrMalformed, "null"},
 		{"invalid utf8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", ErrMalformed, "null"},
 		{"too deep", `{"jsonrpc":"2.0","id":1,"method":"x","params":` + deep + `}`, ErrTooDeep, "null"},
