@@ -89,9 +89,7 @@ func startSession(t *testing.T, transport func(net.Conn) mcp.Transport) *rawClie
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	sc := bufio.NewScanner(cliConn)
-	sc.Buffer(nil, 1<<20)
-	c := &rawClient{t: t, conn: cliConn, sc: sc}
+	c := &rawClient{t: t, conn: cliConn, sc: newScanner(cliConn)}
 	c.send(initialize)
 	if r, ok := c.recv(); !ok || string(r["id"]) != "1" || r["result"] == nil {
 		t.Fatalf("initialize: %v", r)
@@ -148,4 +146,10 @@ func TestBatchKillsUnwrappedSDKSession(t *testing.T) {
 			t.Fatalf("unwrapped SDK survived a batch; the control no longer shows the risk: %v", r)
 		}
 	}
+}
+
+func newScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	return sc
 }
