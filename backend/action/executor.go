@@ -181,6 +181,7 @@ func (e *Executor) send(ctx context.Context, v *validated, key string, inj *Inje
 		body = red.tail(body[:min(int64(len(body)), e.cfg.MaxResponseBytes)])
 	}
 	h := hresp.Header.Clone()
+	h.Del("Content-Length") // the body returned may differ: redaction, cap
 	if inj != nil {
 		// A session cookie from the bound host is a credential too.
 		h.Del("Set-Cookie")

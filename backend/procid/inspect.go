@@ -86,6 +86,9 @@ func (in *Inspector) Origin(shimPID int) (*RunRecord, error) {
 				return nil, err
 			}
 			rec.ShimPID = shimPID
+			if rec.ShimExePath, rec.ShimExeSHA256, err = in.exeHash(shimPID, shimExe); err != nil {
+				return nil, err
+			}
 			if again, err := readProc(shimPID); err != nil || again.startKey != shim.startKey {
 				return nil, ErrPeerChanged
 			}
@@ -200,6 +203,20 @@ func parentChain(pid int) []Ancestor {
 		pid = info.ppid
 	}
 	return chain
+}
+
+// exeHash hashes pid's executable, which must still be the file want.
+func (in *Inspector) exeHash(pid int, want FileID) (string, [32]byte, error) {
+	f, path, id, err := openExe(pid)
+	if err != nil {
+		return "", [32]byte{}, err
+	}
+	defer f.Close()
+	if !id.sameFile(want) {
+		return "", [32]byte{}, fmt.Errorf("%w: shim %d ran another executable", ErrPeerChanged, pid)
+	}
+	sum, err := in.hashes().sum(f, id)
+	return path, sum, err
 }
 
 // exeIDOf returns only the identity of pid's executable.

@@ -43,6 +43,9 @@ func TestIdentifyFindsAgent(t *testing.T) {
 			if rec.PID != a.cmd.Process.Pid || rec.ShimPID != a.shimPID {
 				t.Fatalf("origin pid %d (shim %d), want agent %d (shim %d)", rec.PID, rec.ShimPID, a.cmd.Process.Pid, a.shimPID)
 			}
+			if rec.ShimExePath != f.shimBin || rec.ShimExeSHA256 != fileSHA256(t, f.shimBin) {
+				t.Errorf("shim exe %q not recorded with its hash", rec.ShimExePath)
+			}
 			if rec.ExeSHA256 != fileSHA256(t, f.agentBin) {
 				t.Error("exe hash differs from the agent binary's SHA-256")
 			}

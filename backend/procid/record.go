@@ -96,8 +96,13 @@ type RunRecord struct {
 	// Name and CmdLine are for display: truncated and sanitized.
 	Name    string
 	CmdLine string
-	// ShimPID is the connected shim the origin was found from.
-	ShimPID     int
+	// ShimPID is the connected shim the origin was found from, and
+	// ShimExeSHA256 the hash of the executable it runs: the gateway can
+	// insist that the peer is a genuine `yett mcp`, not any program of the
+	// user's that dialed the socket itself.
+	ShimPID       int
+	ShimExePath   string
+	ShimExeSHA256 [32]byte
 	LaunchNonce LaunchNonce
 	InspectedAt time.Time
 }
