@@ -103,8 +103,8 @@ type RunRecord struct {
 	ShimPID       int
 	ShimExePath   string
 	ShimExeSHA256 [32]byte
-	LaunchNonce LaunchNonce
-	InspectedAt time.Time
+	LaunchNonce   LaunchNonce
+	InspectedAt   time.Time
 }
 
 // ExeHash returns the executable hash as "sha256:<hex>".
