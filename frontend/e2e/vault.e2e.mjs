@@ -56,12 +56,13 @@ async function epochShown(page) {
   return Number(await byId(page, 'status-epoch').textContent());
 }
 
-// Everything the page itself holds: markup, visible text and live input
-// values (a password field's value is not in its HTML).
+// Everything the page itself holds: markup, visible text, live input values
+// (a password field's value is not in its HTML) and web storage.
 async function pageText(page) {
   return page.evaluate(() => {
     const values = [...document.querySelectorAll('input, textarea, select')].map((e) => e.value);
-    return [document.documentElement.outerHTML, document.body.innerText, ...values].join('\n');
+    const storage = JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage });
+    return [document.documentElement.outerHTML, document.body.innerText, storage, ...values].join('\n');
   });
 }
 
@@ -148,13 +149,13 @@ const steps = [
   ['the canary secret is nowhere in the page', async (page) => {
     const text = await pageText(page);
     assert(text.includes(CREDENTIAL), 'self-check: the page text does not even hold the credential name');
-    assert(!text.includes(CANARY), 'the canary secret is in the page DOM, HTML or an input');
+    assert(!text.includes(CANARY), 'the canary secret is in the page DOM, HTML, an input or web storage');
     assert(!consoleLines.some((l) => l.includes(CANARY)), 'the canary secret was written to the browser console');
   }],
 
   ['no reply or event the page received holds the canary or the passphrase', async (page) => {
     // Self-checks first, so this cannot pass by recording nothing.
-    assert(received.some((f) => f.includes(CREDENTIAL)), 'self-check: no received frame carried the ListCredentials reply');
+    assert(received.some((f) => f.includes(CREDENTIAL)), 'self-check: no received frame carried the credential (AddCredential or ListCredentials reply)');
     assert(received.some((f) => f.includes('vault:status')), 'self-check: no vault:status event was received');
     const leaks = received.filter((f) => f.includes(CANARY) || f.includes(PASSPHRASE));
     assert(leaks.length === 0, `${leaks.length} received frame(s) hold the canary or the passphrase`);
