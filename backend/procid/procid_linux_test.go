@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestIdentifyFindsAgent(t *testing.T) {
@@ -28,8 +30,8 @@ func TestIdentifyFindsAgent(t *testing.T) {
 			if peer.PID != a.shimPID || peer.UID != os.Getuid() {
 				t.Errorf("peer = pid %d uid %d, want shim %d uid %d", peer.PID, peer.UID, a.shimPID, os.Getuid())
 			}
-			if peer.HasPIDFD() == noPidfd {
-				t.Errorf("HasPIDFD = %v with fallback forced = %v (kernel 6.5+ expected)", peer.HasPIDFD(), noPidfd)
+			if want := !noPidfd && kernelHasPeerPIDFD(t); peer.HasPIDFD() != want {
+				t.Errorf("HasPIDFD = %v, want %v (fallback forced: %v)", peer.HasPIDFD(), want, noPidfd)
 			}
 			if !peer.StillSame() {
 				t.Error("live peer reported changed")
@@ -305,3 +307,20 @@ func TestSanitize(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// kernelHasPeerPIDFD asks the kernel directly, on a socket pair, whether it
+// knows SO_PEERPIDFD (Linux 6.5+), so the test expects the right path.
+func kernelHasPeerPIDFD(t *testing.T) bool {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	pfd, err := unix.GetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PEERPIDFD)
+	if err != nil {
+		return false
+	}
+	unix.Close(pfd)
+	return true
+}
