@@ -59,8 +59,7 @@ func open(rec Record, identity age.Identity) (Event, error) {
 		return Event{}, fmt.Errorf("audit: decrypt entry %d: %w", rec.Index, err)
 	}
 	var s sealed
-	dec := json.NewDecoder(bytes.NewReader(pt))
-	if err := dec.Decode(&s); err != nil {
+	if err := json.Unmarshal(pt, &s); err != nil { // whole plaintext, no trailing bytes
 		return Event{}, fmt.Errorf("audit: decode entry %d: %w", rec.Index, err)
 	}
 	if s.V != 1 || s.Log != hex.EncodeToString(rec.LogID[:]) || s.Index != rec.Index {
