@@ -61,11 +61,14 @@ describe('settings', () => {
     expect(bridge.VaultService.SetAutoLockMinutes).toHaveBeenCalledWith(30);
   });
 
-  it('refuses zero minutes without calling the backend', async () => {
+  it('refuses zero or more than 7 days without calling the backend', async () => {
     const bridge = await openSettings();
     await fireEvent.input(screen.getByTestId('autolock-minutes'), { target: { value: '0' } });
     await fireEvent.submit(screen.getByTestId('settings-autolock'));
-    expect(screen.getByTestId('autolock-error').textContent).toContain('1 or more');
+    expect(screen.getByTestId('autolock-error').textContent).toContain('from 1 up to 7 days');
+    await fireEvent.input(screen.getByTestId('autolock-minutes'), { target: { value: '10081' } });
+    await fireEvent.submit(screen.getByTestId('settings-autolock'));
+    expect(screen.getByTestId('autolock-error')).toBeTruthy();
     expect(bridge.VaultService.SetAutoLockMinutes).not.toHaveBeenCalled();
   });
 
