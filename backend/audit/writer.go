@@ -287,7 +287,11 @@ func (l *Log) usable() error {
 // holds l.mu.
 func (l *Log) writeRecord(kind byte, payload []byte) error {
 	if len(payload) > MaxBodySize-bodyPrefix {
-		return ErrEntryTooLarge
+		// Unreachable with validated events (every field is bounded), but the
+		// ticket is taken: later appenders must not wait on it forever.
+		l.broken = fmt.Errorf("%w: %w", ErrBroken, ErrEntryTooLarge)
+		l.cond.Broadcast()
+		return l.broken
 	}
 	body := encodeBody(kind, l.key.id, l.written, payload)
 	rec := frame(body)
