@@ -98,6 +98,9 @@ func credentialed(ctx context.Context) bool { v, _ := ctx.Value(credentialedKey{
 func (e *Executor) Do(ctx context.Context, req Request, cred *Credential) (*Response, error) {
 	var inj *Injection
 	if cred != nil {
+		if cred.Secret == nil {
+			return nil, ErrNoSecret
+		}
 		inj = &cred.Injection
 	}
 	v, err := req.validate(inj)

@@ -60,7 +60,9 @@ type validated struct {
 // too. Errors wrap ErrInvalidRequest or ErrForbiddenHeader and name the
 // offending part, never its value.
 func (r Request) validate(cred *Injection) (*validated, error) {
-	method := r.Method
+	// Agents write "get" as often as "GET"; the standard methods are
+	// upper case on the wire.
+	method := strings.ToUpper(r.Method)
 	if method == "" {
 		method = http.MethodGet
 	}
