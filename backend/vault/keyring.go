@@ -4,90 +4,34 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/99designs/keyring"
 )
 
-// KeyringOpener opens the OS keyring holding the vault's keyring key.
-// OSKeyring is the real one; its fields are all that differ per OS.
+// KeyringOpener opens the OS keyring that holds the vault's keyring key.
+// The real one, over github.com/99designs/keyring, is oskeyring.Keyring;
+// it lives in its own package so that programs importing the vault without
+// wanting a keyring (the gateway, the CLI) do not link it: that library
+// connects to the D-Bus session bus as soon as it is linked in.
 type KeyringOpener interface {
-	OpenKeyring() (keyring.Keyring, error)
+	OpenKeyring() (KeyStore, error)
 }
 
-// OSKeyring opens the first backend of Backends that works.
-//
-// What each protects against, honestly: macOS Keychain and Windows
-// Credential Manager tie the item to the user's login (Keychain also to
-// this app's code signature). A Linux Secret Service item (GNOME Keyring,
-// KWallet) is readable by any process running as the same user once the
-// login keyring is unlocked. keyctl keeps the key in the kernel, readable
-// by the same user's processes, and loses it at reboot. On Linux the
-// passphrase is the strong option; the keyring is convenience.
-//
-// The file backend is never used: it is only as strong as the password it
-// prompts for, and it would be a second, weaker vault.
-type OSKeyring struct {
-	Backends    []keyring.BackendType
-	ServiceName string
-	// KeyCtlScope is the kernel keyring to use ("user" survives logouts
-	// while any process of the user lives; "session" ends with the login).
-	KeyCtlScope string
+// KeyStore is the part of an OS keyring the vault uses.
+type KeyStore interface {
+	// Get returns the item's secret, or an error wrapping ErrKeyNotFound.
+	Get(name string) ([]byte, error)
+	Set(name, label string, secret []byte) error
+	// Remove deletes the item; removing a missing item is not an error.
+	Remove(name string) error
 }
 
-// DefaultKeyring returns the OSKeyring the app uses.
-func DefaultKeyring() OSKeyring {
-	return OSKeyring{
-		Backends: []keyring.BackendType{
-			keyring.KeychainBackend, keyring.WinCredBackend, keyring.SecretServiceBackend,
-			keyring.KWalletBackend, keyring.KeyCtlBackend,
-		},
-		ServiceName: "yett",
-		KeyCtlScope: "user",
-	}
-}
-
-// OpenKeyring tries each allowed backend in order and reports every
-// backend's failure if none opens.
-func (o OSKeyring) OpenKeyring() (keyring.Keyring, error) {
-	var reasons []string
-	available := map[keyring.BackendType]bool{}
-	for _, b := range keyring.AvailableBackends() {
-		available[b] = true
-	}
-	for _, b := range o.Backends {
-		if b == keyring.FileBackend || b == keyring.PassBackend {
-			continue
-		}
-		if !available[b] {
-			continue
-		}
-		kr, err := keyring.Open(keyring.Config{
-			AllowedBackends:          []keyring.BackendType{b},
-			ServiceName:              o.ServiceName,
-			KeychainTrustApplication: true,
-			KeyCtlScope:              o.KeyCtlScope,
-			KWalletAppID:             o.ServiceName,
-			KWalletFolder:            o.ServiceName,
-			LibSecretCollectionName:  "login",
-			WinCredPrefix:            o.ServiceName,
-		})
-		if err == nil {
-			return kr, nil
-		}
-		reasons = append(reasons, fmt.Sprintf("%s: %v", b, err))
-	}
-	if len(reasons) == 0 {
-		return nil, errors.New("no supported keyring backend on this system")
-	}
-	return nil, errors.New(strings.Join(reasons, "; "))
-}
+// ErrKeyNotFound is what a KeyStore returns for a missing item.
+var ErrKeyNotFound = errors.New("vault: no such item in the OS keyring")
 
 func keyringItemName(vaultID [vaultIDLen]byte) string {
 	return "vault-" + hex.EncodeToString(vaultID[:])
 }
 
-func (v *Vault) openKeyring() (keyring.Keyring, error) {
+func (v *Vault) openKeyring() (KeyStore, error) {
 	if v.opts.Keyring == nil {
 		return nil, fmt.Errorf("%w (turned off in this configuration)", ErrKeyringUnavailable)
 	}
@@ -114,12 +58,7 @@ func (v *Vault) storeKeyringKey(vaultID [vaultIDLen]byte, dataKey []byte) ([]byt
 	}
 	kk := randomBytes(keyLen)
 	defer clear(kk)
-	err = kr.Set(keyring.Item{
-		Key:         keyringItemName(vaultID),
-		Data:        kk,
-		Label:       "Yett vault unlock key",
-		Description: "Unlocks the Yett vault without its passphrase",
-	})
+	err = kr.Set(keyringItemName(vaultID), "Yett vault unlock key", kk)
 	if err != nil {
 		v.setKeyringNote("could not store the key in the OS keyring: " + err.Error())
 		return nil, fmt.Errorf("%w: storing the key failed: %v", ErrKeyringUnavailable, err)
@@ -133,7 +72,7 @@ func (v *Vault) removeKeyringKey(vaultID [vaultIDLen]byte) error {
 	if err != nil {
 		return err
 	}
-	if err := kr.Remove(keyringItemName(vaultID)); err != nil && !errors.Is(err, keyring.ErrKeyNotFound) {
+	if err := kr.Remove(keyringItemName(vaultID)); err != nil && !errors.Is(err, ErrKeyNotFound) {
 		return fmt.Errorf("vault: removing the key from the OS keyring: %w", err)
 	}
 	return nil
@@ -163,16 +102,16 @@ func (v *Vault) UnlockWithKeyring() error {
 	if err != nil {
 		return err
 	}
-	item, err := kr.Get(keyringItemName(vaultID))
-	if errors.Is(err, keyring.ErrKeyNotFound) {
+	kk, err := kr.Get(keyringItemName(vaultID))
+	if errors.Is(err, ErrKeyNotFound) {
 		return v.keyringKeyLost("the vault's key is not in the OS keyring")
 	}
 	if err != nil {
 		v.setKeyringNote("reading the OS keyring failed: " + err.Error())
 		return fmt.Errorf("%w: reading the key failed: %v", ErrKeyringUnavailable, err)
 	}
-	dataKey, err := unwrapKey(item.Data, wrap, keyringWrapAD(vaultID))
-	clear(item.Data)
+	dataKey, err := unwrapKey(kk, wrap, keyringWrapAD(vaultID))
+	clear(kk)
 	if err != nil {
 		return v.keyringKeyLost("the key in the OS keyring does not open this vault")
 	}

@@ -1,4 +1,4 @@
-package vault
+package oskeyring_test
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/99designs/keyring"
 	"github.com/godbus/dbus/v5"
+	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/backend/vault/oskeyring"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,9 +28,9 @@ func uniqueName(prefix string) string {
 
 // keyctlKeyring is the kernel keyring backend under a throwaway name in
 // the user keyring; the named keyring is unlinked at cleanup.
-func keyctlKeyring(t *testing.T) OSKeyring {
+func keyctlKeyring(t *testing.T) oskeyring.Keyring {
 	t.Helper()
-	o := OSKeyring{Backends: []keyring.BackendType{keyring.KeyCtlBackend}, ServiceName: uniqueName("yett-test-"), KeyCtlScope: "user"}
+	o := oskeyring.Keyring{Backends: []keyring.BackendType{keyring.KeyCtlBackend}, ServiceName: uniqueName("yett-test-"), KeyCtlScope: "user"}
 	t.Cleanup(func() {
 		user, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_USER_KEYRING, false)
 		if err != nil {
@@ -47,7 +49,27 @@ func keyctlKeyring(t *testing.T) OSKeyring {
 func startSecretService(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
-	bus := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address=1")
+	// Our own bus configuration has no service directories: with the
+	// system's session config, the first call to org.freedesktop.secrets
+	// could auto-start a second, locked gnome-keyring-daemon that wins the
+	// name before ours.
+	conf := filepath.Join(home, "bus.conf")
+	if err := os.WriteFile(conf, []byte(`<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir=`+home+`</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bus := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--print-address=1")
 	out, err := bus.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +126,7 @@ func TestKeyringKeyctl(t *testing.T) {
 // runs in a child process started with the private bus in its environment.
 func TestKeyringSecretService(t *testing.T) {
 	if os.Getenv(secretServiceChildEnv) != "" {
-		testKeyringUnlock(t, OSKeyring{Backends: []keyring.BackendType{keyring.SecretServiceBackend}, ServiceName: uniqueName("yett-test-")})
+		testKeyringUnlock(t, oskeyring.Keyring{Backends: []keyring.BackendType{keyring.SecretServiceBackend}, ServiceName: uniqueName("yett-test-")})
 		return
 	}
 	addr := startSecretService(t)
@@ -120,24 +142,62 @@ func TestKeyringSecretService(t *testing.T) {
 	}
 }
 
-func testKeyringUnlock(t *testing.T, kr OSKeyring) {
-	opts := testOptions(newFakeClock())
-	opts.Keyring = kr
+const testPass = "correct horse battery staple"
+
+// namedStore remembers the item names the vault writes, so the test can
+// remove or replace the item behind the vault's back.
+type namedOpener struct {
+	oskeyring.Keyring
+	names *[]string
+}
+
+func (o namedOpener) OpenKeyring() (vault.KeyStore, error) {
+	s, err := o.Keyring.OpenKeyring()
+	if err != nil {
+		return nil, err
+	}
+	return namedStore{s, o.names}, nil
+}
+
+type namedStore struct {
+	vault.KeyStore
+	names *[]string
+}
+
+func (s namedStore) Set(name, label string, secret []byte) error {
+	*s.names = append(*s.names, name)
+	return s.KeyStore.Set(name, label, secret)
+}
+
+func testKeyringUnlock(t *testing.T, kr oskeyring.Keyring) {
+	var names []string
+	opts := vault.Options{Keyring: namedOpener{kr, &names}, KDF: vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}}
 	dir := t.TempDir()
-	v := openVault(t, dir, opts)
-	if err := v.Create(pass(testPass), true); err != nil {
+	open := func() *vault.Vault {
+		v, err := vault.Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { v.Close() })
+		return v
+	}
+	v := open()
+	if err := v.Create(vault.Passphrase(testPass), true); err != nil {
 		t.Fatal(err)
 	}
 	if s := v.Status(); !s.KeyringEnabled || s.KeyringNote != "" {
 		t.Fatalf("status after create with keyring: %+v", s)
 	}
-	if _, err := v.AddCredential(sampleCredential("k", "CANARY-keyring")); err != nil {
+	if _, err := v.AddCredential(vault.NewCredential{
+		Name: "k", Secret: vault.NewSecret([]byte("CANARY-keyring")), Injection: vault.Injection{Format: vault.InjectBearer},
+		Hosts: []string{"api.example.com"}, Approval: vault.ApprovalSession,
+	}); err != nil {
 		t.Fatal(err)
 	}
 	v.Close()
 
 	// A new Vault (as after a restart) unlocks from the keyring alone.
-	v = openVault(t, dir, opts)
+	v = open()
 	if err := v.UnlockWithKeyring(); err != nil {
 		t.Fatalf("UnlockWithKeyring: %v", err)
 	}
@@ -151,23 +211,26 @@ func testKeyringUnlock(t *testing.T, kr OSKeyring) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	item := keyringItemName(v.hdr.VaultID)
+	if len(names) != 1 {
+		t.Fatalf("items written: %v", names)
+	}
+	item := names[0]
 	if err := ring.Remove(item); err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
-	v.Subscribe(rec.add)
+	var events []vault.Event
+	v.Subscribe(func(e vault.Event) { events = append(events, e) })
 	epoch := v.Epoch()
-	if err := v.UnlockWithKeyring(); !errors.Is(err, ErrKeyringKeyMissing) {
+	if err := v.UnlockWithKeyring(); !errors.Is(err, vault.ErrKeyringKeyMissing) {
 		t.Fatalf("after removing the item: %v", err)
 	}
-	if s := v.Status(); s.Epoch <= epoch || !strings.Contains(s.KeyringNote, "not in the OS keyring") || s.State != StateLocked {
+	if s := v.Status(); s.Epoch <= epoch || !strings.Contains(s.KeyringNote, "not in the OS keyring") || s.State != vault.StateLocked {
 		t.Fatalf("status after missing key: %+v", s)
 	}
-	if k := rec.kinds(); len(k) != 1 || k[0] != EventChanged {
-		t.Fatalf("events %v", k)
+	if len(events) != 1 || events[0].Kind != vault.EventChanged {
+		t.Fatalf("events %v", events)
 	}
-	if err := v.Unlock(pass(testPass)); err != nil {
+	if err := v.Unlock(vault.Passphrase(testPass)); err != nil {
 		t.Fatalf("passphrase fallback: %v", err)
 	}
 
@@ -176,13 +239,13 @@ func testKeyringUnlock(t *testing.T, kr OSKeyring) {
 		t.Fatal(err)
 	}
 	v.Lock("t")
-	if err := ring.Set(keyring.Item{Key: item, Data: make([]byte, 32)}); err != nil {
+	if err := ring.Set(item, "replaced", make([]byte, 32)); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.UnlockWithKeyring(); !errors.Is(err, ErrKeyringKeyMissing) {
+	if err := v.UnlockWithKeyring(); !errors.Is(err, vault.ErrKeyringKeyMissing) {
 		t.Fatalf("with a replaced key: %v", err)
 	}
-	if err := v.Unlock(pass(testPass)); err != nil {
+	if err := v.Unlock(vault.Passphrase(testPass)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -190,59 +253,24 @@ func testKeyringUnlock(t *testing.T, kr OSKeyring) {
 	if err := v.EnableKeyring(false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ring.Get(item); !errors.Is(err, keyring.ErrKeyNotFound) {
+	if _, err := ring.Get(item); !errors.Is(err, vault.ErrKeyNotFound) {
 		t.Fatalf("item still in the keyring after turning it off: %v", err)
 	}
 	v.Lock("t")
-	if err := v.UnlockWithKeyring(); !errors.Is(err, ErrKeyringNotEnabled) {
+	if err := v.UnlockWithKeyring(); !errors.Is(err, vault.ErrKeyringNotEnabled) {
 		t.Fatalf("keyring off: %v", err)
 	}
 }
 
-type failingKeyring struct{}
-
-func (failingKeyring) OpenKeyring() (keyring.Keyring, error) {
-	return nil, fmt.Errorf("secret-service: no session bus")
-}
-
-func TestKeyringUnavailable(t *testing.T) {
-	opts := testOptions(newFakeClock())
-	opts.Keyring = failingKeyring{}
-	dir := t.TempDir()
-	v := openVault(t, dir, opts)
-	if err := v.Create(pass(testPass), true); !errors.Is(err, ErrKeyringUnavailable) {
-		t.Fatalf("create with an unavailable keyring: %v", err)
+func TestDefaultNeverUsesFileBackend(t *testing.T) {
+	for _, b := range oskeyring.Default().Backends {
+		if b == keyring.FileBackend || b == keyring.PassBackend {
+			t.Fatalf("default backends include %s", b)
+		}
 	}
-	if s := v.Status(); s.State != StateUninitialised || !strings.Contains(s.KeyringNote, "no session bus") {
-		t.Fatalf("status %+v", s)
-	}
-	if err := v.Create(pass(testPass), false); err != nil {
-		t.Fatal(err)
-	}
-	if err := v.EnableKeyring(true); !errors.Is(err, ErrKeyringUnavailable) {
-		t.Fatalf("enable: %v", err)
-	}
-	v.Lock("t")
-	if err := v.UnlockWithKeyring(); !errors.Is(err, ErrKeyringNotEnabled) {
-		t.Fatalf("unlock: %v", err)
-	}
-
-	// A vault whose keyring was on, opened where no keyring works.
-	kc := keyctlKeyring(t)
-	on := testOptions(newFakeClock())
-	on.Keyring = kc
-	dir2 := t.TempDir()
-	v2 := openVault(t, dir2, on)
-	if err := v2.Create(pass(testPass), true); err != nil {
-		t.Fatal(err)
-	}
-	v2.Close()
-	off := testOptions(newFakeClock()) // Keyring nil: turned off in this build
-	v3 := openVault(t, dir2, off)
-	if err := v3.UnlockWithKeyring(); !errors.Is(err, ErrKeyringUnavailable) {
-		t.Fatalf("keyring off in config: %v", err)
-	}
-	if err := v3.Unlock(pass(testPass)); err != nil {
-		t.Fatal(err)
+	// Even when configured, the file backend is skipped.
+	_, err := oskeyring.Keyring{Backends: []keyring.BackendType{keyring.FileBackend}, ServiceName: "x"}.OpenKeyring()
+	if err == nil {
+		t.Fatal("the file backend was opened")
 	}
 }
