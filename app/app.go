@@ -1,0 +1,176 @@
+// Package app is the adapter between Yett's backend and the Wails desktop
+// shell. It is the only package that imports Wails.
+//
+// It owns the process-level wiring of the desktop app: the single-instance
+// lock, opening the vault in the per-user data directory, auto-lock on sleep
+// and screen lock, and the bound services the web UI calls. Everything it
+// hands to the UI is a redacted view type: no secret value ever crosses into
+// the frontend, and errors are turned into chosen public text.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/wailsapp/wails/v2/pkg/options"
+	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"github.com/yettdev/yett/backend/instance"
+	"github.com/yettdev/yett/backend/lockwatch"
+	"github.com/yettdev/yett/backend/userdir"
+	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/backend/vault/oskeyring"
+)
+
+// Config is what the desktop app needs from its environment.
+type Config struct {
+	DataDir    string
+	RuntimeDir string
+	Log        *slog.Logger
+	// Keyring enables the OS keyring as an optional unlock method.
+	Keyring vault.KeyringOpener
+}
+
+// ConfigFromEnv resolves the per-user directories (honouring YETT_DATA_DIR
+// and YETT_RUNTIME_DIR) and the default OS keyring.
+func ConfigFromEnv() (Config, error) {
+	data, err := userdir.DataDir(os.Getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	run, err := userdir.RuntimeDir(os.Getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{
+		DataDir:    data,
+		RuntimeDir: run,
+		Log:        slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Keyring:    oskeyring.Default(),
+	}, nil
+}
+
+// App is the running desktop application.
+type App struct {
+	cfg     Config
+	primary *instance.Primary
+	vault   *vault.Vault
+	events  *eventSink
+	Vault   *VaultService
+
+	mu      sync.Mutex
+	ctx     context.Context // Wails runtime context, set on startup
+	stopBg  context.CancelFunc
+	bgDone  chan struct{}
+	closers []func()
+}
+
+// New takes the single-instance lock and opens the vault. If another Yett
+// is already running it asks it to show its window and returns
+// instance.ErrAlreadyRunning.
+func New(cfg Config) (*App, error) {
+	if err := checkBuild(cfg); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{cfg.DataDir, cfg.RuntimeDir} {
+		if err := userdir.Ensure(d); err != nil {
+			return nil, err
+		}
+	}
+	a := &App{cfg: cfg, events: &eventSink{}}
+	primary, err := instance.Acquire(cfg.RuntimeDir, "app", a.focus)
+	if err != nil {
+		return nil, err
+	}
+	a.primary = primary
+	v, err := vault.Open(cfg.DataDir, vault.Options{Keyring: cfg.Keyring})
+	if err != nil {
+		primary.Release()
+		return nil, fmt.Errorf("open vault: %w", err)
+	}
+	a.vault = v
+	a.Vault = newVaultService(v, a.events, cfg.Log, cfg.Keyring != nil)
+	return a, nil
+}
+
+// Options returns the Wails options for the Yett window.
+func (a *App) Options(assets fs.FS) *options.App {
+	return &options.App{
+		Title:            "Yett",
+		Width:            1100,
+		Height:           760,
+		MinWidth:         820,
+		MinHeight:        560,
+		BackgroundColour: options.NewRGB(0xf6, 0xf7, 0xf9),
+		AssetServer:      &assetserver.Options{Assets: assets},
+		OnStartup:        a.startup,
+		OnShutdown:       a.shutdown,
+		Bind:             []interface{}{a.Vault},
+		Linux:            &linux.Options{ProgramName: "yett"},
+	}
+}
+
+func (a *App) startup(ctx context.Context) {
+	a.mu.Lock()
+	a.ctx = ctx
+	a.mu.Unlock()
+	a.events.attach(func(name string, data any) { runtime.EventsEmit(ctx, name, data) })
+
+	bg, stop := context.WithCancel(context.Background())
+	a.stopBg = stop
+	a.bgDone = make(chan struct{})
+	go func() {
+		defer close(a.bgDone)
+		err := lockwatch.Watch(bg, func(r lockwatch.Reason) {
+			if err := a.vault.Lock(string(r)); err != nil && !errors.Is(err, vault.ErrLocked) {
+				a.cfg.Log.Warn("auto-lock failed", "reason", r, "err", err)
+			}
+		}, lockwatch.Options{Logger: a.cfg.Log})
+		if err != nil && bg.Err() == nil {
+			a.cfg.Log.Warn("no sleep or screen-lock source to watch; only the idle timer locks the vault", "err", err)
+		}
+	}()
+}
+
+func (a *App) shutdown(ctx context.Context) {
+	if a.stopBg != nil {
+		a.stopBg()
+		select {
+		case <-a.bgDone:
+		case <-time.After(3 * time.Second):
+		}
+	}
+	a.Close()
+}
+
+// Close locks and closes the vault and releases the single-instance lock.
+func (a *App) Close() {
+	a.Vault.close()
+	if a.vault != nil {
+		_ = a.vault.Lock("app_exit")
+		_ = a.vault.Close()
+	}
+	if a.primary != nil {
+		a.primary.Release()
+	}
+}
+
+// focus brings the window to the front when a second launch asks for it.
+func (a *App) focus() {
+	a.mu.Lock()
+	ctx := a.ctx
+	a.mu.Unlock()
+	if ctx == nil {
+		return
+	}
+	runtime.WindowUnminimise(ctx)
+	runtime.WindowShow(ctx)
+}
