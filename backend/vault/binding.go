@@ -103,7 +103,11 @@ func checkDNSName(h string) error {
 	if len(h) > 253 {
 		return errors.New("name longer than 253 characters")
 	}
-	for _, label := range strings.Split(h, ".") {
+	labels := strings.Split(h, ".")
+	if last := labels[len(labels)-1]; last != "" && strings.Trim(last, "0123456789") == "" {
+		return errors.New("looks like an IP address but is not a valid one")
+	}
+	for _, label := range labels {
 		if label == "" || len(label) > 63 {
 			return errors.New("each dot-separated label must be 1..63 characters")
 		}

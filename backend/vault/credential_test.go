@@ -48,6 +48,8 @@ func TestCredentialValidation(t *testing.T) {
 		{"inner wildcard", func(c *NewCredential) { c.Hosts = []string{"api.*.example.com"} }, "leftmost"},
 		{"duplicate host", func(c *NewCredential) { c.Hosts = []string{"A.example.com", "a.example.com"} }, "twice"},
 		{"ipv6 ok", func(c *NewCredential) { c.Hosts = []string{"[::1]:8080", "127.0.0.1:9000"} }, ""},
+		{"bad ipv4", func(c *NewCredential) { c.Hosts = []string{"1.2.3.999"} }, "IP address"},
+		{"ipv4 leading zero", func(c *NewCredential) { c.Hosts = []string{"01.2.3.4"} }, "IP address"},
 		{"ipv6 bare", func(c *NewCredential) { c.Hosts = []string{"::1"} }, "brackets"},
 		{"relative path", func(c *NewCredential) { c.PathPrefixes = []string{"v1"} }, "start with"},
 		{"dotdot path", func(c *NewCredential) { c.PathPrefixes = []string{"/v1/../admin"} }, "\"..\""},

@@ -64,7 +64,7 @@ func (v *Vault) Create(passphrase Passphrase, useKeyring bool) error {
 		return err
 	}
 	v.hdr, v.keyringWrap = h, keyringWrap
-	v.becomeUnlocked(keys, map[string]recordRef{}, map[string]CredentialView{}, nil)
+	v.becomeUnlocked(keys, map[string]recordRef{}, map[string]cachedCredential{}, nil)
 	v.enqueue(Event{Kind: EventCreated, Epoch: v.epoch, Reason: "vault created"})
 	v.mu.Unlock()
 	v.deliver()
@@ -150,7 +150,7 @@ func (v *Vault) finishUnlock(dataKey []byte, how string) error {
 }
 
 // becomeUnlocked installs the session; v.mu held.
-func (v *Vault) becomeUnlocked(keys *sessionKeys, refs map[string]recordRef, creds map[string]CredentialView, settings *settingsRecord) {
+func (v *Vault) becomeUnlocked(keys *sessionKeys, refs map[string]recordRef, creds map[string]cachedCredential, settings *settingsRecord) {
 	v.keys, v.refs, v.creds = keys, refs, creds
 	v.state, v.damaged = StateUnlocked, nil
 	v.autoLock = v.opts.AutoLockAfter

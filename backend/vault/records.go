@@ -34,7 +34,7 @@ func (r recordRow) ref() recordRef {
 // the manifest's records at the manifest's versions, and that every record
 // authenticates and parses. Any failure is a *DamagedError naming the part.
 // v.mu held.
-func (v *Vault) verifyAll(keys *sessionKeys) (map[string]recordRef, map[string]CredentialView, *settingsRecord, error) {
+func (v *Vault) verifyAll(keys *sessionKeys) (map[string]recordRef, map[string]cachedCredential, *settingsRecord, error) {
 	var raw []byte
 	if err := v.db.Raw(`SELECT manifest FROM vault_meta WHERE id = 1`).Row().Scan(&raw); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil, fmt.Errorf("vault: %w", err)
@@ -61,7 +61,7 @@ func (v *Vault) verifyAll(keys *sessionKeys) (map[string]recordRef, map[string]C
 		return nil, nil, nil, fmt.Errorf("vault: %w", err)
 	}
 	refs := make(map[string]recordRef, len(rows))
-	creds := make(map[string]CredentialView)
+	creds := make(map[string]cachedCredential)
 	var settings *settingsRecord
 	for _, row := range rows {
 		ref := row.ref()
@@ -81,7 +81,7 @@ func (v *Vault) verifyAll(keys *sessionKeys) (map[string]recordRef, map[string]C
 			if err != nil {
 				return nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: err.Error()}
 			}
-			creds[ref.ID] = view
+			creds[ref.ID] = newCachedCredential(view)
 		case kindSettings:
 			s, err := decodeSettings(pt)
 			if err != nil || ref.ID != settingsID {
@@ -195,7 +195,7 @@ func (v *Vault) AddCredential(c NewCredential) (CredentialView, error) {
 		ID: ref.ID, Name: c.Name, Injection: c.Injection, Hosts: c.Hosts,
 		PathPrefixes: c.PathPrefixes, Approval: c.Approval, CreatedAt: created, Version: ref.Version,
 	}
-	v.creds[ref.ID] = view
+	v.creds[ref.ID] = newCachedCredential(view)
 	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential added"})
 	v.mu.Unlock()
 	v.deliver()
@@ -211,7 +211,7 @@ func (v *Vault) ListCredentials() ([]CredentialView, error) {
 	}
 	out := make([]CredentialView, 0, len(v.creds))
 	for _, c := range v.creds {
-		out = append(out, c)
+		out = append(out, c.view)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Name != out[j].Name {
@@ -280,20 +280,38 @@ func (v *Vault) CredentialFor(host, path string) (CredentialView, *Secret, error
 	return best, secret, nil
 }
 
+// cachedCredential is a credential's view with its host bindings parsed
+// once, so choosing a credential per request parses nothing.
+type cachedCredential struct {
+	view  CredentialView
+	hosts []HostPattern
+}
+
+func newCachedCredential(view CredentialView) cachedCredential {
+	c := cachedCredential{view: view}
+	for _, h := range view.Hosts {
+		// Hosts were validated on the way in (add or decode).
+		if p, err := ParseHostPattern(h); err == nil {
+			c.hosts = append(c.hosts, p)
+		}
+	}
+	return c
+}
+
 type bindingScore struct{ host, path int }
 
-func pickCredential(creds map[string]CredentialView, host string, port int, path string) (CredentialView, error) {
+func pickCredential(creds map[string]cachedCredential, host string, port int, path string) (CredentialView, error) {
 	var best CredentialView
 	var bestScore bindingScore
 	found, tie := false, false
 	for _, c := range creds {
-		s, ok := scoreCredential(c, host, port, path)
+		s, ok := c.score(host, port, path)
 		if !ok {
 			continue
 		}
 		switch {
 		case !found || s.host > bestScore.host || (s.host == bestScore.host && s.path > bestScore.path):
-			best, bestScore, found, tie = c, s, true, false
+			best, bestScore, found, tie = c.view, s, true, false
 		case s == bestScore:
 			tie = true
 		}
@@ -307,19 +325,15 @@ func pickCredential(creds map[string]CredentialView, host string, port int, path
 	return best, nil
 }
 
-func scoreCredential(c CredentialView, host string, port int, path string) (bindingScore, bool) {
+func (c cachedCredential) score(host string, port int, path string) (bindingScore, bool) {
 	var s bindingScore
 	hostOK, pathOK := false, false
-	for _, h := range c.Hosts {
-		p, err := ParseHostPattern(h)
-		if err != nil {
-			continue
-		}
+	for _, p := range c.hosts {
 		if score, ok := p.match(host, port); ok && (!hostOK || score > s.host) {
 			s.host, hostOK = score, true
 		}
 	}
-	for _, p := range c.PathPrefixes {
+	for _, p := range c.view.PathPrefixes {
 		if pathMatch(p, path) && (!pathOK || len(p) > s.path) {
 			s.path, pathOK = len(p), true
 		}

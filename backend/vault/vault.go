@@ -106,9 +106,9 @@ type Vault struct {
 	hdr         *header
 	keyringWrap []byte
 	keyringNote string
-	keys        *sessionKeys         // non-nil only while unlocked
-	refs        map[string]recordRef // the manifest's view, while unlocked
-	creds       map[string]CredentialView
+	keys        *sessionKeys                // non-nil only while unlocked
+	refs        map[string]recordRef        // the manifest's view, while unlocked
+	creds       map[string]cachedCredential // decrypted metadata, no secrets
 	autoLock    time.Duration
 	deadline    time.Time
 	stopTimer   func() bool
@@ -252,23 +252,28 @@ func (v *Vault) Epoch() uint64 {
 	return v.epoch
 }
 
-// Close locks the vault (one "locked" event, reason "closed") and closes
-// the database. Later calls return ErrClosed.
+// Close locks the vault (one "locked" event, reason "closed", if it was
+// unlocked) and closes the database. Later calls return ErrClosed.
 func (v *Vault) Close() error {
-	lockErr := v.Lock("closed")
 	v.mu.Lock()
-	defer v.mu.Unlock()
 	if v.closed {
+		v.mu.Unlock()
 		return nil
+	}
+	var lockErr error
+	if v.state == StateUnlocked {
+		lockErr = v.lockLocked("closed")
 	}
 	v.closed = true
 	v.stopIdleTimer()
-	if v.db == nil {
-		return lockErr
+	var closeErr error
+	if v.db != nil {
+		closeErr = store.Close(v.db)
+		v.db = nil
 	}
-	err := store.Close(v.db)
-	v.db = nil
-	return errors.Join(lockErr, err)
+	v.mu.Unlock()
+	v.deliver()
+	return errors.Join(lockErr, closeErr)
 }
 
 // usable reports why v cannot serve a request needing the data key; v.mu held.
