@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/glebarez/sqlite"
@@ -234,7 +235,12 @@ func syncFile(path string) error {
 
 // syncDir makes a rename or a new file in dir durable; without it a crash
 // can forget the directory entry even though the file's data was synced.
+// Windows has no directory fsync (a directory handle cannot be flushed);
+// NTFS journals the rename itself.
 func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)

@@ -69,7 +69,7 @@ type Options struct {
 	// a fake to fire it at will.
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 	// ThrottleBase is the unit of the delay after repeated wrong
-	// passphrases; nil => 1 s (so 1 s, 2 s, 4 s ... up to about 17 min).
+	// passphrases; 0 => 1 s (so 1 s, 2 s, 4 s ... up to about 17 min).
 	ThrottleBase time.Duration
 	// KDF is used by Create; zero => DefaultKDF. Tests use cheap ones.
 	KDF KDFParams
