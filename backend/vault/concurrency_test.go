@@ -1,0 +1,79 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// TestConcurrentUse runs locks, unlocks, writes, reads and status calls
+// from several goroutines (go test -race finds data races; a deadlock
+// hangs the test). Subscribers call back into the vault, and the events
+// they see carry non-decreasing epochs, strictly increasing across locks
+// and unlocks.
+func TestConcurrentUse(t *testing.T) {
+	v, _ := newUnlocked(t, testOptions(newFakeClock()))
+	var mu sync.Mutex
+	var lastAny, lastLockUnlock uint64
+	v.Subscribe(func(e Event) {
+		v.Status() // must not deadlock
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Epoch < lastAny {
+			t.Errorf("event %+v after epoch %d", e, lastAny)
+		}
+		if e.Kind == EventLocked || e.Kind == EventUnlocked {
+			if e.Epoch <= lastLockUnlock {
+				t.Errorf("event %+v repeats epoch %d", e, lastLockUnlock)
+			}
+			lastLockUnlock = e.Epoch
+		}
+		lastAny = e.Epoch
+	})
+	var wg sync.WaitGroup
+	run := func(n int, f func(i int)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n; i++ {
+				f(i)
+			}
+		}()
+	}
+	okOrLocked := func(err error) {
+		if err != nil && !errors.Is(err, ErrLocked) && !errors.Is(err, ErrNoCredential) && !errors.Is(err, ErrNotFound) {
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	for g := 0; g < 2; g++ {
+		run(15, func(i int) {
+			okOrLocked(v.Lock("stress"))
+			okOrLocked(v.Unlock(pass(testPass)))
+		})
+	}
+	run(40, func(i int) {
+		c, err := v.AddCredential(sampleCredential(fmt.Sprint("c", i), "CANARY-stress"))
+		okOrLocked(err)
+		if err == nil && i%3 == 0 {
+			okOrLocked(v.RemoveCredential(c.ID))
+		}
+	})
+	run(60, func(i int) {
+		v.Status()
+		v.Touch()
+		_, s, err := v.CredentialFor("api.example.com", "/")
+		if err != nil && !errors.Is(err, ErrAmbiguousCredential) {
+			okOrLocked(err)
+		}
+		if s != nil {
+			s.Wipe()
+		}
+		_, err = v.ListCredentials()
+		okOrLocked(err)
+	})
+	wg.Wait()
+	if s := v.Status(); s.State == StateDamaged {
+		t.Fatalf("vault damaged under concurrent use: %s", s.Damaged)
+	}
+}
