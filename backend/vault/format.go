@@ -37,7 +37,11 @@ type KDFParams struct {
 }
 
 func (p KDFParams) String() string {
-	return fmt.Sprintf("argon2id t=%d m=%dMiB p=%d", p.Time, p.MemKiB/1024, p.Threads)
+	mem := fmt.Sprintf("%dKiB", p.MemKiB)
+	if p.MemKiB%1024 == 0 {
+		mem = fmt.Sprintf("%dMiB", p.MemKiB/1024)
+	}
+	return fmt.Sprintf("argon2id t=%d m=%s p=%d", p.Time, mem, p.Threads)
 }
 
 func (p KDFParams) validate() error {

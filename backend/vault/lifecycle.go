@@ -51,6 +51,11 @@ func (v *Vault) Create(passphrase Passphrase, useKeyring bool) error {
 
 	keys := deriveSessionKeys(dataKey, h.VaultID)
 	v.mu.Lock()
+	if err := v.usable(); err != ErrNotInitialised { // closed meanwhile
+		v.mu.Unlock()
+		keys.wipe()
+		return err
+	}
 	_, err = v.advanceEpoch(func(tx *gorm.DB, next uint64) error {
 		return tx.Exec(`INSERT INTO vault_meta (id, header, keyring_wrap, manifest) VALUES (1, ?, ?, ?)`,
 			h.encode(), keyringWrap, encodeManifest(keys, h.VaultID, &manifest{Epoch: next})).Error
