@@ -16,9 +16,10 @@ import (
 const macLen = sha256.Size
 
 // DefaultKDF is what Create uses unless Options.KDF says otherwise: RFC
-// 9106's second recommended setting. BenchmarkUnlock on 2 shared cores
-// measured 0.24-0.31 s per unlock (docs/vault-format.md); every guess costs
-// an attacker the same 64 MiB and three passes.
+// 9106's second recommended setting. BenchmarkUnlock on 2 cores measured
+// 73-77 ms per unlock when quiet and 0.24-0.31 s under heavy load
+// (docs/vault-format.md); every guess costs an attacker 64 MiB and three
+// passes.
 var DefaultKDF = KDFParams{Time: 3, MemKiB: 64 * 1024, Threads: 4}
 
 // sessionKeys exist only while the vault is unlocked. wipe zeroes them.
