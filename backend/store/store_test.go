@@ -126,9 +126,7 @@ func TestBackupBeforePendingMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer Close(old)
-	var epoch int
-	old.Raw(`SELECT value FROM vault_epoch`).Scan(&epoch)
-	if v, _ := SchemaVersion(old); v != 1 || epoch != 41 {
+	if v, epoch := versionAndEpoch(t, old); v != 1 || epoch != 41 {
 		t.Fatalf("backup at version %d epoch %d, want 1 and 41", v, epoch)
 	}
 }
@@ -158,9 +156,7 @@ func TestFailedMigrationRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer Close(db)
-	var epoch int
-	db.Raw(`SELECT value FROM vault_epoch`).Scan(&epoch)
-	if v, _ := SchemaVersion(db); v != 1 || epoch != 0 {
+	if v, epoch := versionAndEpoch(t, db); v != 1 || epoch != 0 {
 		t.Fatalf("after failed migration: version %d epoch %d", v, epoch)
 	}
 }
@@ -233,4 +229,16 @@ func backups(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return m
+}
+
+func versionAndEpoch(t *testing.T, db *gorm.DB) (version, epoch int) {
+	t.Helper()
+	version, err := SchemaVersion(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Raw(`SELECT value FROM vault_epoch`).Scan(&epoch).Error; err != nil {
+		t.Fatal(err)
+	}
+	return version, epoch
 }
