@@ -245,7 +245,7 @@ func decodeSettings(plaintext []byte) (settingsRecord, error) {
 
 const (
 	minAutoLock = time.Minute
-	maxAutoLock = 30 * 24 * time.Hour
+	maxAutoLock = 7 * 24 * time.Hour
 )
 
 func checkAutoLock(d time.Duration) error {

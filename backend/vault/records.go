@@ -368,7 +368,7 @@ func (v *Vault) readSecret(ref recordRef) (*Secret, error) {
 	return nil, damage
 }
 
-// SetAutoLockAfter sets and stores the idle auto-lock time (1 minute to 30
+// SetAutoLockAfter sets and stores the idle auto-lock time (1 minute to 7
 // days) in the sealed settings record, and restarts the idle timer.
 // Errors: ErrLocked, ErrInvalid.
 func (v *Vault) SetAutoLockAfter(d time.Duration) error {
