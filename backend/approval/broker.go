@@ -1,0 +1,211 @@
+package approval
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/procid"
+)
+
+// Reasons a session ends besides audit's own: the run's connection closed
+// while the process lives on, and the gateway stopped.
+const (
+	ReasonConnectionClosed audit.Reason = "connection_closed"
+	ReasonGatewayStopped   audit.Reason = "gateway_stopped"
+)
+
+// Recorder writes the broker's authority changes durably (the gateway's
+// audit log and journal). SessionApproved runs before a session takes effect:
+// if it fails, the approval is refused (fail closed).
+type Recorder interface {
+	SessionApproved(ctx context.Context, s Session) error
+	SessionEnded(s Session, reason audit.Reason)
+	RequestExpired(r Request)
+}
+
+// Config configures a Broker.
+type Config struct {
+	// BootID is this gateway start's random id.
+	BootID string
+	// Timeout bounds how long a request waits; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Epoch returns the vault's current epoch.
+	Epoch func() uint64
+	// Recorder may be nil (tests of the broker alone).
+	Recorder Recorder
+}
+
+type pending struct {
+	req     Request
+	run     *procid.RunRecord
+	epoch   uint64
+	done    chan struct{}
+	session Session
+	err     error
+	timer   *time.Timer
+}
+
+type endedRun struct {
+	pid      int
+	startKey uint64
+	exe      string
+	reason   audit.Reason
+}
+
+// maxHistory bounds the remembered ended sessions of this boot.
+const maxHistory = 512
+
+// Broker holds pending requests and live sessions. Safe for concurrent use.
+type Broker struct {
+	cfg Config
+
+	mu        sync.Mutex
+	pending   map[string]*pending
+	sessions  map[string]*Session // by run id
+	endedRuns map[string]audit.Reason
+	history   []endedRun
+	subs      map[int]func(Update)
+	nextSub   int
+	closed    bool
+
+	deliver sync.Mutex // keeps updates in order
+}
+
+// New returns an empty broker.
+func New(cfg Config) *Broker {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	return &Broker{
+		cfg: cfg, pending: map[string]*pending{}, sessions: map[string]*Session{},
+		endedRuns: map[string]audit.Reason{}, subs: map[int]func(Update){},
+	}
+}
+
+// BootID returns the boot id sessions are bound to.
+func (b *Broker) BootID() string { return b.cfg.BootID }
+
+func newID(prefix string) string {
+	var r [12]byte
+	rand.Read(r[:])
+	return prefix + hex.EncodeToString(r[:])
+}
+
+// Subscribe registers fn for every later change; fn must not block for long.
+func (b *Broker) Subscribe(fn func(Update)) (cancel func()) {
+	b.mu.Lock()
+	id := b.nextSub
+	b.nextSub++
+	b.subs[id] = fn
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		delete(b.subs, id)
+		b.mu.Unlock()
+	}
+}
+
+func (b *Broker) notify(u Update) {
+	b.deliver.Lock()
+	defer b.deliver.Unlock()
+	b.mu.Lock()
+	fns := make([]func(Update), 0, len(b.subs))
+	ids := make([]int, 0, len(b.subs))
+	for id := range b.subs {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		fns = append(fns, b.subs[id])
+	}
+	b.mu.Unlock()
+	for _, fn := range fns {
+		fn(u)
+	}
+}
+
+// Pending lists the pending requests, oldest first.
+func (b *Broker) Pending() []Request {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Request, 0, len(b.pending))
+	for _, p := range b.pending {
+		out = append(out, p.req)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out
+}
+
+// Sessions lists the live sessions, oldest first.
+func (b *Broker) Sessions() []Session {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Session, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ApprovedAt.Before(out[j].ApprovedAt) })
+	return out
+}
+
+// Valid returns the session approving run, if one is valid now: same boot,
+// same vault epoch, same launch nonce, same process. A session found stale
+// here is ended on the spot.
+func (b *Broker) Valid(run *procid.RunRecord) (Session, bool) {
+	b.mu.Lock()
+	s, ok := b.sessions[RunID(run)]
+	if !ok {
+		b.mu.Unlock()
+		return Session{}, false
+	}
+	if s.BootID == b.cfg.BootID && s.Run.LaunchNonce == run.LaunchNonce &&
+		s.Run.PID == run.PID && s.Run.StartKey == run.StartKey && s.VaultEpoch == b.cfg.Epoch() {
+		out := *s
+		b.mu.Unlock()
+		return out, true
+	}
+	reason := audit.ReasonVaultStateChanged
+	if s.VaultEpoch == b.cfg.Epoch() {
+		reason = audit.ReasonIdentityMismatch
+	}
+	ended := b.endLocked(s, reason)
+	b.mu.Unlock()
+	b.afterEnd(ended, reason)
+	return Session{}, false
+}
+
+// ChangeFor says what changed for a run that has no valid session, from the
+// sessions that ended in this boot. ok is false when this boot knows nothing
+// about the process or its executable.
+func (b *Broker) ChangeFor(run *procid.RunRecord) (Change, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	exe := run.ExeHash()
+	for i := len(b.history) - 1; i >= 0; i-- {
+		h := b.history[i]
+		if h.pid != run.PID || h.startKey != run.StartKey {
+			continue
+		}
+		switch {
+		case h.exe != exe || h.reason == audit.ReasonIdentityMismatch:
+			return ChangeIdentityChanged, true
+		case h.reason == audit.ReasonVaultStateChanged || h.reason == audit.ReasonVaultLocked:
+			return ChangeVaultLocked, true
+		case h.reason == audit.ReasonRevoked:
+			return ChangeRevoked, true
+		default:
+			return ChangeReconnected, true
+		}
+	}
+	for i := len(b.history) - 1; i >= 0; i-- {
+		if b.history[i].exe == exe {
+			return ChangeAgentRestarted, true
+		}
+	}
+	return "", false
+}

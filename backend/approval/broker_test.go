@@ -1,0 +1,218 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/procid"
+)
+
+func run(pid int, nonce byte, exe byte) *procid.RunRecord {
+	r := &procid.RunRecord{PID: pid, StartKey: uint64(pid) * 10, ExePath: "/bin/agent", Name: "agent", Signer: procid.SignerUnsigned}
+	r.ExeSHA256[0] = exe
+	r.LaunchNonce[0] = nonce
+	return r
+}
+
+type recorder struct {
+	mu       sync.Mutex
+	approved []Session
+	ended    []audit.Reason
+	expired  int
+	fail     bool
+}
+
+func (r *recorder) SessionApproved(_ context.Context, s Session) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail {
+		return errors.New("disk full")
+	}
+	r.approved = append(r.approved, s)
+	return nil
+}
+func (r *recorder) SessionEnded(_ Session, reason audit.Reason) {
+	r.mu.Lock()
+	r.ended = append(r.ended, reason)
+	r.mu.Unlock()
+}
+func (r *recorder) RequestExpired(Request) { r.mu.Lock(); r.expired++; r.mu.Unlock() }
+
+func newBroker(t *testing.T, timeout time.Duration) (*Broker, *atomic.Uint64, *recorder) {
+	var epoch atomic.Uint64
+	epoch.Store(5)
+	rec := &recorder{}
+	b := New(Config{BootID: "boot-1", Timeout: timeout, Epoch: epoch.Load, Recorder: rec})
+	t.Cleanup(b.Close)
+	return b, &epoch, rec
+}
+
+// approve raises a card for r and approves it.
+func approve(t *testing.T, b *Broker, r *procid.RunRecord) Session {
+	t.Helper()
+	id, err := b.RequestSession(r, ChangeFirst, "http", "127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Answer(id, true, "test"); err != nil {
+		t.Fatal(err)
+	}
+	s, ok := b.Valid(r)
+	if !ok {
+		t.Fatal("approved session not valid")
+	}
+	return s
+}
+
+func TestSessionBinding(t *testing.T) {
+	b, epoch, rec := newBroker(t, time.Minute)
+	a := run(100, 1, 9)
+	approve(t, b, a)
+
+	twin := run(100, 2, 9) // same process facts, another inspection
+	if _, ok := b.Valid(twin); ok {
+		t.Fatal("a run with another launch nonce shares the session")
+	}
+	other := run(101, 1, 9)
+	if _, ok := b.Valid(other); ok {
+		t.Fatal("an identical process shares the session")
+	}
+	if _, ok := b.Valid(a); !ok {
+		t.Fatal("session lost")
+	}
+	epoch.Add(1)
+	b.EpochChanged()
+	if _, ok := b.Valid(a); ok {
+		t.Fatal("session survived an epoch change")
+	}
+	if c, _ := b.ChangeFor(a); c != ChangeVaultLocked {
+		t.Fatalf("change %q", c)
+	}
+	if len(rec.ended) != 1 || rec.ended[0] != audit.ReasonVaultStateChanged {
+		t.Fatalf("ended %v", rec.ended)
+	}
+}
+
+func TestWithdrawnWhileWaiting(t *testing.T) {
+	tests := []struct {
+		name  string
+		event func(b *Broker, e *atomic.Uint64, r *procid.RunRecord)
+	}{
+		{"process exit", func(b *Broker, _ *atomic.Uint64, r *procid.RunRecord) { b.EndRun(RunID(r), audit.ReasonProcessExited) }},
+		{"epoch change", func(b *Broker, e *atomic.Uint64, _ *procid.RunRecord) { e.Add(1); b.EpochChanged() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, epoch, _ := newBroker(t, time.Minute)
+			r := run(200, 3, 9)
+			id, _ := b.RequestSession(r, ChangeFirst, "http", "x")
+			errc := make(chan error, 1)
+			go func() { _, err := b.WaitSession(context.Background(), id); errc <- err }()
+			tt.event(b, epoch, r)
+			if err := <-errc; !errors.Is(err, ErrWithdrawn) {
+				t.Fatalf("wait: %v", err)
+			}
+			if len(b.Pending()) != 0 {
+				t.Fatal("card still shown")
+			}
+			if err := b.Answer(id, true, "test"); !errors.Is(err, ErrNotPending) {
+				t.Fatalf("late answer: %v", err)
+			}
+			if _, ok := b.Valid(r); ok {
+				t.Fatal("session after withdrawal")
+			}
+		})
+	}
+}
+
+func TestTimeoutAndDeny(t *testing.T) {
+	b, _, rec := newBroker(t, 50*time.Millisecond)
+	r := run(300, 4, 9)
+	id, _ := b.RequestSession(r, ChangeFirst, "http", "x")
+	if _, err := b.WaitSession(context.Background(), id); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("%v", err)
+	}
+	rec.mu.Lock()
+	expired := rec.expired
+	rec.mu.Unlock()
+	if expired != 1 || len(b.Pending()) != 0 {
+		t.Fatal("expiry not recorded or card kept")
+	}
+	id, _ = b.RequestSession(r, ChangeFirst, "http", "x")
+	go b.Answer(id, false, "test")
+	if _, err := b.WaitSession(context.Background(), id); !errors.Is(err, ErrDenied) {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestAuditFailureRefusesApproval(t *testing.T) {
+	b, _, rec := newBroker(t, time.Minute)
+	rec.fail = true
+	r := run(400, 5, 9)
+	id, _ := b.RequestSession(r, ChangeFirst, "http", "x")
+	if err := b.Answer(id, true, "test"); !errors.Is(err, ErrAuditUnavailable) {
+		t.Fatalf("%v", err)
+	}
+	if _, ok := b.Valid(r); ok {
+		t.Fatal("unrecorded approval took effect")
+	}
+}
+
+func TestPerCallIsSeparate(t *testing.T) {
+	b, _, _ := newBroker(t, time.Minute)
+	r := run(500, 6, 9)
+	s := approve(t, b, r)
+	done := make(chan error, 1)
+	go func() { done <- b.AskCall(context.Background(), r, s.ID, "http", "POST", "x/y", "cred") }()
+	var p []Request
+	for len(p) == 0 {
+		time.Sleep(time.Millisecond)
+		p = b.Pending()
+	}
+	if p[0].Kind != KindCall || p[0].SessionID != s.ID {
+		t.Fatalf("%+v", p[0])
+	}
+	b.Answer(p[0].ID, true, "test")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- b.AskCall(ctx, r, s.ID, "http", "POST", "x/y", "cred") }()
+	for len(b.Pending()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	if len(b.Pending()) != 0 {
+		t.Fatal("a call card outlived its call")
+	}
+}
+
+func TestChangeFor(t *testing.T) {
+	b, _, _ := newBroker(t, time.Minute)
+	first := run(600, 7, 9)
+	if _, ok := b.ChangeFor(first); ok {
+		t.Fatal("knows an unknown process")
+	}
+	approve(t, b, first)
+	b.EndRun(RunID(first), audit.ReasonProcessExited)
+	if c, _ := b.ChangeFor(run(601, 8, 9)); c != ChangeAgentRestarted {
+		t.Fatalf("%q", c)
+	}
+	if c, _ := b.ChangeFor(run(600, 9, 9)); c != ChangeReconnected {
+		t.Fatalf("%q", c)
+	}
+	if c, _ := b.ChangeFor(run(600, 9, 8)); c != ChangeIdentityChanged {
+		t.Fatalf("%q", c)
+	}
+	s := approve(t, b, run(602, 10, 7))
+	b.Revoke(s.ID)
+	if c, _ := b.ChangeFor(run(602, 11, 7)); c != ChangeRevoked {
+		t.Fatalf("%q", c)
+	}
+}

@@ -1,0 +1,302 @@
+package approval
+
+import (
+	"context"
+	"time"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/procid"
+)
+
+// RequestSession shows a session card for run, or joins the one already
+// pending for it, and returns its id. The card is bound to the vault epoch of
+// this moment.
+func (b *Broker) RequestSession(run *procid.RunRecord, change Change, channel, target string) (string, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return "", ErrClosed
+	}
+	if _, gone := b.endedRuns[RunID(run)]; gone {
+		b.mu.Unlock()
+		return "", ErrWithdrawn
+	}
+	for id, p := range b.pending {
+		if p.req.Kind == KindSession && p.req.RunID == RunID(run) {
+			b.mu.Unlock()
+			return id, nil
+		}
+	}
+	now := time.Now()
+	p := &pending{
+		req: Request{
+			ID: newID("rq-"), Kind: KindSession, RunID: RunID(run), Who: RequesterOf(run),
+			Change: change, Channel: channel, Target: target, CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
+		},
+		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}),
+	}
+	b.addLocked(p)
+	b.mu.Unlock()
+	b.notify(Update{Pending: true})
+	return p.req.ID, nil
+}
+
+// WaitSession waits for the session card id to be answered. The card
+// outlives ctx: it belongs to the run, not to the call that waited.
+func (b *Broker) WaitSession(ctx context.Context, id string) (Session, error) {
+	b.mu.Lock()
+	p, ok := b.pending[id]
+	b.mu.Unlock()
+	if !ok {
+		return Session{}, ErrNotPending
+	}
+	select {
+	case <-p.done:
+		return p.session, p.err
+	case <-ctx.Done():
+		return Session{}, ctx.Err()
+	}
+}
+
+// AskCall asks the person about one call of a run that has a valid session.
+// The card is removed when ctx ends: a per-call card without its call must
+// not stay answerable.
+func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID, channel, method, target, credential string) error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return ErrClosed
+	}
+	now := time.Now()
+	p := &pending{
+		req: Request{
+			ID: newID("rq-"), Kind: KindCall, RunID: RunID(run), Who: RequesterOf(run), Channel: channel,
+			Method: method, Target: target, Credential: credential, SessionID: sessionID,
+			CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
+		},
+		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}),
+	}
+	b.addLocked(p)
+	b.mu.Unlock()
+	b.notify(Update{Pending: true})
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		b.mu.Lock()
+		removed := b.finishLocked(p, ctx.Err())
+		b.mu.Unlock()
+		if removed {
+			b.notify(Update{Pending: true})
+		}
+		return ctx.Err()
+	}
+}
+
+func (b *Broker) addLocked(p *pending) {
+	b.pending[p.req.ID] = p
+	id := p.req.ID
+	p.timer = time.AfterFunc(b.cfg.Timeout, func() { b.expire(id) })
+}
+
+// finishLocked removes p (if still pending) and wakes its waiters with err.
+func (b *Broker) finishLocked(p *pending, err error) bool {
+	if b.pending[p.req.ID] != p {
+		return false
+	}
+	delete(b.pending, p.req.ID)
+	p.timer.Stop()
+	p.err = err
+	close(p.done)
+	return true
+}
+
+func (b *Broker) expire(id string) {
+	b.mu.Lock()
+	p, ok := b.pending[id]
+	if ok {
+		b.finishLocked(p, ErrTimeout)
+	}
+	b.mu.Unlock()
+	if ok {
+		if r := b.cfg.Recorder; r != nil {
+			r.RequestExpired(p.req)
+		}
+		b.notify(Update{Pending: true})
+	}
+}
+
+// Answer records the person's decision on a pending request. surface names
+// where it was made ("app", "terminal", "notification"). Approving a session
+// card is refused with ErrWithdrawn if the vault epoch moved since the card
+// was shown, and with ErrAuditUnavailable if the approval could not be
+// recorded; in both cases the waiting calls are denied.
+func (b *Broker) Answer(id string, approve bool, surface string) error {
+	b.mu.Lock()
+	p, ok := b.pending[id]
+	if !ok {
+		b.mu.Unlock()
+		return ErrNotPending
+	}
+	if !approve {
+		b.finishLocked(p, ErrDenied)
+		b.mu.Unlock()
+		b.notify(Update{Pending: true})
+		return nil
+	}
+	if p.req.Kind == KindCall {
+		b.finishLocked(p, nil)
+		b.mu.Unlock()
+		b.notify(Update{Pending: true})
+		return nil
+	}
+	if p.epoch != b.cfg.Epoch() {
+		b.finishLocked(p, ErrWithdrawn)
+		b.mu.Unlock()
+		b.notify(Update{Pending: true})
+		return ErrWithdrawn
+	}
+	// Take the card off the list while the approval is recorded, so a second
+	// answer cannot race this one.
+	delete(b.pending, id)
+	p.timer.Stop()
+	b.mu.Unlock()
+
+	s := Session{
+		ID: newID("ap-"), BootID: b.cfg.BootID, RunID: p.req.RunID, VaultEpoch: p.epoch,
+		ApprovedAt: time.Now().UTC(), Surface: surface, Channel: p.req.Channel, Who: p.req.Who, Run: p.run,
+	}
+	if r := b.cfg.Recorder; r != nil {
+		if err := r.SessionApproved(context.Background(), s); err != nil {
+			b.wake(p, Session{}, ErrAuditUnavailable)
+			return ErrAuditUnavailable
+		}
+	}
+	b.mu.Lock()
+	_, runGone := b.endedRuns[s.RunID]
+	if runGone || p.epoch != b.cfg.Epoch() || b.closed {
+		b.mu.Unlock()
+		reason := audit.ReasonVaultStateChanged
+		if runGone {
+			reason = audit.ReasonProcessExited
+		}
+		if r := b.cfg.Recorder; r != nil {
+			r.SessionEnded(s, reason)
+		}
+		b.wake(p, Session{}, ErrWithdrawn)
+		return ErrWithdrawn
+	}
+	b.sessions[s.RunID] = &s
+	b.mu.Unlock()
+	b.wake(p, s, nil)
+	return nil
+}
+
+func (b *Broker) wake(p *pending, s Session, err error) {
+	p.session, p.err = s, err
+	close(p.done)
+	b.notify(Update{Pending: true, Sessions: err == nil})
+}
+
+// EndRun ends run's session (if any) and withdraws its pending cards: the
+// process exited, its connection closed, or its identity stopped matching.
+func (b *Broker) EndRun(runID string, reason audit.Reason) {
+	b.mu.Lock()
+	b.endedRuns[runID] = reason
+	var ended *Session
+	if s, ok := b.sessions[runID]; ok {
+		ended = b.endLocked(s, reason)
+	}
+	withdrew := false
+	for _, p := range b.pending {
+		if p.req.RunID == runID {
+			withdrew = b.finishLocked(p, ErrWithdrawn) || withdrew
+		}
+	}
+	b.mu.Unlock()
+	b.afterEnd(ended, reason)
+	if withdrew {
+		b.notify(Update{Pending: true})
+	}
+}
+
+// EpochChanged ends every session and withdraws every card bound to another
+// vault epoch than the current one. The gateway calls it on every vault event.
+func (b *Broker) EpochChanged() {
+	b.mu.Lock()
+	e := b.cfg.Epoch()
+	var ended []*Session
+	for _, s := range b.sessions {
+		if s.VaultEpoch != e {
+			ended = append(ended, b.endLocked(s, audit.ReasonVaultStateChanged))
+		}
+	}
+	withdrew := false
+	for _, p := range b.pending {
+		if p.epoch != e {
+			withdrew = b.finishLocked(p, ErrWithdrawn) || withdrew
+		}
+	}
+	b.mu.Unlock()
+	for _, s := range ended {
+		b.afterEnd(s, audit.ReasonVaultStateChanged)
+	}
+	if withdrew {
+		b.notify(Update{Pending: true})
+	}
+}
+
+// Revoke ends a session at the person's request.
+func (b *Broker) Revoke(sessionID string) error {
+	b.mu.Lock()
+	var found *Session
+	for _, s := range b.sessions {
+		if s.ID == sessionID {
+			found = b.endLocked(s, audit.ReasonRevoked)
+			break
+		}
+	}
+	b.mu.Unlock()
+	if found == nil {
+		return ErrNoSession
+	}
+	b.afterEnd(found, audit.ReasonRevoked)
+	return nil
+}
+
+// Close withdraws every card and ends every session (the gateway stops).
+func (b *Broker) Close() {
+	b.mu.Lock()
+	b.closed = true
+	var ended []*Session
+	for _, s := range b.sessions {
+		ended = append(ended, b.endLocked(s, ReasonGatewayStopped))
+	}
+	for _, p := range b.pending {
+		b.finishLocked(p, ErrClosed)
+	}
+	b.mu.Unlock()
+	for _, s := range ended {
+		b.afterEnd(s, ReasonGatewayStopped)
+	}
+	b.notify(Update{Pending: true, Sessions: true})
+}
+
+func (b *Broker) endLocked(s *Session, reason audit.Reason) *Session {
+	delete(b.sessions, s.RunID)
+	b.history = append(b.history, endedRun{pid: s.Run.PID, startKey: s.Run.StartKey, exe: s.Run.ExeHash(), reason: reason})
+	if len(b.history) > maxHistory {
+		b.history = b.history[len(b.history)-maxHistory:]
+	}
+	return s
+}
+
+func (b *Broker) afterEnd(s *Session, reason audit.Reason) {
+	if s == nil {
+		return
+	}
+	if r := b.cfg.Recorder; r != nil {
+		r.SessionEnded(*s, reason)
+	}
+	b.notify(Update{Sessions: true})
+}

@@ -1,0 +1,107 @@
+package approval
+
+import (
+	"errors"
+	"time"
+
+	"github.com/yettdev/yett/backend/procid"
+)
+
+// Errors callers branch on. Their texts are safe to show.
+var (
+	ErrDenied           = errors.New("approval: the person denied the request")
+	ErrTimeout          = errors.New("approval: nobody answered in time")
+	ErrWithdrawn        = errors.New("approval: the request was withdrawn (the agent exited, or the vault was locked or unlocked)")
+	ErrNotPending       = errors.New("approval: no such pending request")
+	ErrNoSession        = errors.New("approval: no such session")
+	ErrAuditUnavailable = errors.New("approval: the audit log could not record the decision")
+	ErrClosed           = errors.New("approval: broker closed")
+)
+
+// DefaultTimeout is how long a request waits for a person.
+const DefaultTimeout = 120 * time.Second
+
+// Kind says what a request asks for.
+type Kind string
+
+const (
+	KindSession Kind = "session" // may this run use this channel for its lifetime
+	KindCall    Kind = "call"    // may this one call go ahead
+)
+
+// Change says why a session card is shown: what broke continuity.
+type Change string
+
+const (
+	ChangeFirst            Change = "first request"
+	ChangeAgentRestarted   Change = "agent restarted"
+	ChangeGatewayRestarted Change = "gateway restarted"
+	ChangeVaultLocked      Change = "vault was locked"
+	ChangeIdentityChanged  Change = "identity changed"
+	ChangeReconnected      Change = "agent reconnected"
+	ChangeRevoked          Change = "session was revoked"
+)
+
+// Requester is who asks, for the card: facts from the kernel, sanitized by
+// procid. None of it comes from the client.
+type Requester struct {
+	Name       string            `json:"name"`
+	Executable string            `json:"executable"`
+	ExeSHA256  string            `json:"executable_sha256"`
+	Signer     string            `json:"signer"` // or "unsigned"
+	PID        int               `json:"pid"`
+	StartedAt  time.Time         `json:"started_at"`
+	Parents    []procid.Ancestor `json:"parents"`
+	CmdLine    string            `json:"cmdline"`
+}
+
+// RequesterOf describes a run record for a card.
+func RequesterOf(r *procid.RunRecord) Requester {
+	return Requester{
+		Name: r.Name, Executable: r.ExePath, ExeSHA256: r.ExeHash(), Signer: r.Signer,
+		PID: r.PID, StartedAt: r.StartTime, Parents: append([]procid.Ancestor(nil), r.Parents...),
+		CmdLine: r.CmdLine,
+	}
+}
+
+// RunID names a run in cards, sessions and the audit log. It is derived from
+// the launch nonce the gateway made, so it is unique per inspection.
+func RunID(r *procid.RunRecord) string { return "run-" + r.LaunchNonce.String()[:16] }
+
+// Request is a pending card.
+type Request struct {
+	ID      string    `json:"id"`
+	Kind    Kind      `json:"kind"`
+	RunID   string    `json:"run_id"`
+	Who     Requester `json:"who"`
+	Change  Change    `json:"change,omitempty"` // session cards
+	Channel string    `json:"channel"`          // "http"
+	Method  string    `json:"method,omitempty"` // call cards
+	Target  string    `json:"target"`           // host[:port] (and path for call cards)
+	// Credential is the credential's name (never its value).
+	Credential string    `json:"credential,omitempty"`
+	SessionID  string    `json:"session_id,omitempty"` // call cards
+	CreatedAt  time.Time `json:"created_at"`
+	Deadline   time.Time `json:"deadline"`
+}
+
+// Session is a live session approval.
+type Session struct {
+	ID         string    `json:"id"` // the approval id
+	BootID     string    `json:"boot_id"`
+	RunID      string    `json:"run_id"`
+	VaultEpoch uint64    `json:"vault_epoch"`
+	ApprovedAt time.Time `json:"approved_at"`
+	Surface    string    `json:"surface"`
+	Channel    string    `json:"channel"`
+	Who        Requester `json:"who"`
+	// Run is the full binding. Not sent to the UI.
+	Run *procid.RunRecord `json:"-"`
+}
+
+// Update tells subscribers that pending requests or sessions changed; they
+// re-read Pending and Sessions.
+type Update struct {
+	Pending  bool
+	Sessions bool
+}
