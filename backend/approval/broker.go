@@ -163,15 +163,20 @@ func (b *Broker) Valid(run *procid.RunRecord) (Session, bool) {
 		b.mu.Unlock()
 		return Session{}, false
 	}
-	if s.BootID == b.cfg.BootID && s.Run.LaunchNonce == run.LaunchNonce &&
-		s.Run.PID == run.PID && s.Run.StartKey == run.StartKey && s.VaultEpoch == b.cfg.Epoch() {
+	if s.Run.LaunchNonce != run.LaunchNonce || s.Run.PID != run.PID || s.Run.StartKey != run.StartKey {
+		// Another run under the same id cannot happen with random nonces;
+		// refuse without touching the session that owns the id.
+		b.mu.Unlock()
+		return Session{}, false
+	}
+	if s.BootID == b.cfg.BootID && s.VaultEpoch == b.cfg.Epoch() {
 		out := *s
 		b.mu.Unlock()
 		return out, true
 	}
 	reason := audit.ReasonVaultStateChanged
-	if s.VaultEpoch == b.cfg.Epoch() {
-		reason = audit.ReasonIdentityMismatch
+	if s.BootID != b.cfg.BootID {
+		reason = audit.ReasonGatewayRestarted
 	}
 	ended := b.endLocked(s, reason)
 	b.mu.Unlock()

@@ -55,11 +55,11 @@ func newBroker(t *testing.T, timeout time.Duration) (*Broker, *atomic.Uint64, *r
 // approve raises a card for r and approves it.
 func approve(t *testing.T, b *Broker, r *procid.RunRecord) Session {
 	t.Helper()
-	id, err := b.RequestSession(r, ChangeFirst, "http", "127.0.0.1:1")
+	tk, err := b.RequestSession(r, ChangeFirst, "http", "127.0.0.1:1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Answer(id, true, "test"); err != nil {
+	if err := b.Answer(tk.ID, true, "test"); err != nil {
 		t.Fatal(err)
 	}
 	s, ok := b.Valid(r)
@@ -78,7 +78,7 @@ func TestSessionBinding(t *testing.T) {
 	if _, ok := b.Valid(twin); ok {
 		t.Fatal("a run with another launch nonce shares the session")
 	}
-	other := run(101, 1, 9)
+	other := run(101, 3, 9)
 	if _, ok := b.Valid(other); ok {
 		t.Fatal("an identical process shares the session")
 	}
@@ -110,9 +110,10 @@ func TestWithdrawnWhileWaiting(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b, epoch, _ := newBroker(t, time.Minute)
 			r := run(200, 3, 9)
-			id, _ := b.RequestSession(r, ChangeFirst, "http", "x")
+			tk, _ := b.RequestSession(r, ChangeFirst, "http", "x")
+			id := tk.ID
 			errc := make(chan error, 1)
-			go func() { _, err := b.WaitSession(context.Background(), id); errc <- err }()
+			go func() { _, err := tk.Wait(context.Background()); errc <- err }()
 			tt.event(b, epoch, r)
 			if err := <-errc; !errors.Is(err, ErrWithdrawn) {
 				t.Fatalf("wait: %v", err)
@@ -133,8 +134,8 @@ func TestWithdrawnWhileWaiting(t *testing.T) {
 func TestTimeoutAndDeny(t *testing.T) {
 	b, _, rec := newBroker(t, 50*time.Millisecond)
 	r := run(300, 4, 9)
-	id, _ := b.RequestSession(r, ChangeFirst, "http", "x")
-	if _, err := b.WaitSession(context.Background(), id); !errors.Is(err, ErrTimeout) {
+	tk, _ := b.RequestSession(r, ChangeFirst, "http", "x")
+	if _, err := tk.Wait(context.Background()); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("%v", err)
 	}
 	rec.mu.Lock()
@@ -143,9 +144,9 @@ func TestTimeoutAndDeny(t *testing.T) {
 	if expired != 1 || len(b.Pending()) != 0 {
 		t.Fatal("expiry not recorded or card kept")
 	}
-	id, _ = b.RequestSession(r, ChangeFirst, "http", "x")
-	go b.Answer(id, false, "test")
-	if _, err := b.WaitSession(context.Background(), id); !errors.Is(err, ErrDenied) {
+	tk, _ = b.RequestSession(r, ChangeFirst, "http", "x")
+	go b.Answer(tk.ID, false, "test")
+	if _, err := tk.Wait(context.Background()); !errors.Is(err, ErrDenied) {
 		t.Fatalf("%v", err)
 	}
 }
@@ -154,8 +155,8 @@ func TestAuditFailureRefusesApproval(t *testing.T) {
 	b, _, rec := newBroker(t, time.Minute)
 	rec.fail = true
 	r := run(400, 5, 9)
-	id, _ := b.RequestSession(r, ChangeFirst, "http", "x")
-	if err := b.Answer(id, true, "test"); !errors.Is(err, ErrAuditUnavailable) {
+	tk, _ := b.RequestSession(r, ChangeFirst, "http", "x")
+	if err := b.Answer(tk.ID, true, "test"); !errors.Is(err, ErrAuditUnavailable) {
 		t.Fatalf("%v", err)
 	}
 	if _, ok := b.Valid(r); ok {

@@ -8,23 +8,40 @@ import (
 	"github.com/yettdev/yett/backend/procid"
 )
 
+// Ticket is a handle on one session card; Wait works even after the card
+// was answered or withdrawn.
+type Ticket struct {
+	ID string
+	p  *pending
+}
+
+// Wait waits for the card to be answered. The card outlives ctx: it belongs
+// to the run, not to the call that waited.
+func (t Ticket) Wait(ctx context.Context) (Session, error) {
+	select {
+	case <-t.p.done:
+		return t.p.session, t.p.err
+	case <-ctx.Done():
+		return Session{}, ctx.Err()
+	}
+}
+
 // RequestSession shows a session card for run, or joins the one already
-// pending for it, and returns its id. The card is bound to the vault epoch of
-// this moment.
-func (b *Broker) RequestSession(run *procid.RunRecord, change Change, channel, target string) (string, error) {
+// pending for it. The card is bound to the vault epoch of this moment.
+func (b *Broker) RequestSession(run *procid.RunRecord, change Change, channel, target string) (Ticket, error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return "", ErrClosed
+		return Ticket{}, ErrClosed
 	}
 	if _, gone := b.endedRuns[RunID(run)]; gone {
 		b.mu.Unlock()
-		return "", ErrWithdrawn
+		return Ticket{}, ErrWithdrawn
 	}
 	for id, p := range b.pending {
 		if p.req.Kind == KindSession && p.req.RunID == RunID(run) {
 			b.mu.Unlock()
-			return id, nil
+			return Ticket{ID: id, p: p}, nil
 		}
 	}
 	now := time.Now()
@@ -38,24 +55,7 @@ func (b *Broker) RequestSession(run *procid.RunRecord, change Change, channel, t
 	b.addLocked(p)
 	b.mu.Unlock()
 	b.notify(Update{Pending: true})
-	return p.req.ID, nil
-}
-
-// WaitSession waits for the session card id to be answered. The card
-// outlives ctx: it belongs to the run, not to the call that waited.
-func (b *Broker) WaitSession(ctx context.Context, id string) (Session, error) {
-	b.mu.Lock()
-	p, ok := b.pending[id]
-	b.mu.Unlock()
-	if !ok {
-		return Session{}, ErrNotPending
-	}
-	select {
-	case <-p.done:
-		return p.session, p.err
-	case <-ctx.Done():
-		return Session{}, ctx.Err()
-	}
+	return Ticket{ID: p.req.ID, p: p}, nil
 }
 
 // AskCall asks the person about one call of a run that has a valid session.
