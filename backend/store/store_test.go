@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,4 +242,31 @@ func versionAndEpoch(t *testing.T, db *gorm.DB) (version, epoch int) {
 		t.Fatal(err)
 	}
 	return version, epoch
+}
+
+// TestNoSQLLogging: a failing statement whose bound value is a canary
+// prints nothing to stdout or stderr (gorm's default logger would print
+// the SQL with its values).
+func TestNoSQLLogging(t *testing.T) {
+	db := openTemp(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = w, w
+	err = db.Exec(`INSERT INTO no_such_table (x) VALUES (?)`, "CANARY-sql-log").Error
+	db.Exec(`UPDATE vault_epoch SET value = ? WHERE id = 1`, 1)
+	os.Stdout, os.Stderr = stdout, stderr
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if err == nil {
+		t.Fatal("the bad statement succeeded")
+	}
+	if len(out) != 0 {
+		t.Fatalf("store printed: %q", out)
+	}
+	if strings.Contains(err.Error(), "CANARY") {
+		t.Fatalf("the error carries the bound value: %v", err)
+	}
 }

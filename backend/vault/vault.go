@@ -32,6 +32,7 @@ package vault
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -121,7 +122,7 @@ type Vault struct {
 	delivering bool
 }
 
-// Open opens the vault in dir (which must exist), creating an empty,
+// Open opens the vault in dir (created 0700 if missing), creating an empty,
 // uninitialised database if there is none. A damaged file does not make
 // Open fail: the Vault is returned in StateDamaged with Status().Damaged
 // saying what is wrong, and the file is left exactly as it was.
@@ -142,6 +143,11 @@ func Open(dir string, opts Options) (*Vault, error) {
 		opts.KDF = DefaultKDF
 	}
 	if err := opts.KDF.validate(); err != nil {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
+	// userdir.Ensure normally made dir already (and owns tightening an
+	// existing one); creating it here covers callers that pass a new path.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("vault: %w", err)
 	}
 	v := &Vault{path: filepath.Join(dir, FileName), opts: opts, autoLock: opts.AutoLockAfter}
