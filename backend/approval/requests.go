@@ -12,7 +12,9 @@ import (
 // was answered or withdrawn.
 type Ticket struct {
 	ID string
-	p  *pending
+	// New says this call raised the card (it was not already pending).
+	New bool
+	p   *pending
 }
 
 // Wait waits for the card to be answered. The card outlives ctx: it belongs
@@ -55,7 +57,7 @@ func (b *Broker) RequestSession(run *procid.RunRecord, change Change, channel, t
 	b.addLocked(p)
 	b.mu.Unlock()
 	b.notify(Update{Pending: true})
-	return Ticket{ID: p.req.ID, p: p}, nil
+	return Ticket{ID: p.req.ID, New: true, p: p}, nil
 }
 
 // AskCall asks the person about one call of a run that has a valid session.

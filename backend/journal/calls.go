@@ -152,6 +152,13 @@ func (j *Journal) NotDispatched(ctx context.Context, id, reason string) error {
 	return j.move(ctx, id, StateIntent, StateNotDispatched, map[string]any{"reason": reason})
 }
 
+// Refused commits that a dispatched call was stopped by the executor before
+// anything was sent (a refused target or header, the secret unavailable).
+// Only errors that provably precede sending may lead here.
+func (j *Journal) Refused(ctx context.Context, id, reason string) error {
+	return j.move(ctx, id, StateDispatched, StateNotDispatched, map[string]any{"reason": reason})
+}
+
 // Finish records the outcome of a dispatched call.
 func (j *Journal) Finish(ctx context.Context, id string, r Result) error {
 	return j.move(ctx, id, StateDispatched, StateResult, map[string]any{

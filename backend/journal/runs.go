@@ -75,7 +75,8 @@ type Evidence struct {
 	// stamp) was approved under another gateway boot.
 	SameProcessEarlierBoot bool
 	// SameExecutableApproved: another process running this executable was
-	// approved before (in any boot).
+	// approved under another gateway boot. (Within the current boot the
+	// gateway knows better: whether that other run has ended.)
 	SameExecutableApproved bool
 }
 
@@ -88,7 +89,7 @@ func (j *Journal) EvidenceFor(ctx context.Context, currentBoot string, pid int, 
 		return ev, fmt.Errorf("journal: evidence: %w", err)
 	}
 	ev.SameProcessEarlierBoot = n > 0
-	if err := db.Model(&runRow{}).Where("exe_sha256 = ? AND NOT (pid = ? AND start_key = ?)", exeSHA256, pid, int64(startKey)).Count(&n).Error; err != nil {
+	if err := db.Model(&runRow{}).Where("exe_sha256 = ? AND boot_id <> ? AND NOT (pid = ? AND start_key = ?)", exeSHA256, currentBoot, pid, int64(startKey)).Count(&n).Error; err != nil {
 		return ev, fmt.Errorf("journal: evidence: %w", err)
 	}
 	ev.SameExecutableApproved = n > 0

@@ -1,0 +1,257 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The agent is this test binary re-executed with YETT_TEST_AGENT=1: a real,
+// separate process that runs the go-sdk MCP client over `yett mcp`, so procid
+// sees a real origin. It takes one JSON command per stdin line and answers
+// one JSON line on stdout (its own stdout; MCP runs on the shim's pipes).
+
+type agentCmd struct {
+	Op   string          `json:"op"`
+	Tool string          `json:"tool,omitempty"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+type agentReply struct {
+	OK      bool     `json:"ok"`
+	Err     string   `json:"err,omitempty"`
+	Text    string   `json:"text,omitempty"`
+	IsError bool     `json:"is_error,omitempty"`
+	Tools   []string `json:"tools,omitempty"`
+	PID     int      `json:"pid,omitempty"`
+	Changes int      `json:"changes,omitempty"`
+}
+
+func agentMain() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	out := json.NewEncoder(os.Stdout)
+	var (
+		session *mcp.ClientSession
+		shim    *exec.Cmd
+		mu      sync.Mutex
+		changes int
+	)
+	ctx := context.Background()
+	for in.Scan() {
+		var c agentCmd
+		if err := json.Unmarshal(in.Bytes(), &c); err != nil {
+			out.Encode(agentReply{Err: "bad command"})
+			continue
+		}
+		var r agentReply
+		switch c.Op {
+		case "pid":
+			r = agentReply{OK: true, PID: os.Getpid()}
+		case "connect":
+			shim = exec.Command(os.Getenv("YETT_BIN"), "mcp")
+			shim.Stderr = os.Stderr
+			client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "0"}, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+					mu.Lock()
+					changes++
+					mu.Unlock()
+				},
+			})
+			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			s, err := client.Connect(cctx, &mcp.CommandTransport{Command: shim}, nil)
+			cancel()
+			if err != nil {
+				r = agentReply{Err: err.Error()}
+				break
+			}
+			session, r = s, agentReply{OK: true}
+		case "call":
+			if session == nil {
+				r = agentReply{Err: "not connected"}
+				break
+			}
+			res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: c.Tool, Arguments: c.Args})
+			if err != nil {
+				r = agentReply{Err: err.Error()}
+				break
+			}
+			var texts []string
+			for _, ct := range res.Content {
+				if t, ok := ct.(*mcp.TextContent); ok {
+					texts = append(texts, t.Text)
+				}
+			}
+			r = agentReply{OK: true, Text: strings.Join(texts, "\n"), IsError: res.IsError}
+		case "list":
+			if session == nil {
+				r = agentReply{Err: "not connected"}
+				break
+			}
+			res, err := session.ListTools(ctx, nil)
+			if err != nil {
+				r = agentReply{Err: err.Error()}
+				break
+			}
+			r.OK = true
+			for _, t := range res.Tools {
+				r.Tools = append(r.Tools, t.Name)
+			}
+			mu.Lock()
+			r.Changes = changes
+			mu.Unlock()
+		case "close":
+			if session != nil {
+				session.Close()
+				session = nil
+			}
+			r = agentReply{OK: true}
+		case "kill-shim":
+			if shim != nil && shim.Process != nil {
+				shim.Process.Signal(syscall.SIGKILL)
+			}
+			if session != nil {
+				session.Close()
+				session = nil
+			}
+			r = agentReply{OK: true}
+		default:
+			r = agentReply{Err: "unknown op"}
+		}
+		out.Encode(r)
+	}
+	if session != nil {
+		session.Close()
+	}
+}
+
+// agent drives one agent process from a test.
+type agent struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    *json.Encoder
+	out   *bufio.Scanner
+	stdin interface{ Close() error }
+}
+
+func startAgent(t *testing.T, runtimeDir string) *agent {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "YETT_TEST_AGENT=1", "YETT_BIN="+yettBin, "YETT_RUNTIME_DIR="+runtimeDir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = &prefixWriter{t: t, prefix: "agent: "}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{t: t, cmd: cmd, in: json.NewEncoder(stdin), out: bufio.NewScanner(stdout), stdin: stdin}
+	a.out.Buffer(make([]byte, 1<<20), 1<<20)
+	t.Cleanup(a.kill)
+	return a
+}
+
+func (a *agent) do(c agentCmd) agentReply {
+	a.t.Helper()
+	if err := a.in.Encode(c); err != nil {
+		a.t.Fatalf("agent %s: %v", c.Op, err)
+	}
+	done := make(chan bool, 1)
+	go func() { done <- a.out.Scan() }()
+	select {
+	case ok := <-done:
+		if !ok {
+			a.t.Fatalf("agent %s: no reply", c.Op)
+		}
+	case <-time.After(testWait):
+		a.t.Fatalf("agent %s: no reply within %v", c.Op, testWait)
+	}
+	var r agentReply
+	if err := json.Unmarshal(a.out.Bytes(), &r); err != nil {
+		a.t.Fatalf("agent reply %q: %v", a.out.Text(), err)
+	}
+	return r
+}
+
+func (a *agent) connect() {
+	a.t.Helper()
+	if r := a.do(agentCmd{Op: "connect"}); !r.OK {
+		a.t.Fatalf("connect: %s", r.Err)
+	}
+}
+
+// call sends http.request or yett.status and returns the text and isError.
+func (a *agent) call(tool string, args any) agentReply {
+	a.t.Helper()
+	raw, _ := json.Marshal(args)
+	return a.do(agentCmd{Op: "call", Tool: tool, Args: raw})
+}
+
+// callAsync sends a call without waiting for its reply; collect with wait.
+func (a *agent) callAsync(tool string, args any) func() agentReply {
+	raw, _ := json.Marshal(args)
+	if err := a.in.Encode(agentCmd{Op: "call", Tool: tool, Args: raw}); err != nil {
+		a.t.Fatal(err)
+	}
+	ch := make(chan agentReply, 1)
+	go func() {
+		var r agentReply
+		if a.out.Scan() {
+			json.Unmarshal(a.out.Bytes(), &r)
+		} else {
+			r.Err = "agent gone"
+		}
+		ch <- r
+	}()
+	return func() agentReply {
+		select {
+		case r := <-ch:
+			return r
+		case <-time.After(testWait):
+			a.t.Fatal("no reply to an async call")
+			return agentReply{}
+		}
+	}
+}
+
+func (a *agent) kill() {
+	if a.cmd.ProcessState == nil && a.cmd.Process != nil {
+		a.cmd.Process.Kill()
+		a.cmd.Wait()
+	}
+}
+
+type prefixWriter struct {
+	t      *testing.T
+	prefix string
+	mu     sync.Mutex
+	all    strings.Builder
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.all.Write(p)
+	w.mu.Unlock()
+	return len(p), nil
+}
+
+func (w *prefixWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return fmt.Sprint(w.all.String())
+}

@@ -1,0 +1,145 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/procid"
+	"github.com/yettdev/yett/backend/rpcframe"
+)
+
+// conn is one agent connection: one run, one MCP server session.
+type conn struct {
+	g      *Gateway
+	nc     *net.UnixConn
+	run    *procid.RunRecord
+	runID  string
+	server *mcp.Server
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	httpTool  bool
+	closeOnce sync.Once
+}
+
+// Version is reported to MCP clients.
+var Version = "0.1.0"
+
+func (g *Gateway) handle(nc *net.UnixConn) {
+	// Identify runs CheckPeer first: another user's peer is refused before
+	// a byte is read.
+	run, err := g.insp.Identify(nc)
+	if err != nil {
+		g.log.Warn("refused a connection", "reason", identifyReason(err))
+		nc.Close()
+		return
+	}
+	c := &conn{g: g, nc: nc, run: run, runID: approval.RunID(run)}
+	c.ctx, c.cancel = context.WithCancel(g.ctx)
+	defer c.cancel()
+	c.server = mcp.NewServer(&mcp.Implementation{Name: "yett", Version: Version}, &mcp.ServerOptions{
+		Instructions: "Yett performs HTTP actions for you with credentials you never see. A person approves each agent run.",
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	c.server.AddTool(statusTool(), c.status)
+
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		nc.Close()
+		return
+	}
+	g.conns[c] = struct{}{}
+	unlocked := g.unlocked
+	g.mu.Unlock()
+	c.setTools(unlocked)
+	defer func() {
+		g.mu.Lock()
+		delete(g.conns, c)
+		g.mu.Unlock()
+	}()
+
+	g.log.Info("agent connected", "run", c.runID, "pid", run.PID, "exe", run.Name, "signer", run.Signer)
+	go func() {
+		<-procid.WatchExit(c.ctx, run)
+		if c.ctx.Err() == nil {
+			g.broker.EndRun(c.runID, audit.ReasonProcessExited)
+			c.close()
+		}
+	}()
+
+	t := &rpcframe.Transport{Conn: nc, OnReject: func(r *rpcframe.Rejection) {
+		g.log.Info("rejected a frame", "run", c.runID, "reason", rejectReason(r.Reason))
+	}}
+	ss, err := c.server.Connect(c.ctx, t, nil)
+	if err != nil {
+		nc.Close()
+		g.broker.EndRun(c.runID, approval.ReasonConnectionClosed)
+		return
+	}
+	ss.Wait()
+	c.close()
+	g.broker.EndRun(c.runID, approval.ReasonConnectionClosed)
+	g.log.Info("agent disconnected", "run", c.runID)
+}
+
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		c.nc.Close()
+	})
+}
+
+// setTools lists http.request only while the vault is unlocked; the SDK
+// tells the client with notifications/tools/list_changed.
+func (c *conn) setTools(unlocked bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if unlocked == c.httpTool {
+		return
+	}
+	c.httpTool = unlocked
+	if unlocked {
+		c.server.AddTool(httpRequestTool(), c.httpRequest)
+	} else {
+		c.server.RemoveTools(ToolHTTPRequest)
+	}
+}
+
+// identifyReason is a short log token; the error itself may carry paths.
+func identifyReason(err error) string {
+	for _, e := range []struct {
+		err  error
+		name string
+	}{
+		{procid.ErrForeignUser, "foreign_user"}, {procid.ErrNoOrigin, "no_origin"},
+		{procid.ErrProcessGone, "process_gone"}, {procid.ErrPeerChanged, "peer_changed"},
+	} {
+		if errors.Is(err, e.err) {
+			return e.name
+		}
+	}
+	return "identify_failed"
+}
+
+func rejectReason(err error) string {
+	for _, e := range []struct {
+		err  error
+		name string
+	}{
+		{rpcframe.ErrBatch, "batch"}, {rpcframe.ErrFrameTooLarge, "too_large"}, {rpcframe.ErrTooDeep, "too_deep"},
+		{rpcframe.ErrMalformed, "malformed"}, {rpcframe.ErrNotObject, "not_object"}, {rpcframe.ErrInvalidRequest, "invalid"},
+	} {
+		if errors.Is(err, e.err) {
+			return e.name
+		}
+	}
+	return "rejected"
+}

@@ -1,0 +1,280 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"filippo.io/age"
+
+	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/journal"
+	"github.com/yettdev/yett/backend/procid"
+	"github.com/yettdev/yett/backend/userdir"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// File names inside the runtime and data directories.
+const (
+	SocketName = "gateway.sock"
+	LockName   = "gateway.lock"
+	AuditDir   = "audit"
+)
+
+// Errors New returns.
+var (
+	ErrAlreadyRunning = errors.New("gateway: another gateway is running for this runtime directory")
+	ErrConfig         = errors.New("gateway: incomplete configuration")
+)
+
+// Config is what a gateway needs. Vault, DataDir, RuntimeDir and one of
+// Audit or AuditRecipient are required.
+type Config struct {
+	Vault      *vault.Vault
+	DataDir    string // journal.db (and audit/ when Audit is nil)
+	RuntimeDir string // gateway.sock and gateway.lock
+	// Audit is an open audit log the caller owns; when nil the gateway opens
+	// <DataDir>/audit encrypted to AuditRecipient and closes it on Close.
+	Audit          *audit.Log
+	AuditRecipient age.Recipient
+	// ApprovalTimeout bounds every pending approval; 0 means 120 s.
+	ApprovalTimeout time.Duration
+	HTTP            action.Config
+	Logger          *slog.Logger
+	// Inspector is shared with benchmarks; nil makes one.
+	Inspector *procid.Inspector
+}
+
+// Gateway is a running gateway. Start it with New, then Serve.
+type Gateway struct {
+	cfg      Config
+	log      *slog.Logger
+	vault    *vault.Vault
+	journal  *journal.Journal
+	audit    *audit.Log
+	ownAudit bool
+	broker   *approval.Broker
+	exec     *action.Executor
+	insp     *procid.Inspector
+	bootID   string
+	prevBoot string
+	lock     *os.File
+	ln       *net.UnixListener
+
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	unlocked bool
+	closed   bool
+	wg       sync.WaitGroup
+	unsub    func()
+	stop     context.CancelFunc
+	ctx      context.Context
+
+	// hookAfterIntent runs after a call's intent is durable (tests only).
+	hookAfterIntent func()
+}
+
+func newBootID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "boot-" + hex.EncodeToString(b[:])
+}
+
+// New takes the runtime directory's gateway lock, opens the journal (and the
+// audit log unless given), records gateway_started with the previous boot id,
+// and listens on the socket. Errors: ErrAlreadyRunning, ErrConfig, and
+// failures opening the files.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Vault == nil || cfg.DataDir == "" || cfg.RuntimeDir == "" || (cfg.Audit == nil && cfg.AuditRecipient == nil) {
+		return nil, ErrConfig
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Inspector == nil {
+		cfg.Inspector = procid.NewInspector()
+	}
+	for _, d := range []string{cfg.DataDir, cfg.RuntimeDir} {
+		if err := userdir.Ensure(d); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+	}
+	g := &Gateway{
+		cfg: cfg, log: cfg.Logger, vault: cfg.Vault, insp: cfg.Inspector,
+		exec: action.New(cfg.HTTP), bootID: newBootID(), conns: map[*conn]struct{}{},
+	}
+	g.ctx, g.stop = context.WithCancel(context.Background())
+	ok := false
+	defer func() {
+		if !ok {
+			g.release()
+		}
+	}()
+	lock, err := takeLock(filepath.Join(cfg.RuntimeDir, LockName))
+	if err != nil {
+		return nil, err
+	}
+	g.lock = lock
+	if g.journal, err = journal.Open(filepath.Join(cfg.DataDir, journal.FileName)); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.audit = cfg.Audit
+	if g.audit == nil {
+		g.audit, _, err = audit.Open(audit.Options{Dir: filepath.Join(cfg.DataDir, AuditDir), Recipient: cfg.AuditRecipient})
+		if err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		g.ownAudit = true
+	}
+	if g.prevBoot, err = g.journal.StartBoot(g.ctx, g.bootID); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if _, err := g.audit.Append(g.ctx, audit.Event{
+		Type: audit.EventGatewayStarted, Time: time.Now().UTC(), BootID: g.bootID,
+		PreviousBootID: g.prevBoot, VaultEpoch: g.vault.Epoch(),
+	}); err != nil {
+		return nil, fmt.Errorf("gateway: recording the start: %w", err)
+	}
+	g.broker = approval.New(approval.Config{
+		BootID: g.bootID, Timeout: cfg.ApprovalTimeout, Epoch: g.vault.Epoch, Recorder: recorder{g},
+	})
+	g.unlocked = g.vault.Status().State == vault.StateUnlocked
+	g.unsub = g.vault.Subscribe(g.onVaultEvent)
+	sock := filepath.Join(cfg.RuntimeDir, SocketName)
+	// The lock is ours, so a socket file left here is stale.
+	os.Remove(sock)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: listen: %w", err)
+	}
+	ln.SetUnlinkOnClose(true)
+	g.ln = ln
+	if err := os.Chmod(sock, 0o600); err != nil {
+		return nil, fmt.Errorf("gateway: socket mode: %w", err)
+	}
+	ok = true
+	return g, nil
+}
+
+// Broker is what the UI and the terminal use: pending cards, Answer,
+// Sessions, Revoke, Subscribe.
+func (g *Gateway) Broker() *approval.Broker { return g.broker }
+
+// BootID returns this start's boot id.
+func (g *Gateway) BootID() string { return g.bootID }
+
+// SocketPath returns the socket agents' shims dial.
+func (g *Gateway) SocketPath() string { return filepath.Join(g.cfg.RuntimeDir, SocketName) }
+
+// Serve accepts connections until ctx ends or Close is called. It returns
+// nil after Close.
+func (g *Gateway) Serve(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { g.Close() })
+	defer stop()
+	for {
+		c, err := g.ln.AcceptUnix()
+		if err != nil {
+			g.mu.Lock()
+			closed := g.closed
+			g.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("gateway: accept: %w", err)
+		}
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.handle(c)
+		}()
+	}
+}
+
+// Close stops accepting, ends every connection, session and card, records
+// gateway_stopped and closes what New opened. It is safe to call twice.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	conns := make([]*conn, 0, len(g.conns))
+	for c := range g.conns {
+		conns = append(conns, c)
+	}
+	g.mu.Unlock()
+	g.ln.Close()
+	for _, c := range conns {
+		c.close()
+	}
+	g.broker.Close()
+	g.wg.Wait()
+	g.unsub()
+	g.audit.Append(context.Background(), audit.Event{Type: audit.EventGatewayStopped, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: g.vault.Epoch()})
+	g.release()
+	return nil
+}
+
+func (g *Gateway) release() {
+	g.stop()
+	if g.ownAudit && g.audit != nil {
+		g.audit.Close()
+	}
+	if g.journal != nil {
+		g.journal.Close()
+	}
+	if g.ln != nil {
+		g.ln.Close()
+	}
+	if g.lock != nil {
+		releaseLock(g.lock)
+	}
+}
+
+// onVaultEvent ends sessions and cards bound to an old epoch and changes the
+// tool list: while locked, only the built-ins are listed.
+func (g *Gateway) onVaultEvent(ev vault.Event) {
+	g.broker.EpochChanged()
+	switch ev.Kind {
+	case vault.EventLocked:
+		g.audit.Append(context.Background(), audit.Event{Type: audit.EventVaultLocked, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: ev.Epoch, Reason: audit.Reason(safeReason(ev.Reason))})
+		g.audit.Checkpoint()
+	case vault.EventUnlocked, vault.EventCreated:
+		g.audit.Append(context.Background(), audit.Event{Type: audit.EventVaultUnlocked, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: ev.Epoch})
+	}
+	unlocked := g.vault.Status().State == vault.StateUnlocked
+	g.mu.Lock()
+	g.unlocked = unlocked
+	conns := make([]*conn, 0, len(g.conns))
+	for c := range g.conns {
+		conns = append(conns, c)
+	}
+	g.mu.Unlock()
+	for _, c := range conns {
+		c.setTools(unlocked)
+	}
+}
+
+// safeReason keeps a vault lock reason to a short token for the audit log.
+func safeReason(s string) string {
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}
