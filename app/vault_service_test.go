@@ -55,7 +55,7 @@ func TestVaultServiceLifecycle(t *testing.T) {
 	if got := s.Status().State; got != "uninitialised" {
 		t.Fatalf("state %q", got)
 	}
-	if _, err := s.Create("short", false); err == nil || !strings.Contains(err.Error(), "at least 8") {
+	if _, err := s.Create("short", false); err == nil || !strings.Contains(err.Error(), "at least 12") {
 		t.Fatalf("weak passphrase: %v", err)
 	}
 	st, err := s.Create("correct horse battery", false)

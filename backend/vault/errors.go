@@ -13,7 +13,7 @@ var (
 	ErrNotInitialised      = errors.New("vault: not set up yet")
 	ErrLocked              = errors.New("vault: locked")
 	ErrWrongPassphrase     = errors.New("vault: wrong passphrase")
-	ErrWeakPassphrase      = errors.New("vault: passphrase must be at least 8 characters")
+	ErrWeakPassphrase      = errors.New("vault: passphrase must be at least 12 characters")
 	ErrDamaged             = errors.New("vault: the vault file is damaged")
 	ErrKeyringUnavailable  = errors.New("vault: the OS keyring is not available; unlock with the passphrase")
 	ErrKeyringNotEnabled   = errors.New("vault: keyring unlock is not turned on for this vault; unlock with the passphrase")

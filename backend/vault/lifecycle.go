@@ -4,9 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 )
+
+// MinPassphraseChars is the shortest passphrase Create accepts, counted in
+// characters (not bytes) so that it means the same as the setup screen's rule.
+const MinPassphraseChars = 12
 
 // Create sets up a new vault protected by passphrase and, if useKeyring,
 // also by a random key stored in the OS keyring. It leaves the vault
@@ -28,7 +33,7 @@ func (v *Vault) Create(passphrase Passphrase, useKeyring bool) error {
 		}
 		return err
 	}
-	if len(passphrase) < 8 {
+	if utf8.RuneCount(passphrase) < MinPassphraseChars {
 		return ErrWeakPassphrase
 	}
 
@@ -50,6 +55,11 @@ func (v *Vault) Create(passphrase Passphrase, useKeyring bool) error {
 	}
 
 	keys := deriveSessionKeys(dataKey, h.VaultID)
+	auditKey, err := makeAuditKey(keys, h.VaultID)
+	if err != nil {
+		keys.wipe()
+		return err
+	}
 	v.mu.Lock()
 	if err := v.usable(); err != ErrNotInitialised { // closed meanwhile
 		v.mu.Unlock()
@@ -57,8 +67,11 @@ func (v *Vault) Create(passphrase Passphrase, useKeyring bool) error {
 		return err
 	}
 	_, err = v.advanceEpoch(func(tx *gorm.DB, next uint64) error {
+		if err := auditKey.insert(tx); err != nil {
+			return err
+		}
 		return tx.Exec(`INSERT INTO vault_meta (id, header, keyring_wrap, manifest) VALUES (1, ?, ?, ?)`,
-			h.encode(), keyringWrap, encodeManifest(keys, h.VaultID, &manifest{Epoch: next})).Error
+			h.encode(), keyringWrap, encodeManifest(keys, h.VaultID, &manifest{Epoch: next, Records: []recordRef{auditKey.ref}})).Error
 	})
 	if err != nil {
 		v.mu.Unlock()
@@ -68,8 +81,8 @@ func (v *Vault) Create(passphrase Passphrase, useKeyring bool) error {
 		}
 		return err
 	}
-	v.hdr, v.keyringWrap = h, keyringWrap
-	v.becomeUnlocked(keys, map[string]recordRef{}, map[string]cachedCredential{}, nil)
+	v.hdr, v.keyringWrap, v.auditRecipient = h, keyringWrap, auditKey.ref.ID
+	v.becomeUnlocked(keys, map[string]recordRef{auditKey.ref.ID: auditKey.ref}, map[string]cachedCredential{}, nil)
 	v.enqueue(Event{Kind: EventCreated, Epoch: v.epoch, Reason: "vault created"})
 	v.mu.Unlock()
 	v.deliver()
@@ -136,7 +149,25 @@ func (v *Vault) finishUnlock(dataKey []byte, how string) error {
 		v.mu.Unlock()
 		return err
 	}
+	// A vault made before audit keys existed gets one with this unlock's
+	// manifest, in the same transaction.
+	var auditKey *newAuditKey
+	if _, ok := auditKeyRef(refs); !ok {
+		k, err := makeAuditKey(keys, v.hdr.VaultID)
+		if err != nil {
+			keys.wipe()
+			v.mu.Unlock()
+			return err
+		}
+		auditKey = &k
+		refs[k.ref.ID] = k.ref
+	}
 	_, err = v.advanceEpoch(func(tx *gorm.DB, next uint64) error {
+		if auditKey != nil {
+			if err := auditKey.insert(tx); err != nil {
+				return err
+			}
+		}
 		if err := writeManifest(tx, keys, v.hdr.VaultID, next, refs); err != nil {
 			return err
 		}
@@ -146,6 +177,9 @@ func (v *Vault) finishUnlock(dataKey []byte, how string) error {
 		keys.wipe()
 		v.mu.Unlock()
 		return err
+	}
+	if ref, ok := auditKeyRef(refs); ok {
+		v.auditRecipient = ref.ID
 	}
 	v.becomeUnlocked(keys, refs, creds, settings)
 	v.enqueue(Event{Kind: EventUnlocked, Epoch: v.epoch, Reason: "unlocked with " + how})
