@@ -190,7 +190,7 @@ func TestCorruptRecords(t *testing.T) {
 		}, func([]string) string { return "header: header checksum mismatch" }},
 		{"header row deleted", func(dir string, _ []string, _, _ recordRow) {
 			tamper(t, dir, sqlExec(`DELETE FROM vault_meta`))
-		}, func([]string) string { return "header: the header row is missing but 4 records exist" }},
+		}, func([]string) string { return "header: the header row is missing but 5 records exist" }}, // 3 credentials, settings, audit key
 		{"keyring wrap mangled", func(dir string, _ []string, _, _ recordRow) {
 			tamper(t, dir, sqlExec(`UPDATE vault_meta SET keyring_wrap = x'0102'`))
 		}, func([]string) string { return "keyring wrap" }},

@@ -63,6 +63,7 @@ func (v *Vault) verifyAll(keys *sessionKeys) (map[string]recordRef, map[string]c
 	refs := make(map[string]recordRef, len(rows))
 	creds := make(map[string]cachedCredential)
 	var settings *settingsRecord
+	auditKeySeen := false
 	for _, row := range rows {
 		ref := row.ref()
 		if err := checkAgainstManifest(ref, expected); err != nil {
@@ -88,6 +89,13 @@ func (v *Vault) verifyAll(keys *sessionKeys) (map[string]recordRef, map[string]c
 				return nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: fmt.Sprintf("not a valid settings record: %v", err)}
 			}
 			settings = &s
+		case kindAuditKey:
+			err := checkAuditKeyRecord(ref, pt, auditKeySeen)
+			clear(pt)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			auditKeySeen = true
 		default:
 			return nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: "unknown record kind"}
 		}

@@ -59,6 +59,7 @@ func (v *Vault) Reset() error {
 	v.db = db
 	v.epoch = epoch
 	v.state, v.damaged, v.hdr, v.keyringWrap = StateUninitialised, nil, nil, nil
+	v.auditRecipient = ""
 	v.autoLock = v.opts.AutoLockAfter
 	if _, err := v.advanceEpoch(nil); err != nil {
 		v.mu.Unlock()

@@ -212,10 +212,16 @@ func (v *Vault) load() error {
 	if m.Manifest == nil {
 		return &DamagedError{Where: "manifest", Reason: "the manifest is missing, so deleted or rolled-back records could not be detected"}
 	}
-	if _, _, _, err := decodeManifest(m.Manifest); err != nil {
+	man, _, _, err := decodeManifest(m.Manifest)
+	if err != nil {
 		return &DamagedError{Where: "manifest", Reason: err.Error()}
 	}
+	recipient, err := auditRecipientFromManifest(man.Records)
+	if err != nil {
+		return err
+	}
 	v.hdr, v.keyringWrap, v.state = h, m.KeyringWrap, StateLocked
+	v.auditRecipient = recipient
 	return nil
 }
 
