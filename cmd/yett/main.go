@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -71,8 +72,8 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		return 2
 	}
 	err := cmd.run(ctx, env, args[1:])
-	if err == nil {
-		return 0
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0 // -h prints the subcommand's usage, which is not an error
 	}
 	fmt.Fprintf(env.Stderr, "yett: error: %v\n", err)
 	var ee *exitError
