@@ -49,6 +49,7 @@ func (g *Gateway) handle(nc *net.UnixConn) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	c.server.AddTool(statusTool(), c.status)
+	c.server.AddReceivingMiddleware(c.lockedCalls)
 
 	g.mu.Lock()
 	if g.closed {
@@ -110,6 +111,25 @@ func (c *conn) setTools(unlocked bool) {
 		c.server.AddTool(httpRequestTool(), c.httpRequest)
 	} else {
 		c.server.RemoveTools(ToolHTTPRequest)
+	}
+}
+
+// lockedCalls sends an http.request that arrives while the tool is unlisted
+// (the vault is locked) to the pipeline anyway, so the agent reads LOCKED
+// from the vault gate rather than "unknown tool".
+func (c *conn) lockedCalls(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil && ctr.Params.Name == ToolHTTPRequest {
+				c.mu.Lock()
+				listed := c.httpTool
+				c.mu.Unlock()
+				if !listed {
+					return c.httpRequest(ctx, ctr)
+				}
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 

@@ -82,7 +82,7 @@ type Gateway struct {
 	ctx      context.Context
 
 	// hookAfterIntent runs after a call's intent is durable (tests only).
-	hookAfterIntent func()
+	hookAfterIntent func(key string)
 }
 
 func newBootID() string {

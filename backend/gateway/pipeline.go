@@ -176,7 +176,7 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 		return toolError(CodeAuditUnavailable, "Yett's audit log cannot record this call, so it was not sent. RETRY_SAFE previous_action_not_started once the audit log works again")
 	}
 	if g.hookAfterIntent != nil {
-		g.hookAfterIntent()
+		g.hookAfterIntent(key)
 	}
 	// 8. Epoch and boot re-checked right before dispatch, and the secret
 	// read again (it is not held while the person was asked).

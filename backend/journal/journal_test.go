@@ -96,7 +96,11 @@ func TestSurvivesReopen(t *testing.T) {
 	if prev, err := j.StartBoot(ctx, "B1"); err != nil || prev != "" {
 		t.Fatal(prev, err)
 	}
-	j.RecordRun(ctx, Run{BootID: "B1", RunID: "R1", PID: 42, StartKey: 7, ExeSHA256: "sha256:aa"})
+	for i := 0; i < 2; i++ { // the same run approved twice in a boot
+		if err := j.RecordRun(ctx, Run{BootID: "B1", RunID: "R1", PID: 42, StartKey: 7, ExeSHA256: "sha256:aa"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	j.Close()
 
 	j, err = Open(path)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 type bootRow struct {
@@ -56,9 +57,10 @@ type runRow struct {
 
 func (runRow) TableName() string { return "journal_runs" }
 
-// RecordRun records that a run was approved in a boot.
+// RecordRun records that a run was approved in a boot. Approving the same
+// run again (after a vault lock, a revoke) adds nothing new.
 func (j *Journal) RecordRun(ctx context.Context, r Run) error {
-	err := j.db.WithContext(ctx).Create(&runRow{
+	err := j.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&runRow{
 		BootID: r.BootID, RunID: r.RunID, Pid: r.PID, StartKey: int64(r.StartKey),
 		ExeSha256: r.ExeSHA256, ApprovedUnixNano: time.Now().UnixNano(),
 	}).Error

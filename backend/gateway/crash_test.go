@@ -1,0 +1,68 @@
+package gateway
+
+import (
+	"testing"
+	"time"
+)
+
+// 11. The gateway is killed with SIGKILL after a call was dispatched and
+// before its result, and while another call was durable only as an intent.
+// After a restart: the first is STATUS_UNKNOWN and never sent again; the
+// second is RETRY_SAFE and runs once when retried.
+func TestReleaseGatewayKilledMidCall(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	w.stop() // this test runs the gateway in processes of its own
+	w.vault.Close()
+
+	unknown, never := tag("unknown"), tag("never")
+	release := make(chan struct{})
+	w.recv.mu.Lock()
+	w.recv.hold = func(id string) {
+		if id == unknown {
+			<-release
+		}
+	}
+	w.recv.mu.Unlock()
+	defer close(release)
+
+	g1 := startGatewayProc(t, w, "key-"+never)
+	a, b := startAgent(t, w.runDir), startAgent(t, w.runDir)
+	a.connect()
+	b.connect()
+	waitNever := a.callAsync(ToolHTTPRequest, w.req(never))
+	g1.approve()
+	g1.expect("held key-" + never)
+	waitUnknown := b.callAsync(ToolHTTPRequest, w.req(unknown))
+	g1.approve()
+	deadline := time.Now().Add(testWait)
+	for w.recv.count(t, unknown) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reached the receiver")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	g1.kill() // SIGKILL: dispatched, result never recorded
+	if r := waitUnknown(); r.OK && !r.IsError {
+		t.Fatalf("a result reached the agent from a killed gateway: %+v", r)
+	}
+	waitNever()
+
+	g2 := startGatewayProc(t, w, "")
+	a.do(agentCmd{Op: "close"})
+	a.connect()
+	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + unknown}), "STATUS_UNKNOWN inspect_activity_journal")
+	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + never}), "RETRY_SAFE previous_action_not_started")
+	mustContain(t, a.call(ToolHTTPRequest, w.req(unknown)), "REAUTH_REQUIRED gateway_restarted")
+	if l := g2.approve(); l != `approved "gateway restarted" <nil>` {
+		t.Fatalf("card: %s", l)
+	}
+	mustContain(t, a.call(ToolHTTPRequest, w.req(unknown)), "STATUS_UNKNOWN")
+	mustContain(t, a.call(ToolHTTPRequest, w.req(never)), `"status":200`)
+	w.settleAbsent("nothing") // give a replay time to show
+	if n := w.recv.count(t, unknown); n != 1 {
+		t.Fatalf("the unknown call arrived %d times", n)
+	}
+	if n := w.recv.count(t, never); n != 1 {
+		t.Fatalf("the retried call arrived %d times", n)
+	}
+}
