@@ -58,6 +58,11 @@ test: deps-test frontend
 	$(MAKE) --no-print-directory test-e2e
 	@echo "yett: every test layer passed"
 
+# Go tests never touch the person's own session bus or keyring: the keyring
+# library connects to the session bus when it is linked (and would autolaunch
+# one that outlives the test without this); tests that need a bus start their
+# own.
+test-go: export DBUS_SESSION_BUS_ADDRESS = disabled:
 test-go:
 	test -z "$$(gofmt -l app backend cmd main.go)" || { gofmt -l app backend cmd main.go; exit 1; }
 	go vet ./...
@@ -65,6 +70,7 @@ test-go:
 	# benchmarks run once each so they stay runnable; figures come from `make bench`
 	go test -run='^$$' -bench=. -benchtime=1x ./... > $(ARTIFACTS)/bench-smoke.txt
 
+test-fuzz: export DBUS_SESSION_BUS_ADDRESS = disabled:
 test-fuzz:
 	@build/scripts/fuzz.sh $(FUZZTIME)
 
@@ -83,5 +89,6 @@ test-window: desktop
 test-e2e: desktop-dev
 	build/scripts/e2e.sh $(BIN)/yett-desktop-dev $(ARTIFACTS)
 
+bench: export DBUS_SESSION_BUS_ADDRESS = disabled:
 bench:
 	go test -run='^$$' -bench=. -benchmem ./...
