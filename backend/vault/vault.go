@@ -115,6 +115,10 @@ type Vault struct {
 	stopTimer   func() bool
 	timerGen    uint64
 
+	// auditRecipient is the audit key's public half, "" when there is none
+	// yet; see auditkey.go for why it is readable while locked.
+	auditRecipient string
+
 	evMu       sync.Mutex
 	subs       []subscriber
 	nextSub    int
