@@ -1,0 +1,140 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"filippo.io/age"
+	"golang.org/x/term"
+
+	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/userdir"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+func init() {
+	commands["serve"] = command{
+		summary: "run the gateway without a window; unlock and approve at this terminal",
+		run:     runServe,
+	}
+}
+
+const serveUsage = `usage: yett serve [--approval-timeout 120s]
+
+Runs the same gateway as the desktop app, without a window, for servers and
+SSH sessions. The vault passphrase is read from the controlling terminal with
+echo off, and approval cards are shown and answered there (/dev/tty), never on
+stdin: a program that starts yett serve with pipes cannot answer its own
+approvals. An agent in the same terminal session as yett serve is refused at
+the terminal (approve it from another session or from the app).
+
+At the terminal:  y N / n N   approve or deny card N
+                  sessions     list approved sessions
+                  revoke N     end session N
+                  lock         lock the vault (denies every call)
+                  unlock       unlock it again
+                  quit         stop the gateway
+`
+
+// ttyPath is the controlling terminal; a constant, so no flag or
+// environment variable can point the prompts elsewhere.
+const ttyPath = "/dev/tty"
+
+func runServe(ctx context.Context, env *Env, args []string) error {
+	fs := flag.NewFlagSet("yett serve", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() { fmt.Fprint(env.Stderr, serveUsage) }
+	timeout := fs.Duration("approval-timeout", approval.DefaultTimeout, "how long an approval card waits")
+	if err := fs.Parse(args); err != nil {
+		return withExitCode(2, err)
+	}
+	if fs.NArg() != 0 || *timeout <= 0 || *timeout > 10*time.Minute {
+		fs.Usage()
+		return withExitCode(2, errors.New("serve: bad arguments"))
+	}
+	tty, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
+	if err != nil {
+		return withExitCode(2, errors.New("serve: needs a controlling terminal to unlock the vault and answer approvals (run it in a terminal, tmux or screen; the desktop app is the other way)"))
+	}
+	defer tty.Close()
+	dataDir, err := userdir.DataDir(env.Getenv)
+	if err != nil {
+		return err
+	}
+	runDir, err := userdir.RuntimeDir(env.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := userdir.Ensure(dataDir); err != nil {
+		return err
+	}
+	v, err := vault.Open(dataDir, vault.Options{})
+	if err != nil {
+		return fmt.Errorf("serve: opening the vault: %w", err)
+	}
+	defer v.Close()
+	switch v.Status().State {
+	case vault.StateUninitialised:
+		return errors.New("serve: no vault yet; set one up in the Yett app first")
+	case vault.StateDamaged:
+		return fmt.Errorf("serve: the vault is damaged (%s); open the Yett app to deal with it", v.Status().Damaged)
+	}
+	t := &terminal{tty: tty, v: v}
+	if err := t.unlock(); err != nil {
+		return err
+	}
+	rs, err := v.AuditRecipient()
+	if err != nil {
+		return fmt.Errorf("serve: the vault has no audit key: %w", err)
+	}
+	recipient, err := age.ParseX25519Recipient(rs)
+	if err != nil {
+		return errors.New("serve: the vault's audit key is not a valid age recipient")
+	}
+	gw, err := gateway.New(gateway.Config{
+		Vault: v, DataDir: dataDir, RuntimeDir: runDir, AuditRecipient: recipient, ApprovalTimeout: *timeout,
+		Logger: slog.New(slog.NewTextHandler(env.Stderr, nil)),
+	})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	t.b = gw.Broker()
+	served := make(chan error, 1)
+	go func() { served <- gw.Serve(ctx) }()
+	unsub := t.b.Subscribe(func(approval.Update) { t.refresh() })
+	defer unsub()
+	fmt.Fprintf(tty, "yett serve: gateway listening on %s\nApprovals are answered here. Type help for commands.\n", gw.SocketPath())
+	quit := make(chan struct{})
+	go t.commands(quit)
+	select {
+	case <-ctx.Done():
+	case <-quit:
+	case err := <-served:
+		if err != nil {
+			gw.Close()
+			return err
+		}
+	}
+	gw.Close()
+	fmt.Fprintln(tty, "yett serve: stopped")
+	return nil
+}
+
+// readPassphrase reads one line from the terminal with echo off.
+func readPassphrase(tty *os.File, prompt string) (vault.Passphrase, error) {
+	fmt.Fprint(tty, prompt)
+	p, err := term.ReadPassword(int(tty.Fd()))
+	fmt.Fprintln(tty)
+	if err != nil {
+		return nil, errors.New("serve: could not read the passphrase from the terminal")
+	}
+	return vault.Passphrase(p), nil
+}

@@ -1,0 +1,214 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// terminal shows cards and takes answers at the controlling terminal.
+type terminal struct {
+	tty *os.File
+	v   *vault.Vault
+	b   *approval.Broker
+
+	mu    sync.Mutex
+	next  int
+	cards map[int]approval.Request // shown and still pending
+	byID  map[string]int
+	sess  []approval.Session
+}
+
+func (t *terminal) unlock() error {
+	for i := 0; i < 3; i++ {
+		p, err := readPassphrase(t.tty, "Yett vault passphrase: ")
+		if err != nil {
+			return err
+		}
+		err = t.v.Unlock(p)
+		var th *vault.ThrottledError
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, vault.ErrWrongPassphrase):
+			fmt.Fprintln(t.tty, "Wrong passphrase.")
+		case errors.As(err, &th):
+			fmt.Fprintf(t.tty, "Too many wrong passphrases; try again in %s.\n", th.RetryAfter.Round(time.Second))
+			return errors.New("serve: unlock throttled")
+		default:
+			return fmt.Errorf("serve: unlock: %w", err)
+		}
+	}
+	return errors.New("serve: the vault stayed locked")
+}
+
+// refresh prints new cards and notes the ones that went away unanswered.
+func (t *terminal) refresh() {
+	pending := t.b.Pending()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cards == nil {
+		t.cards, t.byID = map[int]approval.Request{}, map[string]int{}
+	}
+	live := map[string]bool{}
+	for _, r := range pending {
+		live[r.ID] = true
+		if _, shown := t.byID[r.ID]; shown {
+			continue
+		}
+		t.next++
+		n := t.next
+		t.cards[n], t.byID[r.ID] = r, n
+		if sameSession(r.Who.PID) {
+			// An agent in this terminal's session could type the answer
+			// itself: refuse here, the person approves elsewhere.
+			// From a goroutine: this runs inside the broker's delivery.
+			go t.b.Answer(r.ID, false, "terminal")
+			fmt.Fprintf(t.tty, "\n[%d] refused: %s (pid %d) runs in yett serve's own terminal session, so it could answer its own card. Run the agent in another session, or use the app.\n", n, r.Who.Name, r.Who.PID)
+			continue
+		}
+		fmt.Fprint(t.tty, cardText(n, r))
+	}
+	for n, r := range t.cards {
+		if !live[r.ID] {
+			delete(t.cards, n)
+			delete(t.byID, r.ID)
+			fmt.Fprintf(t.tty, "[%d] closed.\n", n)
+		}
+	}
+}
+
+func cardText(n int, r approval.Request) string {
+	var b strings.Builder
+	if r.Kind == approval.KindSession {
+		fmt.Fprintf(&b, "\n[%d] Approve this agent run? (%s)\n", n, r.Change)
+	} else {
+		fmt.Fprintf(&b, "\n[%d] Approve this one call?\n", n)
+	}
+	fmt.Fprintf(&b, "    who:     %s (pid %d, %s)\n", r.Who.Name, r.Who.PID, r.Who.Signer)
+	fmt.Fprintf(&b, "    program: %s %s\n", r.Who.Executable, r.Who.ExeSHA256)
+	var parents []string
+	for _, p := range r.Who.Parents {
+		parents = append(parents, fmt.Sprintf("%s (%d)", p.Name, p.PID))
+	}
+	if len(parents) > 0 {
+		fmt.Fprintf(&b, "    started by: %s\n", strings.Join(parents, " <- "))
+	}
+	if r.Kind == approval.KindSession {
+		fmt.Fprintf(&b, "    wants:   %s to %s, for as long as this process runs\n", r.Channel, r.Target)
+	} else {
+		fmt.Fprintf(&b, "    wants:   %s %s with credential %q\n", r.Method, r.Target, r.Credential)
+	}
+	fmt.Fprintf(&b, "    answer:  y %d  or  n %d   (within %s)\n", n, n, time.Until(r.Deadline).Round(time.Second))
+	return b.String()
+}
+
+// sameSession reports whether pid is in this process's session (shares
+// the controlling terminal).
+func sameSession(pid int) bool {
+	theirs, err := unix.Getsid(pid)
+	if err != nil {
+		return false
+	}
+	ours, err := unix.Getsid(0)
+	return err == nil && theirs == ours
+}
+
+// commands reads the terminal line by line until quit or EOF.
+func (t *terminal) commands(quit chan<- struct{}) {
+	defer close(quit)
+	in := bufio.NewScanner(t.tty)
+	for in.Scan() {
+		f := strings.Fields(in.Text())
+		if len(f) == 0 {
+			continue
+		}
+		switch {
+		case (f[0] == "y" || f[0] == "n") && len(f) == 2:
+			t.answer(f[1], f[0] == "y")
+		case f[0] == "sessions":
+			t.listSessions()
+		case f[0] == "revoke" && len(f) == 2:
+			t.revoke(f[1])
+		case f[0] == "lock":
+			if err := t.v.Lock("terminal"); err != nil {
+				fmt.Fprintln(t.tty, "Could not lock the vault.")
+			} else {
+				fmt.Fprintln(t.tty, "Vault locked: every call is refused until you unlock.")
+			}
+		case f[0] == "unlock":
+			if err := t.unlock(); err != nil {
+				fmt.Fprintln(t.tty, "Still locked.")
+			} else {
+				fmt.Fprintln(t.tty, "Vault unlocked. Earlier approvals ended; agents will ask again.")
+			}
+		case f[0] == "quit":
+			return
+		default:
+			fmt.Fprint(t.tty, serveUsage)
+		}
+	}
+}
+
+func (t *terminal) answer(num string, yes bool) {
+	n, _ := strconv.Atoi(num)
+	t.mu.Lock()
+	r, ok := t.cards[n]
+	t.mu.Unlock()
+	if !ok {
+		fmt.Fprintf(t.tty, "No open card %s.\n", num)
+		return
+	}
+	err := t.b.Answer(r.ID, yes, "terminal")
+	switch {
+	case err == nil && yes:
+		fmt.Fprintf(t.tty, "[%d] approved.\n", n)
+	case err == nil:
+		fmt.Fprintf(t.tty, "[%d] denied.\n", n)
+	case errors.Is(err, approval.ErrNotPending), errors.Is(err, approval.ErrWithdrawn):
+		fmt.Fprintf(t.tty, "[%d] is no longer open (the agent exited, the vault changed or it timed out).\n", n)
+	default:
+		fmt.Fprintf(t.tty, "[%d] could not be approved: the audit log refused to record it.\n", n)
+	}
+}
+
+func (t *terminal) listSessions() {
+	ss := t.b.Sessions()
+	t.mu.Lock()
+	t.sess = ss
+	t.mu.Unlock()
+	if len(ss) == 0 {
+		fmt.Fprintln(t.tty, "No approved sessions.")
+	}
+	for i, s := range ss {
+		fmt.Fprintf(t.tty, "  %d. %s (pid %d, %s) %s since %s\n", i+1, s.Who.Name, s.Who.PID, s.Who.Signer, s.Channel, s.ApprovedAt.Local().Format(time.Kitchen))
+	}
+}
+
+func (t *terminal) revoke(num string) {
+	n, _ := strconv.Atoi(num)
+	t.mu.Lock()
+	ss := t.sess
+	t.mu.Unlock()
+	if n < 1 || n > len(ss) {
+		fmt.Fprintln(t.tty, "Type sessions first, then revoke N.")
+		return
+	}
+	if err := t.b.Revoke(ss[n-1].ID); err != nil {
+		fmt.Fprintln(t.tty, "That session already ended.")
+		return
+	}
+	fmt.Fprintf(t.tty, "Session %d ended.\n", n)
+}

@@ -1,0 +1,250 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
+
+	"github.com/yettdev/yett/backend/vault"
+)
+
+const (
+	servePassphrase = "serve test passphrase 1"
+	serveCanary     = "CANARY-serve-4d2b8e"
+)
+
+// openPTY opens a pseudo-terminal pair with /dev/ptmx.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	master = os.NewFile(uintptr(fd), "ptmx")
+	slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	return master, slave
+}
+
+// ttyLog collects what yett serve writes to its terminal.
+type ttyLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *ttyLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *ttyLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *ttyLog) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(l.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("terminal never showed %q; it shows:\n%s", s, l.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// serveWorld is a vault with a credential bound to a receiver, and
+// `yett serve` running on a pseudo-terminal as its controlling terminal.
+type serveWorld struct {
+	dataDir, runDir  string
+	recvURL, recvLog string
+	master           *os.File
+	tty              *ttyLog
+	stdin            io.WriteCloser
+	stderr           *ttyLog
+	cmd              *exec.Cmd
+}
+
+func startServe(t *testing.T) *serveWorld {
+	t.Helper()
+	base, err := os.MkdirTemp("", "ysv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	w := &serveWorld{dataDir: filepath.Join(base, "data"), runDir: filepath.Join(base, "run")}
+	w.recvURL, w.recvLog = startReceiver(t)
+	v, err := vault.Open(w.dataDir, vault.Options{KDF: vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Create(vault.Passphrase(servePassphrase), false); err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimPrefix(w.recvURL, "http://")
+	if _, err := v.AddCredential(vault.NewCredential{Name: "receiver", Secret: vault.NewSecret([]byte(serveCanary)),
+		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{host}, Approval: vault.ApprovalSession}); err != nil {
+		t.Fatal(err)
+	}
+	v.Close()
+
+	master, slave := openPTY(t)
+	w.master = master
+	w.tty, w.stderr = &ttyLog{}, &ttyLog{}
+	go io.Copy(w.tty, master)
+	w.cmd = exec.Command(yettBin, "serve", "--approval-timeout", "20s")
+	w.cmd.Env = append(os.Environ(), "YETT_DATA_DIR="+w.dataDir, "YETT_RUNTIME_DIR="+w.runDir)
+	w.stdin, _ = w.cmd.StdinPipe()
+	w.cmd.Stdout, w.cmd.Stderr = w.stderr, w.stderr
+	w.cmd.ExtraFiles = []*os.File{slave} // fd 3 in the child
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		w.cmd.Wait()
+		for name, out := range map[string]string{"terminal": w.tty.String(), "stderr": w.stderr.String()} {
+			if strings.Contains(out, serveCanary) || strings.Contains(out, servePassphrase) {
+				t.Errorf("secret in yett serve's %s", name)
+			}
+		}
+	})
+	w.tty.waitFor(t, "passphrase:")
+	return w
+}
+
+func (w *serveWorld) typeLine(t *testing.T, s string) {
+	t.Helper()
+	if _, err := w.master.Write([]byte(s + "\n")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *serveWorld) connect(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "0"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: shimCmd(w.runDir)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func callText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestServeTerminalApproval: the passphrase is read at the terminal with
+// echo off, a card shows who asks, an answer written to stdin does nothing,
+// and the answer typed at the terminal lets the call through once.
+func TestServeTerminalApproval(t *testing.T) {
+	w := startServe(t)
+	w.typeLine(t, servePassphrase)
+	w.tty.waitFor(t, "gateway listening")
+	s := w.connect(t)
+	type result struct {
+		text    string
+		isError bool
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "http.request", Arguments: map[string]any{
+			"method": "POST", "url": w.recvURL + "/serve-1", "headers": map[string]string{"X-Replay-Test-Id": "serve-1"}, "body": "hello",
+		}})
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		done <- result{text: callText(res), isError: res.IsError}
+	}()
+	w.tty.waitFor(t, "[1] Approve this agent run? (first request)")
+	w.tty.waitFor(t, "answer:  y 1")
+	if !strings.Contains(w.tty.String(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("card does not name the origin process:\n%s", w.tty.String())
+	}
+	// stdin is not the approval channel.
+	io.WriteString(w.stdin, "y 1\n")
+	select {
+	case r := <-done:
+		t.Fatalf("the call went on without a terminal answer: %+v", r)
+	case <-time.After(500 * time.Millisecond):
+	}
+	w.typeLine(t, "y 1")
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no answer after approval")
+	}
+	if r.err != nil || r.isError || !strings.Contains(r.text, `"status":200`) {
+		t.Fatalf("call: %+v", r)
+	}
+	if strings.Contains(r.text, serveCanary) {
+		t.Fatal("canary reached the agent")
+	}
+	if evs := readEvents(t, w.recvLog); len(evs) != 1 || evs[0]["request_id"] != "serve-1" {
+		t.Fatalf("receiver saw %v", evs)
+	}
+	w.typeLine(t, "sessions")
+	w.tty.waitFor(t, "1. ")
+	// Lock at the terminal: calls are refused with LOCKED.
+	w.typeLine(t, "lock")
+	w.tty.waitFor(t, "Vault locked")
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "http.request", Arguments: map[string]any{"method": "GET", "url": w.recvURL + "/serve-2"}})
+	if err != nil || !strings.HasPrefix(callText(res), "LOCKED") {
+		t.Fatalf("locked call: %v %v", err, res)
+	}
+	if strings.Contains(w.tty.String(), servePassphrase) {
+		t.Fatal("the passphrase was echoed")
+	}
+}
+
+// TestServeNeedsTerminal: without a controlling terminal yett serve refuses
+// to start rather than reading a passphrase or answers from stdin.
+func TestServeNeedsTerminal(t *testing.T) {
+	cmd := exec.Command(yettBin, "serve")
+	cmd.Env = append(os.Environ(), "YETT_DATA_DIR="+t.TempDir(), "YETT_RUNTIME_DIR="+t.TempDir())
+	cmd.Stdin = strings.NewReader(servePassphrase + "\ny 1\n")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "controlling terminal") {
+		t.Fatalf("err %v, output %q", err, out)
+	}
+}
