@@ -1,0 +1,155 @@
+package app
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/yettdev/yett/backend/approval"
+)
+
+// EventApprovalChanged carries an ApprovalState whenever a card appears or
+// is withdrawn, or a session starts or ends.
+const EventApprovalChanged = "approval:changed"
+
+// SurfaceDesktopCard is how the audit log names answers given in the app.
+const SurfaceDesktopCard = "desktop card"
+
+// errNoGateway is what the UI says while no gateway is attached: there is
+// nothing to answer or revoke then, because the broker holds everything.
+var errNoGateway = errors.New("Yett's gateway is not running, so no agent is waiting and no session is live.")
+
+// ApprovalService is bound to the UI as window.go.app.ApprovalService. It
+// shows the gateway's pending approval cards and live sessions as redacted
+// views and passes the person's answers back. It never decides anything
+// itself: the broker it is attached to does.
+//
+// Until the gateway starts it has no broker: lists are empty and answers
+// are refused with chosen text.
+type ApprovalService struct {
+	events *eventSink
+	log    *slog.Logger
+	now    func() time.Time
+
+	mu     sync.Mutex
+	broker *approval.Broker
+	cancel func()
+
+	// pushMu keeps read-then-send atomic, so two pushes racing (attach and
+	// a broker update) cannot deliver an older state last.
+	pushMu sync.Mutex
+}
+
+func newApprovalService(events *eventSink, log *slog.Logger) *ApprovalService {
+	return &ApprovalService{events: events, log: log, now: time.Now}
+}
+
+// attach connects the service to a started gateway's broker (nil detaches,
+// when the gateway stops) and pushes the state at once, so the UI never
+// shows cards of a broker that is gone.
+func (s *ApprovalService) attach(b *approval.Broker) {
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+	}
+	s.broker = b
+	if b != nil {
+		s.cancel = b.Subscribe(func(approval.Update) { s.push() })
+	}
+	s.mu.Unlock()
+	s.push()
+}
+
+func (s *ApprovalService) close() {
+	if s != nil {
+		s.attach(nil)
+	}
+}
+
+func (s *ApprovalService) current() *approval.Broker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.broker
+}
+
+// push sends the whole state rather than the change: the UI replaces what
+// it shows, so a missed or reordered event cannot leave a stale card.
+func (s *ApprovalService) push() {
+	s.pushMu.Lock()
+	defer s.pushMu.Unlock()
+	s.events.send(EventApprovalChanged, ApprovalState{Cards: s.Pending(), Sessions: s.Sessions()})
+}
+
+// Pending lists the cards waiting for the person, oldest first.
+func (s *ApprovalService) Pending() []ApprovalCard {
+	out := []ApprovalCard{}
+	b := s.current()
+	if b == nil {
+		return out
+	}
+	now := s.now()
+	for _, r := range b.Pending() {
+		out = append(out, cardView(r, now))
+	}
+	return out
+}
+
+// Sessions lists the live session approvals, oldest first.
+func (s *ApprovalService) Sessions() []LiveSession {
+	out := []LiveSession{}
+	b := s.current()
+	if b == nil {
+		return out
+	}
+	for _, sess := range b.Sessions() {
+		out = append(out, sessionView(sess))
+	}
+	return out
+}
+
+// Answer approves or denies a pending card from the desktop app.
+func (s *ApprovalService) Answer(id string, approve bool) error {
+	b := s.current()
+	if b == nil {
+		return errNoGateway
+	}
+	return s.publicError(b.Answer(id, approve, SurfaceDesktopCard))
+}
+
+// Revoke ends a live session at once; the agent's next call needs a new
+// approval.
+func (s *ApprovalService) Revoke(sessionID string) error {
+	b := s.current()
+	if b == nil {
+		return errNoGateway
+	}
+	return s.publicError(b.Revoke(sessionID))
+}
+
+// approvalTexts are the words the person reads for the broker's documented
+// errors; the broker's own texts are written for logs.
+var approvalTexts = []struct {
+	err  error
+	text string
+}{
+	{approval.ErrNotPending, "This request is no longer waiting: it was answered, timed out or withdrawn."},
+	{approval.ErrWithdrawn, "This request was withdrawn: the agent exited, or the vault was locked or unlocked. Nothing was approved."},
+	{approval.ErrAuditUnavailable, "Yett could not record the approval in its audit log, so the request was refused."},
+	{approval.ErrNoSession, "This session has already ended."},
+	{approval.ErrClosed, "Yett's gateway has stopped; the request was withdrawn."},
+}
+
+func (s *ApprovalService) publicError(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, t := range approvalTexts {
+		if errors.Is(err, t.err) {
+			return errors.New(t.text)
+		}
+	}
+	s.log.Error("approval operation failed", "err", err)
+	return errors.New("Yett could not complete this. Details are in the Yett log.")
+}
