@@ -25,6 +25,7 @@ type agentCmd struct {
 	Op   string          `json:"op"`
 	Tool string          `json:"tool,omitempty"`
 	Args json.RawMessage `json:"args,omitempty"`
+	N    int             `json:"n,omitempty"` // loop: calls to make
 }
 
 type agentReply struct {
@@ -35,6 +36,8 @@ type agentReply struct {
 	Tools   []string `json:"tools,omitempty"`
 	PID     int      `json:"pid,omitempty"`
 	Changes int      `json:"changes,omitempty"`
+	Failed  int      `json:"failed,omitempty"`
+	Nanos   int64    `json:"nanos,omitempty"`
 }
 
 func agentMain() {
@@ -93,6 +96,23 @@ func agentMain() {
 				}
 			}
 			r = agentReply{OK: true, Text: strings.Join(texts, "\n"), IsError: res.IsError}
+		case "loop":
+			// N sequential http.request calls, each with its own key.
+			if session == nil {
+				r = agentReply{Err: "not connected"}
+				break
+			}
+			var tmpl map[string]any
+			json.Unmarshal(c.Args, &tmpl)
+			start := time.Now()
+			for i := 0; i < c.N; i++ {
+				tmpl["idempotency_key"] = fmt.Sprintf("%s-%d-%d", tmpl["idempotency_key"], os.Getpid(), i)
+				res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "http.request", Arguments: tmpl})
+				if err != nil || res.IsError {
+					r.Failed++
+				}
+			}
+			r.OK, r.Nanos = true, time.Since(start).Nanoseconds()
 		case "list":
 			if session == nil {
 				r = agentReply{Err: "not connected"}
@@ -137,14 +157,14 @@ func agentMain() {
 
 // agent drives one agent process from a test.
 type agent struct {
-	t     *testing.T
+	t     testing.TB
 	cmd   *exec.Cmd
 	in    *json.Encoder
 	out   *bufio.Scanner
 	stdin interface{ Close() error }
 }
 
-func startAgent(t *testing.T, runtimeDir string) *agent {
+func startAgent(t testing.TB, runtimeDir string) *agent {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "YETT_TEST_AGENT=1", "YETT_BIN="+yettBin, "YETT_RUNTIME_DIR="+runtimeDir)
@@ -237,7 +257,7 @@ func (a *agent) kill() {
 }
 
 type prefixWriter struct {
-	t      *testing.T
+	t      testing.TB
 	prefix string
 	mu     sync.Mutex
 	all    strings.Builder

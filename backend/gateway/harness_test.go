@@ -43,7 +43,7 @@ type receiver struct {
 	srv  *http.Server
 }
 
-func startReceiver(t *testing.T) *receiver {
+func startReceiver(t testing.TB) *receiver {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -84,7 +84,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 }
 
 // count returns how many arrivals carry marker anywhere in their line.
-func (r *receiver) count(t *testing.T, marker string) int {
+func (r *receiver) count(t testing.TB, marker string) int {
 	t.Helper()
 	b, err := os.ReadFile(r.path)
 	if err != nil {
@@ -100,7 +100,7 @@ func (r *receiver) count(t *testing.T, marker string) int {
 }
 
 // authMarkers returns the auth markers seen, to prove a credential arrived.
-func (r *receiver) lines(t *testing.T) []map[string]any {
+func (r *receiver) lines(t testing.TB) []map[string]any {
 	b, _ := os.ReadFile(r.path)
 	var out []map[string]any
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -114,7 +114,7 @@ func (r *receiver) lines(t *testing.T) []map[string]any {
 
 // world is one test's gateway, vault, receiver and directories.
 type world struct {
-	t        *testing.T
+	t        testing.TB
 	dataDir  string
 	runDir   string
 	vaultDir string
@@ -133,7 +133,7 @@ type worldOpts struct {
 	timeout time.Duration
 }
 
-func newWorld(t *testing.T, o worldOpts) *world {
+func newWorld(t testing.TB, o worldOpts) *world {
 	t.Helper()
 	base, err := os.MkdirTemp("", "ygw")
 	if err != nil {
@@ -290,7 +290,7 @@ func (w *world) settleAbsent(marker string) {
 	}
 }
 
-func mustContain(t *testing.T, r agentReply, want string) {
+func mustContain(t testing.TB, r agentReply, want string) {
 	t.Helper()
 	if !strings.Contains(r.Text, want) && !strings.Contains(r.Err, want) {
 		t.Fatalf("reply %+v does not contain %q", r, want)

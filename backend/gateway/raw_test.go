@@ -175,3 +175,11 @@ func TestReleaseBatchRejected(t *testing.T) {
 		t.Fatal("wrong arrival counts")
 	}
 }
+
+func newShimCmd(runDir string) *exec.Cmd {
+	cmd := exec.Command(yettBin, "mcp")
+	cmd.Env = append(os.Environ(), "YETT_RUNTIME_DIR="+runDir)
+	return cmd
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
