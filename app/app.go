@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -65,6 +66,7 @@ type App struct {
 	vault   *vault.Vault
 	events  *eventSink
 	Vault   *VaultService
+	Audit   *AuditService
 
 	mu      sync.Mutex
 	ctx     context.Context // Wails runtime context, set on startup
@@ -98,6 +100,9 @@ func New(cfg Config) (*App, error) {
 	}
 	a.vault = v
 	a.Vault = newVaultService(v, a.events, cfg.Log, cfg.Keyring != nil)
+	// The audit log never stops the app from starting: a log that cannot be
+	// opened or verified is shown in the UI's banner instead.
+	a.Audit = newAuditService(v, a.events, cfg.Log, filepath.Join(cfg.DataDir, "audit"), auditPollInterval)
 	return a, nil
 }
 
@@ -113,7 +118,7 @@ func (a *App) Options(assets fs.FS) *options.App {
 		AssetServer:      &assetserver.Options{Assets: assets},
 		OnStartup:        a.startup,
 		OnShutdown:       a.shutdown,
-		Bind:             []interface{}{a.Vault},
+		Bind:             []interface{}{a.Vault, a.Audit},
 		Linux:            &linux.Options{ProgramName: "yett"},
 	}
 }
@@ -123,6 +128,7 @@ func (a *App) startup(ctx context.Context) {
 	a.ctx = ctx
 	a.mu.Unlock()
 	a.events.attach(func(name string, data any) { runtime.EventsEmit(ctx, name, data) })
+	a.Audit.setSaveDialog(wailsSaveDialog(ctx))
 
 	bg, stop := context.WithCancel(context.Background())
 	a.stopBg = stop
@@ -155,9 +161,10 @@ func (a *App) shutdown(ctx context.Context) {
 func (a *App) Close() {
 	a.Vault.close()
 	if a.vault != nil {
-		_ = a.vault.Lock("app_exit")
+		_ = a.vault.Lock("app_exit") // recorded in the audit log, with a checkpoint
 		_ = a.vault.Close()
 	}
+	a.Audit.close()
 	if a.primary != nil {
 		a.primary.Release()
 	}

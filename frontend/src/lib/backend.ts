@@ -314,3 +314,208 @@ export function onVaultStatus(
   // drop every listener of the event, so it is only the fallback.
   return typeof off === 'function' ? off : () => runtime.EventsOff(VAULT_STATUS_EVENT);
 }
+
+// ---- Audit log (app.AuditService) ----
+// The Sessions and Activity views are projections of the decrypted audit
+// log; the status is its offline verification. None of it carries a secret:
+// audit events have no field for one, and the parsers below copy only the
+// known fields.
+
+export type AuditState = 'intact' | 'tampered' | 'unreadable' | 'absent';
+
+export interface AuditStatus {
+  state: AuditState;
+  /** The app holds the log open and records vault lock and unlock. */
+  writing: boolean;
+  /** Why the app is not recording; '' when it records normally. */
+  problem: string;
+  entries: number;
+  treeHead: string;
+  signedSize: number;
+  firstBad: number;
+  reason: string;
+  torn: string;
+  notes: string[];
+}
+
+export interface LoggedSession {
+  id: string;
+  executable: string;
+  pid: number;
+  exeSha256: string;
+  signer: string;
+  bootId: string;
+  vaultEpoch: number;
+  approvedAt: string;
+  approvedBy: string;
+  surface: string;
+  ended: boolean;
+  endedAt: string;
+  endReason: string;
+  endInferred: boolean;
+  calls: number;
+}
+
+export interface SessionsView {
+  readable: boolean;
+  note: string;
+  sessions: LoggedSession[];
+}
+
+export interface ActivityFilter {
+  sessionId: string;
+  channel: string;
+  class: string;
+  /** RFC 3339, or '' for no bound. */
+  from: string;
+  to: string;
+}
+
+export interface ActivityItem {
+  kind: 'call' | 'authority';
+  index: number;
+  time: string;
+  type: string;
+  sessionId: string;
+  reason: string;
+  vaultEpoch: number;
+  requestId: string;
+  channel: string;
+  operation: string;
+  target: string;
+  state: string;
+  class: string;
+  status: number;
+  bytes: number;
+  durationMs: number;
+}
+
+export interface ActivityView {
+  readable: boolean;
+  note: string;
+  items: ActivityItem[];
+}
+
+export interface CheckpointExport {
+  saved: boolean;
+  path: string;
+  size: number;
+  treeHead: string;
+}
+
+export const AUDIT_CHANGED_EVENT = 'audit:changed';
+
+/** The shape Wails generates for the bound Go struct app.AuditService. */
+interface AuditServiceBinding {
+  Status(): Promise<unknown>;
+  Sessions(): Promise<unknown>;
+  Activity(filter: ActivityFilter): Promise<unknown>;
+  ExportCheckpoint(): Promise<unknown>;
+}
+
+function boundAudit(): { AuditService: AuditServiceBinding } {
+  const app = window.go?.app as { AuditService?: AuditServiceBinding } | undefined;
+  if (!app?.AuditService) throw new BackendUnavailableError();
+  return app as { AuditService: AuditServiceBinding };
+}
+
+type FieldType = 'string' | 'number' | 'boolean';
+
+/** Copies exactly the named fields, each of the given type, or throws. */
+function pick<T>(v: unknown, fields: Record<string, FieldType>, what: string): T {
+  if (!isRecord(v)) throw new ProtocolError(what);
+  const out: Record<string, unknown> = {};
+  for (const [name, type] of Object.entries(fields)) {
+    if (typeof v[name] !== type) throw new ProtocolError(what);
+    out[name] = v[name];
+  }
+  return out as T;
+}
+
+function list(v: unknown, what: string): unknown[] {
+  // Go encodes a nil slice as null.
+  if (v === null) return [];
+  if (!Array.isArray(v)) throw new ProtocolError(what);
+  return v;
+}
+
+const AUDIT_STATES: readonly AuditState[] = ['intact', 'tampered', 'unreadable', 'absent'];
+
+export function parseAuditStatus(v: unknown): AuditStatus {
+  const s = pick<Omit<AuditStatus, 'notes'>>(
+    v,
+    {
+      state: 'string', writing: 'boolean', problem: 'string', entries: 'number', treeHead: 'string',
+      signedSize: 'number', firstBad: 'number', reason: 'string', torn: 'string',
+    },
+    'an audit status',
+  );
+  const notes = list((v as Record<string, unknown>).notes, 'an audit status');
+  if (!AUDIT_STATES.includes(s.state) || !isStringArray(notes)) throw new ProtocolError('an audit status');
+  return { ...s, notes: [...notes] };
+}
+
+export function parseSessionsView(v: unknown): SessionsView {
+  const head = pick<{ readable: boolean; note: string }>(v, { readable: 'boolean', note: 'string' }, 'a sessions view');
+  const sessions = list((v as Record<string, unknown>).sessions, 'a sessions view').map((s) =>
+    pick<LoggedSession>(
+      s,
+      {
+        id: 'string', executable: 'string', pid: 'number', exeSha256: 'string', signer: 'string', bootId: 'string',
+        vaultEpoch: 'number', approvedAt: 'string', approvedBy: 'string', surface: 'string', ended: 'boolean',
+        endedAt: 'string', endReason: 'string', endInferred: 'boolean', calls: 'number',
+      },
+      'a session',
+    ),
+  );
+  return { ...head, sessions };
+}
+
+export function parseActivityView(v: unknown): ActivityView {
+  const head = pick<{ readable: boolean; note: string }>(v, { readable: 'boolean', note: 'string' }, 'an activity view');
+  const items = list((v as Record<string, unknown>).items, 'an activity view').map((it) => {
+    const item = pick<ActivityItem>(
+      it,
+      {
+        kind: 'string', index: 'number', time: 'string', type: 'string', sessionId: 'string', reason: 'string',
+        vaultEpoch: 'number', requestId: 'string', channel: 'string', operation: 'string', target: 'string',
+        state: 'string', class: 'string', status: 'number', bytes: 'number', durationMs: 'number',
+      },
+      'an activity item',
+    );
+    if (item.kind !== 'call' && item.kind !== 'authority') throw new ProtocolError('an activity item');
+    return item;
+  });
+  return { ...head, items };
+}
+
+export function auditStatus(): Promise<AuditStatus> {
+  return call(async () => parseAuditStatus(await boundAudit().AuditService.Status()));
+}
+
+export function loggedSessions(): Promise<SessionsView> {
+  return call(async () => parseSessionsView(await boundAudit().AuditService.Sessions()));
+}
+
+export function activity(filter: ActivityFilter): Promise<ActivityView> {
+  return call(async () => parseActivityView(await boundAudit().AuditService.Activity(filter)));
+}
+
+/** Opens a save dialog; resolves with saved=false if the person cancels. */
+export function exportCheckpoint(): Promise<CheckpointExport> {
+  return call(async () =>
+    pick<CheckpointExport>(
+      await boundAudit().AuditService.ExportCheckpoint(),
+      { saved: 'boolean', path: 'string', size: 'number', treeHead: 'string' },
+      'a checkpoint export',
+    ),
+  );
+}
+
+/** Calls onChange when the audit log grew (throttled by the backend). */
+export function onAuditChanged(onChange: () => void): () => void {
+  const runtime = window.runtime;
+  if (!runtime) throw new BackendUnavailableError();
+  const off = runtime.EventsOn(AUDIT_CHANGED_EVENT, () => onChange());
+  return typeof off === 'function' ? off : () => runtime.EventsOff(AUDIT_CHANGED_EVENT);
+}

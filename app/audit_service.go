@@ -1,0 +1,335 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"filippo.io/age"
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"github.com/yettdev/yett/backend/activity"
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// EventAuditChanged tells the UI the log grew; its payload is the number of
+// records. It is sent at most once per change-watch interval.
+const EventAuditChanged = "audit:changed"
+
+// AuditService is bound to the UI as window.go.app.AuditService. It owns the
+// app's audit log writer: it opens <data>/audit with the vault's audit
+// recipient, records vault lock and unlock, and signs a checkpoint at every
+// lock and at shutdown. Its views are projections of the decrypted log and
+// carry no secret (audit events have no field for one).
+type AuditService struct {
+	vault  *vault.Vault
+	events *eventSink
+	log    *slog.Logger
+	dir    string
+	// saveDialog asks the person where to save a file; "" means cancelled.
+	// The app sets it to the Wails dialog; tests to a fake.
+	saveDialog func(defaultName string) (string, error)
+
+	mu        sync.Mutex
+	w         *audit.Log // nil while not open
+	recipient string     // the recipient w encrypts to
+	problem   string     // public text: why the app is not recording
+	cancel    func()
+	stop      chan struct{}
+	done      chan struct{}
+}
+
+// auditPollInterval is how often the service looks for new records to
+// announce; it is also the throttle on EventAuditChanged.
+const auditPollInterval = 500 * time.Millisecond
+
+func newAuditService(v *vault.Vault, events *eventSink, log *slog.Logger, dir string, poll time.Duration) *AuditService {
+	s := &AuditService{vault: v, events: events, log: log, dir: dir, stop: make(chan struct{}), done: make(chan struct{})}
+	s.saveDialog = func(string) (string, error) { return "", errors.New("no window to show a dialog in") }
+	s.mu.Lock()
+	s.openLocked()
+	s.mu.Unlock()
+	s.cancel = v.Subscribe(s.onVaultEvent)
+	go s.watch(poll)
+	return s
+}
+
+// openLocked opens the log if the vault has an audit key. If the vault has
+// none yet (not set up), it stays closed until Create. s.mu held.
+func (s *AuditService) openLocked() {
+	if s.w != nil {
+		return
+	}
+	recipient, err := s.vault.AuditRecipient()
+	if errors.Is(err, vault.ErrNoAuditKey) {
+		return
+	}
+	if err != nil {
+		s.problem = "The audit log is not being written: the vault's audit key cannot be read."
+		s.log.Error("audit recipient", "err", err)
+		return
+	}
+	r, err := age.ParseX25519Recipient(recipient)
+	if err != nil {
+		s.problem = "The audit log is not being written: the vault's audit key is malformed."
+		return
+	}
+	w, _, err := audit.Open(audit.Options{Dir: s.dir, Recipient: r})
+	switch {
+	case errors.Is(err, audit.ErrTampered):
+		// Never repaired: the evidence stays as found, and nothing is
+		// appended after it.
+		s.problem = "The audit log failed verification and is not being written to. It was left exactly as found."
+	case errors.Is(err, audit.ErrLocked):
+		s.problem = "The audit log is not being written by this window: another Yett process holds it."
+	case err != nil:
+		s.problem = "The audit log could not be opened, so nothing is being recorded."
+		s.log.Error("open audit log", "err", err)
+	default:
+		s.w, s.recipient, s.problem = w, recipient, ""
+	}
+}
+
+// onVaultEvent records lock and unlock. It runs in the vault's delivery, in
+// order, never under the vault's mutex.
+func (s *AuditService) onVaultEvent(e vault.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch e.Kind {
+	case vault.EventCreated:
+		s.reopenIfKeyChanged()
+		s.appendLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch, Reason: "vault_created"})
+	case vault.EventUnlocked:
+		s.openLocked() // a vault made before audit keys gets one at its first unlock
+		s.appendLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch})
+	case vault.EventLocked:
+		s.appendLocked(audit.Event{Type: audit.EventVaultLocked, VaultEpoch: e.Epoch, Reason: audit.Reason(e.Reason)})
+		s.checkpointLocked()
+	}
+}
+
+// reopenIfKeyChanged: after a reset and a new Create the vault has a new
+// audit key; later entries must be readable with it. s.mu held.
+func (s *AuditService) reopenIfKeyChanged() {
+	if s.w != nil {
+		if r, err := s.vault.AuditRecipient(); err == nil && r != s.recipient {
+			s.closeLocked()
+		}
+	}
+	s.openLocked()
+}
+
+func (s *AuditService) appendLocked(e audit.Event) {
+	if s.w == nil {
+		return
+	}
+	e.Time = time.Now().UTC()
+	if _, err := s.w.Append(context.Background(), e); err != nil {
+		s.problem = "Writing to the audit log failed; entries are not being recorded until Yett restarts."
+		s.log.Error("audit append", "type", e.Type, "err", err)
+	}
+}
+
+func (s *AuditService) checkpointLocked() {
+	if s.w == nil {
+		return
+	}
+	if _, err := s.w.Checkpoint(); err != nil {
+		s.log.Error("audit checkpoint", "err", err)
+	}
+}
+
+func (s *AuditService) closeLocked() {
+	if s.w != nil {
+		if err := s.w.Close(); err != nil { // signs a final checkpoint
+			s.log.Error("close audit log", "err", err)
+		}
+		s.w = nil
+	}
+}
+
+// close stops watching the vault and closes the log with a final checkpoint.
+func (s *AuditService) close() {
+	if s == nil {
+		return
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+		<-s.done
+	}
+	s.mu.Lock()
+	s.closeLocked()
+	s.mu.Unlock()
+}
+
+// watch announces growth of the log, whoever appended (the app or, later,
+// the gateway through the same writer), at most once per interval.
+func (s *AuditService) watch(interval time.Duration) {
+	defer close(s.done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var last int64 = -1
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		size := int64(-1)
+		if s.w != nil {
+			size = s.w.Head().Size
+		}
+		s.mu.Unlock()
+		if size >= 0 && size != last {
+			if last >= 0 {
+				s.events.send(EventAuditChanged, size)
+			}
+			last = size
+		}
+	}
+}
+
+func (s *AuditService) logPath() string { return filepath.Join(s.dir, audit.LogFile) }
+
+// Status verifies the log (no key needed) and says whether the app records.
+func (s *AuditService) Status() AuditStatus {
+	s.mu.Lock()
+	writing, problem := s.w != nil, s.problem
+	s.mu.Unlock()
+	var st AuditStatus
+	if _, err := os.Stat(s.logPath()); errors.Is(err, os.ErrNotExist) && !writing {
+		st = AuditStatus{State: "absent", FirstBad: -1, Notes: []string{}}
+	} else {
+		st = statusFromReport(audit.Verify(s.logPath(), audit.VerifyOptions{}))
+	}
+	st.Writing, st.Problem = writing, problem
+	return st
+}
+
+// entries decrypts the whole log. ok is false while the vault is locked;
+// note says why the list is empty or incomplete.
+func (s *AuditService) entries() (list []audit.Entry, ok bool, note string) {
+	id, err := s.vault.AuditIdentity()
+	switch {
+	case errors.Is(err, vault.ErrLocked), errors.Is(err, vault.ErrNotInitialised):
+		return nil, false, "Unlock the vault to read the log."
+	case err != nil:
+		s.log.Error("audit identity", "err", err)
+		return nil, false, "The vault's audit key cannot be read, so the log cannot be shown."
+	}
+	if _, err := os.Stat(s.logPath()); errors.Is(err, os.ErrNotExist) {
+		return nil, true, ""
+	}
+	for e, err := range audit.ReadEvents(s.logPath(), id) {
+		if err != nil {
+			note = fmt.Sprintf("Only the first %d entries could be read; the next one could not be decrypted or does not belong at its place.", len(list))
+			s.log.Warn("reading audit log", "err", err)
+			break
+		}
+		list = append(list, e)
+	}
+	// id goes out of scope here: nothing keeps the private key.
+	return list, true, note
+}
+
+// Sessions returns the sessions the log records, newest first.
+func (s *AuditService) Sessions() SessionsView {
+	list, ok, note := s.entries()
+	out := SessionsView{Readable: ok, Note: note, Sessions: []LoggedSession{}}
+	for _, sess := range activity.Sessions(list) {
+		out.Sessions = append(out.Sessions, loggedSessionView(sess))
+	}
+	return out
+}
+
+// Activity returns calls and authority events matching f, newest first.
+func (s *AuditService) Activity(f ActivityFilter) (ActivityView, error) {
+	af := activity.Filter{SessionID: f.SessionID, Channel: f.Channel, Class: activity.Class(f.Class)}
+	for _, p := range []struct {
+		text string
+		dst  *time.Time
+	}{{f.From, &af.From}, {f.To, &af.To}} {
+		if p.text == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, p.text)
+		if err != nil {
+			return ActivityView{Items: []ActivityItem{}}, errors.New("The time range is not a valid date and time.")
+		}
+		*p.dst = t
+	}
+	list, ok, note := s.entries()
+	out := ActivityView{Readable: ok, Note: note, Items: []ActivityItem{}}
+	for _, it := range activity.Activity(list, af) {
+		out.Items = append(out.Items, loggedActivityItem(it))
+	}
+	return out, nil
+}
+
+// ExportCheckpoint signs the current tree head and lets the person save the
+// checkpoint somewhere else. Kept apart from this machine, it later proves
+// the log was not cut short or rewritten (yett audit verify --checkpoint).
+func (s *AuditService) ExportCheckpoint() (CheckpointExport, error) {
+	s.mu.Lock()
+	s.checkpointLocked() // cover every entry written so far
+	saveDialog := s.saveDialog
+	s.mu.Unlock()
+	rep := audit.Verify(s.logPath(), audit.VerifyOptions{})
+	if rep.Status != audit.StatusIntact {
+		return CheckpointExport{}, errors.New("The audit log does not verify, so a checkpoint of it would prove nothing.")
+	}
+	b, err := os.ReadFile(filepath.Join(s.dir, audit.CheckpointFile))
+	if err != nil {
+		return CheckpointExport{}, errors.New("There is no signed checkpoint yet.")
+	}
+	cp, err := audit.ParseCheckpoint(b)
+	if err != nil {
+		return CheckpointExport{}, errors.New("The stored checkpoint is not valid.")
+	}
+	name := fmt.Sprintf("yett-audit-checkpoint-%d.txt", cp.Size)
+	path, err := saveDialog(name)
+	if err != nil {
+		s.log.Error("save dialog", "err", err)
+		return CheckpointExport{}, errors.New("The save dialog could not be shown.")
+	}
+	if path == "" {
+		return CheckpointExport{Saved: false, Size: cp.Size, TreeHead: cp.Head.String()}, nil
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		s.log.Error("write checkpoint", "err", err)
+		return CheckpointExport{}, errors.New("The checkpoint could not be saved there.")
+	}
+	return CheckpointExport{Saved: true, Path: path, Size: cp.Size, TreeHead: cp.Head.String()}, nil
+}
+
+// wailsSaveDialog is the only code here that needs a window.
+func wailsSaveDialog(ctx context.Context) func(string) (string, error) {
+	return func(name string) (string, error) {
+		return runtime.SaveFileDialog(ctx, runtime.SaveDialogOptions{
+			Title:           "Save audit checkpoint",
+			DefaultFilename: name,
+		})
+	}
+}
+
+func tornNote(t *audit.Torn) string {
+	return fmt.Sprintf("An interrupted write left %d bytes after entry %d; they are set aside when the log is next opened. Earlier entries are intact.", t.Length, t.AfterIndex)
+}
+
+func (s *AuditService) setSaveDialog(f func(string) (string, error)) {
+	s.mu.Lock()
+	s.saveDialog = f
+	s.mu.Unlock()
+}

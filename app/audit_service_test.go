@@ -1,0 +1,227 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+type auditFixture struct {
+	dir   string
+	vault *vault.Vault
+	svc   *AuditService
+	rec   *recorder
+	logs  *bytes.Buffer
+}
+
+// newAuditFixture opens a real vault and the audit service over a real log
+// in a temp dir (dir reused when given, to test a restart).
+func newAuditFixture(t *testing.T, dir string) *auditFixture {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	v, err := vault.Open(dir, vault.Options{KDF: vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &auditFixture{dir: dir, vault: v, rec: &recorder{}, logs: &bytes.Buffer{}}
+	sink := &eventSink{}
+	sink.attach(f.rec.emit)
+	f.svc = newAuditService(v, sink, slog.New(slog.NewTextHandler(f.logs, nil)), filepath.Join(dir, "audit"), 5*time.Millisecond)
+	t.Cleanup(f.close)
+	return f
+}
+
+func (f *auditFixture) close() {
+	f.vault.Lock("test_end")
+	f.vault.Close()
+	f.svc.close()
+}
+
+func activityTypes(t *testing.T, s *AuditService) []string {
+	t.Helper()
+	view, err := s.Activity(ActivityFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !view.Readable {
+		t.Fatalf("activity not readable: %q", view.Note)
+	}
+	var out []string
+	for _, it := range view.Items {
+		out = append(out, it.Type+":"+it.Reason)
+	}
+	return out
+}
+
+func TestAuditServiceRecordsVaultLockAndUnlock(t *testing.T) {
+	f := newAuditFixture(t, "")
+	if st := f.svc.Status(); st.State != "absent" || st.Writing {
+		t.Fatalf("before setup: %+v", st)
+	}
+	if v := f.svc.Sessions(); v.Readable || v.Note == "" {
+		t.Fatalf("sessions before setup: %+v", v)
+	}
+	if err := f.vault.Create(vault.Passphrase("correct horse battery"), false); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.svc.Status(); st.State != "intact" || !st.Writing || st.Entries == 0 {
+		t.Fatalf("after create: %+v", st)
+	}
+	if err := f.vault.Lock("user"); err != nil {
+		t.Fatal(err)
+	}
+	locked, _ := f.svc.Activity(ActivityFilter{})
+	if locked.Readable || locked.Note != "Unlock the vault to read the log." || len(locked.Items) != 0 {
+		t.Fatalf("locked activity: %+v", locked)
+	}
+	st := f.svc.Status()
+	if st.State != "intact" || st.SignedSize != st.Entries || st.FirstBad != -1 {
+		t.Fatalf("after lock the log must be intact and fully signed: %+v", st)
+	}
+	if err := f.vault.Unlock(vault.Passphrase("correct horse battery")); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(activityTypes(t, f.svc), " ")
+	if want := "vault_unlocked: vault_locked:user vault_unlocked:vault_created"; got != want {
+		t.Fatalf("activity %q, want %q", got, want)
+	}
+	if s := f.svc.Sessions(); !s.Readable || len(s.Sessions) != 0 {
+		t.Fatalf("sessions: %+v", s)
+	}
+	waitFor(t, func() bool { return strings.Contains(f.rec.all(), EventAuditChanged) })
+
+	// A restart rebuilds the same views from the log.
+	f.close()
+	g := newAuditFixture(t, f.dir)
+	if st := g.svc.Status(); st.State != "intact" || !st.Writing {
+		t.Fatalf("after restart: %+v", st)
+	}
+	if err := g.vault.Unlock(vault.Passphrase("correct horse battery")); err != nil {
+		t.Fatal(err)
+	}
+	got = strings.Join(activityTypes(t, g.svc), " ")
+	if want := "vault_unlocked: vault_locked:app_exit vault_locked:test_end vault_unlocked: vault_locked:user vault_unlocked:vault_created"; got != want && !strings.HasSuffix(got, "vault_locked:test_end vault_unlocked: vault_locked:user vault_unlocked:vault_created") {
+		t.Fatalf("after restart %q", got)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestAuditServiceTamperedLogIsShownNotRepaired(t *testing.T) {
+	f := newAuditFixture(t, "")
+	if err := f.vault.Create(vault.Passphrase("correct horse battery"), false); err != nil {
+		t.Fatal(err)
+	}
+	f.close()
+	logPath := filepath.Join(f.dir, "audit", audit.LogFile)
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x01
+	if err := os.WriteFile(logPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	g := newAuditFixture(t, f.dir)
+	st := g.svc.Status()
+	if st.State != "tampered" || st.Writing || st.Problem == "" || st.Reason == "" {
+		t.Fatalf("tampered log: %+v", st)
+	}
+	if err := g.vault.Unlock(vault.Passphrase("correct horse battery")); err != nil {
+		t.Fatal(err)
+	}
+	g.vault.Lock("user")
+	after, _ := os.ReadFile(logPath)
+	if !bytes.Equal(after, b) {
+		t.Fatal("the tampered log was modified")
+	}
+	if _, err := g.svc.ExportCheckpoint(); err == nil {
+		t.Fatal("exported a checkpoint of a tampered log")
+	}
+}
+
+func TestAuditServiceExportCheckpoint(t *testing.T) {
+	f := newAuditFixture(t, "")
+	if err := f.vault.Create(vault.Passphrase("correct horse battery"), false); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "kept-elsewhere.txt")
+	var asked string
+	f.svc.setSaveDialog(func(name string) (string, error) { asked = name; return out, nil })
+	res, err := f.svc.ExportCheckpoint()
+	if err != nil || !res.Saved || res.Path != out || res.Size == 0 || res.TreeHead == "" {
+		t.Fatalf("export: %+v %v", res, err)
+	}
+	if !strings.HasPrefix(asked, "yett-audit-checkpoint-") {
+		t.Fatalf("default name %q", asked)
+	}
+	held, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.vault.Lock("user") // more entries after the held checkpoint
+	rep := audit.Verify(filepath.Join(f.dir, "audit", audit.LogFile), audit.VerifyOptions{Held: held})
+	if rep.Status != audit.StatusIntact || !rep.HeldOK {
+		t.Fatalf("the saved checkpoint does not verify against the log: %+v", rep)
+	}
+
+	f.svc.setSaveDialog(func(string) (string, error) { return "", nil })
+	if res, err := f.svc.ExportCheckpoint(); err != nil || res.Saved {
+		t.Fatalf("cancelled: %+v %v", res, err)
+	}
+}
+
+func TestAuditServiceActivityFilterAndRedaction(t *testing.T) {
+	f := newAuditFixture(t, "")
+	if err := f.vault.Create(vault.Passphrase("correct horse battery"), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.vault.AddCredential(vault.NewCredential{
+		Name: "tracker", Secret: vault.NewSecret([]byte(canary)), Injection: vault.Injection{Format: vault.InjectBearer},
+		Hosts: []string{"api.example.com"}, Approval: vault.ApprovalSession,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Activity(ActivityFilter{From: "yesterday"}); err == nil {
+		t.Fatal("a bad time was accepted")
+	}
+	future, _ := f.svc.Activity(ActivityFilter{From: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	if !future.Readable || len(future.Items) != 0 {
+		t.Fatalf("future range: %+v", future)
+	}
+	calls, _ := f.svc.Activity(ActivityFilter{Channel: "http"})
+	if len(calls.Items) != 0 {
+		t.Fatalf("no calls were made: %+v", calls)
+	}
+	f.vault.Lock("user")
+	f.vault.Unlock(vault.Passphrase("correct horse battery"))
+
+	act, _ := f.svc.Activity(ActivityFilter{})
+	all, _ := json.Marshal([]any{f.svc.Status(), f.svc.Sessions(), act})
+	logBytes, _ := os.ReadFile(filepath.Join(f.dir, "audit", audit.LogFile))
+	for name, b := range map[string][]byte{"views": all, "log": logBytes, "events": []byte(f.rec.all()), "app log": f.logs.Bytes()} {
+		if bytes.Contains(b, []byte(canary)) {
+			t.Errorf("the canary secret is in the %s", name)
+		}
+	}
+}

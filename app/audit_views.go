@@ -1,0 +1,152 @@
+package app
+
+import (
+	"time"
+
+	"github.com/yettdev/yett/backend/activity"
+	"github.com/yettdev/yett/backend/audit"
+)
+
+// AuditStatus is the audit log's state for the UI. State is "intact",
+// "tampered", "unreadable" or "absent" (no log yet: the vault is not set up).
+type AuditStatus struct {
+	State   string `json:"state"`
+	Writing bool   `json:"writing"` // the app holds the log open for appends
+	// Problem is why the app is not recording (open refused, writes failed);
+	// "" when it records normally. Shown in the banner.
+	Problem    string   `json:"problem"`
+	Entries    int64    `json:"entries"`
+	TreeHead   string   `json:"treeHead"`
+	SignedSize int64    `json:"signedSize"` // entries covered by the newest signed checkpoint
+	FirstBad   int64    `json:"firstBad"`   // -1 unless tampered at a known entry
+	Reason     string   `json:"reason"`     // why tampered or unreadable
+	Torn       string   `json:"torn"`       // a torn tail, in words; "" if none
+	Notes      []string `json:"notes"`
+}
+
+// LoggedSession is one session of the Sessions view.
+type LoggedSession struct {
+	ID          string `json:"id"`
+	Executable  string `json:"executable"`
+	PID         int    `json:"pid"`
+	ExeSHA256   string `json:"exeSha256"`
+	Signer      string `json:"signer"`
+	BootID      string `json:"bootId"`
+	VaultEpoch  uint64 `json:"vaultEpoch"`
+	ApprovedAt  string `json:"approvedAt"` // RFC 3339, "" if not in the log
+	ApprovedBy  string `json:"approvedBy"`
+	Surface     string `json:"surface"`
+	Ended       bool   `json:"ended"`
+	EndedAt     string `json:"endedAt"`
+	EndReason   string `json:"endReason"`
+	EndInferred bool   `json:"endInferred"`
+	Calls       int    `json:"calls"`
+}
+
+// SessionsView is the Sessions view. Readable is false while the vault is
+// locked (the log is encrypted to the vault's audit key); Note says why.
+type SessionsView struct {
+	Readable bool            `json:"readable"`
+	Note     string          `json:"note"`
+	Sessions []LoggedSession `json:"sessions"`
+}
+
+// ActivityFilter narrows the Activity view; empty fields do not filter.
+// From and To are RFC 3339 times.
+type ActivityFilter struct {
+	SessionID string `json:"sessionId"`
+	Channel   string `json:"channel"`
+	Class     string `json:"class"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+}
+
+// ActivityItem is one line of the Activity view: a call or an authority event.
+type ActivityItem struct {
+	Kind       string `json:"kind"` // "call" or "authority"
+	Index      int64  `json:"index"`
+	Time       string `json:"time"`
+	Type       string `json:"type"`
+	SessionID  string `json:"sessionId"`
+	Reason     string `json:"reason"`
+	VaultEpoch uint64 `json:"vaultEpoch"`
+	// Call fields, "" / 0 for authority events.
+	RequestID  string `json:"requestId"`
+	Channel    string `json:"channel"`
+	Operation  string `json:"operation"`
+	Target     string `json:"target"`
+	State      string `json:"state"`
+	Class      string `json:"class"`
+	Status     int    `json:"status"`
+	Bytes      int64  `json:"bytes"`
+	DurationMS int64  `json:"durationMs"`
+}
+
+// ActivityView is the Activity view; see SessionsView for Readable and Note.
+type ActivityView struct {
+	Readable bool           `json:"readable"`
+	Note     string         `json:"note"`
+	Items    []ActivityItem `json:"items"`
+}
+
+// CheckpointExport says what ExportCheckpoint saved.
+type CheckpointExport struct {
+	Saved    bool   `json:"saved"` // false when the person cancelled
+	Path     string `json:"path"`
+	Size     int64  `json:"size"`
+	TreeHead string `json:"treeHead"`
+}
+
+func auditTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func loggedSessionView(s activity.Session) LoggedSession {
+	v := LoggedSession{
+		ID: s.ID, BootID: s.BootID, VaultEpoch: s.VaultEpoch, ApprovedAt: auditTime(s.ApprovedAt),
+		ApprovedBy: s.ApprovedBy, Surface: s.Surface, Ended: s.Ended, EndedAt: auditTime(s.EndedAt),
+		EndReason: string(s.EndReason), EndInferred: s.EndInferred, Calls: s.Calls,
+	}
+	if r := s.Run; r != nil {
+		v.Executable, v.PID, v.ExeSHA256, v.Signer = r.Executable, r.PID, r.ExecutableHash, r.Signer
+	}
+	return v
+}
+
+func loggedActivityItem(it activity.Item) ActivityItem {
+	v := ActivityItem{
+		Kind: string(it.Kind), Index: it.Index, Time: auditTime(it.Time), Type: string(it.Type),
+		SessionID: it.SessionID, Reason: string(it.Reason), VaultEpoch: it.VaultEpoch,
+	}
+	if c := it.Call; c != nil {
+		v.RequestID, v.Channel, v.Operation, v.Target = c.RequestID, c.Channel, c.Operation, c.Target
+		v.State, v.Class, v.Reason = string(c.State), string(c.Class), string(c.DenyReason)
+		if r := c.Result; r != nil {
+			v.Status, v.Bytes, v.DurationMS = r.Status, r.Bytes, r.DurationMS
+		}
+	}
+	return v
+}
+
+func statusFromReport(rep audit.Report) AuditStatus {
+	st := AuditStatus{State: rep.Status.String(), Entries: rep.Entries, FirstBad: rep.FirstBad, Notes: rep.Notes}
+	if rep.Head.Size > 0 {
+		st.TreeHead = rep.Head.String()
+	}
+	if rep.Checkpoint != nil {
+		st.SignedSize = rep.Checkpoint.Size
+	}
+	if rep.Err != nil {
+		st.Reason = rep.Err.Error()
+	}
+	if t := rep.Torn; t != nil {
+		st.Torn = tornNote(t)
+	}
+	if st.Notes == nil {
+		st.Notes = []string{}
+	}
+	return st
+}

@@ -1,0 +1,60 @@
+// Plain words for the audit log's reasons and event types, shared by the
+// Sessions and Activity views. Unknown values are shown as they came: the
+// backend's word is better than a guess.
+
+const REASONS: Record<string, string> = {
+  process_exited: 'the agent process exited',
+  identity_mismatch: 'the process no longer matched the approved identity',
+  gateway_restarted: 'the gateway restarted',
+  vault_locked: 'the vault was locked',
+  vault_state_changed: 'the vault was locked or unlocked',
+  revoked: 'revoked',
+  expired: 'expired',
+  user_denied: 'you denied it',
+  approval_timeout: 'no answer in time',
+  policy: 'not allowed by policy',
+  invalid_request: 'invalid request',
+  audit_unavailable: 'the audit log could not record it',
+  // Vault lock reasons.
+  user: 'locked by you',
+  idle: 'idle timeout',
+  sleep: 'the computer went to sleep',
+  screen_locked: 'the screen locked',
+  app_exit: 'Yett closed',
+  vault_created: 'vault created',
+};
+
+export function reasonWords(reason: string): string {
+  return REASONS[reason] ?? reason;
+}
+
+const TYPES: Record<string, string> = {
+  vault_locked: 'Vault locked',
+  vault_unlocked: 'Vault unlocked',
+  gateway_started: 'Gateway started',
+  gateway_stopped: 'Gateway stopped',
+  session_approved: 'Session approved',
+  session_ended: 'Session ended',
+  approval_timeout: 'Approval timed out',
+  audit_recovered: 'Log recovered after an interrupted write',
+};
+
+export function typeWords(type: string): string {
+  return TYPES[type] ?? type.replaceAll('_', ' ');
+}
+
+const CLASSES: Record<string, string> = {
+  success: 'Succeeded',
+  client_error: 'Refused by the service',
+  server_error: 'Service error',
+  transport_error: 'Network error',
+  unknown: 'Outcome unknown',
+  denied: 'Denied',
+  pending: 'No result recorded',
+};
+
+export function classWords(c: string): string {
+  return CLASSES[c] ?? c;
+}
+
+export const CLASS_OPTIONS = Object.keys(CLASSES);
