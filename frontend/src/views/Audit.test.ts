@@ -1,0 +1,197 @@
+import { describe, expect, it, vi } from 'vitest';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import App from '../App.svelte';
+import { installBridge, vaultStatus } from '../test/fakeBridge';
+import type { ActivityItem, AuditStatus, LoggedSession } from '../lib/backend';
+
+const CANARY = 'CANARY-audit-' + Math.random().toString(36).slice(2);
+
+function auditStatus(over: Partial<AuditStatus> = {}): AuditStatus {
+  return {
+    state: 'intact', writing: true, problem: '', entries: 4, treeHead: '4 abc=', signedSize: 4,
+    firstBad: -1, reason: '', torn: '', notes: [], ...over,
+  };
+}
+
+function item(over: Partial<ActivityItem> = {}): ActivityItem {
+  return {
+    kind: 'authority', index: 0, time: '2026-11-29T18:00:00Z', type: 'vault_unlocked', sessionId: '', reason: '',
+    vaultEpoch: 2, requestId: '', channel: '', operation: '', target: '', state: '', class: '', status: 0, bytes: 0,
+    durationMs: 0, ...over,
+  };
+}
+
+function session(over: Partial<LoggedSession> = {}): LoggedSession {
+  return {
+    id: 'S1', executable: '/usr/bin/claude', pid: 4242, exeSha256: 'ab'.repeat(32), signer: 'unsigned', bootId: 'B1',
+    vaultEpoch: 3, approvedAt: '2026-11-29T18:00:00Z', approvedBy: 'ana', surface: 'notification', ended: true,
+    endedAt: '2026-11-29T18:05:00Z', endReason: 'process_exited', endInferred: false, calls: 2, ...over,
+  };
+}
+
+/** Adds a fake app.AuditService to the fake Wails bridge. */
+function installAudit(status = auditStatus()) {
+  const bridge = installBridge(vaultStatus({ state: 'unlocked', epoch: 3 }));
+  const AuditService = {
+    Status: vi.fn(async (): Promise<unknown> => status),
+    Sessions: vi.fn(async (): Promise<unknown> => ({ readable: true, note: '', sessions: [] })),
+    Activity: vi.fn(async (): Promise<unknown> => ({ readable: true, note: '', items: [] })),
+    ExportCheckpoint: vi.fn(async (): Promise<unknown> => ({ saved: true, path: '/media/usb/cp.txt', size: 4, treeHead: '4 abc=' })),
+  };
+  (window.go!.app as Record<string, unknown>).AuditService = AuditService;
+  const emitChanged = () => {
+    const on = window.runtime!.EventsOn as unknown as { mock: { calls: [string, () => void][] } };
+    for (const [name, cb] of on.mock.calls) if (name === 'audit:changed') cb();
+  };
+  return { bridge, AuditService, emitChanged };
+}
+
+async function open(view: 'activity' | 'sessions') {
+  render(App);
+  await fireEvent.click(await screen.findByTestId(`nav-${view}`));
+}
+
+describe('audit banner', () => {
+  it('is red and names the first bad entry when the log is tampered', async () => {
+    installAudit(auditStatus({ state: 'tampered', writing: false, firstBad: 7, reason: 'audit: record checksum mismatch',
+      problem: 'The audit log failed verification and is not being written to. It was left exactly as found.' }));
+    render(App);
+    const banner = await screen.findByTestId('audit-banner');
+    expect(banner.getAttribute('role')).toBe('alert');
+    expect(banner.className).toContain('error');
+    expect(banner.textContent).toContain('failed verification');
+    expect(banner.textContent).toContain('Entry 7');
+    expect(banner.textContent).toContain('left exactly as found');
+    expect(banner.textContent).not.toMatch(/repair/i);
+  });
+
+  it('is absent when the log is intact and recorded', async () => {
+    const { AuditService } = installAudit();
+    render(App);
+    await waitFor(() => expect(AuditService.Status).toHaveBeenCalled());
+    expect(screen.queryByTestId('audit-banner')).toBeNull();
+  });
+
+  it('shows a write problem even when the file verifies', async () => {
+    installAudit(auditStatus({ problem: 'The audit log is not being written by this window: another Yett process holds it.' }));
+    render(App);
+    expect((await screen.findByTestId('audit-problem')).textContent).toContain('another Yett process');
+  });
+});
+
+describe('activity view', () => {
+  it('lists calls and vault events with their reasons, and says intact', async () => {
+    const { AuditService } = installAudit();
+    AuditService.Activity.mockResolvedValue({
+      readable: true, note: '',
+      items: [
+        item({ index: 5, kind: 'call', type: 'action_requested', channel: 'http', operation: 'create_issue',
+          target: 'api.example.com', state: 'denied', class: 'denied', reason: 'vault_locked', sessionId: 'S1' }),
+        item({ index: 3, type: 'vault_locked', reason: 'user', vaultEpoch: 3 }),
+        // A backend bug adding a field must not reach the page.
+        { ...item({ index: 1 }), secret: CANARY },
+      ],
+    });
+    await open('activity');
+    const rows = await screen.findAllByTestId('activity-item');
+    expect(rows).toHaveLength(3);
+    expect(rows[0].textContent).toContain('http create_issue api.example.com');
+    expect(rows[0].textContent).toContain('Denied');
+    expect(rows[0].textContent).toContain('the vault was locked');
+    expect(rows[1].textContent).toContain('Vault locked');
+    expect(rows[1].textContent).toContain('locked by you');
+    expect(rows[2].getAttribute('data-type')).toBe('vault_unlocked');
+    expect((await screen.findByTestId('audit-state')).textContent).toBe('Intact');
+    expect(document.body.innerHTML).not.toContain(CANARY);
+  });
+
+  it('sends the filters to the backend', async () => {
+    const { AuditService } = installAudit();
+    await open('activity');
+    await screen.findByTestId('activity-empty');
+    await fireEvent.input(screen.getByTestId('filter-session'), { target: { value: ' S2 ' } });
+    await fireEvent.input(screen.getByTestId('filter-channel'), { target: { value: 'ssh' } });
+    await fireEvent.change(screen.getByTestId('filter-class'), { target: { value: 'denied' } });
+    await fireEvent.input(screen.getByTestId('filter-from'), { target: { value: '2026-11-29T10:00' } });
+    await fireEvent.click(screen.getByTestId('filter-apply'));
+    await waitFor(() => {
+      const f = AuditService.Activity.mock.calls.at(-1)![0] as Record<string, string>;
+      expect(f).toMatchObject({ sessionId: 'S2', channel: 'ssh', class: 'denied', to: '' });
+      expect(f.from).toBe(new Date('2026-11-29T10:00').toISOString());
+    });
+  });
+
+  it('asks to unlock when the log cannot be decrypted', async () => {
+    const { AuditService } = installAudit();
+    AuditService.Activity.mockResolvedValue({ readable: false, note: 'Unlock the vault to read the log.', items: null });
+    await open('activity');
+    expect((await screen.findByTestId('activity-locked')).textContent).toBe('Unlock the vault to read the log.');
+  });
+
+  it('reloads when the log changes', async () => {
+    const { AuditService, emitChanged } = installAudit();
+    await open('activity');
+    await screen.findByTestId('activity-empty');
+    AuditService.Activity.mockResolvedValue({ readable: true, note: '', items: [item({ index: 9, type: 'vault_locked', reason: 'idle' })] });
+    emitChanged();
+    expect((await screen.findByTestId('activity-item')).textContent).toContain('idle timeout');
+  });
+
+  it('saves a checkpoint and says where', async () => {
+    const { AuditService } = installAudit();
+    await open('activity');
+    await fireEvent.click(await screen.findByTestId('checkpoint-save'));
+    expect(AuditService.ExportCheckpoint).toHaveBeenCalledTimes(1);
+    expect((await screen.findByTestId('checkpoint-saved')).textContent).toContain('/media/usb/cp.txt');
+    expect(screen.getByTestId('audit-status').textContent).toContain('prove later');
+  });
+
+  it('offers no checkpoint of a tampered log', async () => {
+    installAudit(auditStatus({ state: 'tampered', firstBad: 2, reason: 'x' }));
+    await open('activity');
+    await waitFor(() => expect((screen.getByTestId('checkpoint-save') as HTMLButtonElement).disabled).toBe(true));
+  });
+});
+
+describe('sessions view', () => {
+  it('shows an honest empty state', async () => {
+    installAudit();
+    await open('sessions');
+    expect((await screen.findByTestId('sessions-empty')).textContent).toContain('No agent sessions recorded yet');
+  });
+
+  it('shows who approved, through which surface, and why it ended', async () => {
+    const { AuditService } = installAudit();
+    AuditService.Sessions.mockResolvedValue({
+      readable: true, note: '',
+      sessions: [
+        session({ id: 'S2', ended: false, endReason: '', endedAt: '', surface: 'app' }),
+        session(),
+        session({ id: 'S0', endReason: 'gateway_restarted', endInferred: true }),
+      ],
+    });
+    await open('sessions');
+    const rows = await screen.findAllByTestId('session-row');
+    expect(rows).toHaveLength(3);
+    expect(within(rows[0]).getByTestId('session-state').textContent).toBe('Open in the log');
+    expect(rows[0].textContent).toContain('through the app');
+    expect(rows[1].textContent).toContain('by ana');
+    expect(rows[1].textContent).toContain('through the notification');
+    expect(within(rows[1]).getByTestId('session-end').textContent).toContain('the agent process exited');
+    expect(within(rows[2]).getByTestId('session-end').textContent).toContain('inferred');
+  });
+
+  it('asks to unlock when locked', async () => {
+    const { AuditService } = installAudit();
+    AuditService.Sessions.mockResolvedValue({ readable: false, note: 'Unlock the vault to read the log.', sessions: [] });
+    await open('sessions');
+    await screen.findByTestId('sessions-locked');
+  });
+
+  it('refuses a malformed session instead of guessing', async () => {
+    const { AuditService } = installAudit();
+    AuditService.Sessions.mockResolvedValue({ readable: true, note: '', sessions: [{ id: 'S1' }] });
+    await open('sessions');
+    expect((await screen.findByTestId('sessions-error')).textContent).toContain('does not understand');
+  });
+});
