@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,6 +29,10 @@ type conn struct {
 	httpTool  bool
 	closeOnce sync.Once
 }
+
+// exitGrace is how long a closed connection waits to learn whether its
+// process exited.
+const exitGrace = 100 * time.Millisecond
 
 // Version is reported to MCP clients.
 var Version = "0.1.0"
@@ -68,8 +73,9 @@ func (g *Gateway) handle(nc *net.UnixConn) {
 	}()
 
 	g.log.Info("agent connected", "run", c.runID, "pid", run.PID, "exe", run.Name, "signer", run.Signer)
+	exited := procid.WatchExit(c.ctx, run)
 	go func() {
-		<-procid.WatchExit(c.ctx, run)
+		<-exited
 		if c.ctx.Err() == nil {
 			g.broker.EndRun(c.runID, audit.ReasonProcessExited)
 			c.close()
@@ -86,9 +92,20 @@ func (g *Gateway) handle(nc *net.UnixConn) {
 		return
 	}
 	ss.Wait()
+	// An agent that dies closes its shim's stdin, so the connection often
+	// ends a moment before the exit is seen: give the exit a short grace so
+	// the recorded reason is the true one.
+	reason := approval.ReasonConnectionClosed
+	select {
+	case <-exited:
+		if c.ctx.Err() == nil {
+			reason = audit.ReasonProcessExited
+		}
+	case <-time.After(exitGrace):
+	}
 	c.close()
-	g.broker.EndRun(c.runID, approval.ReasonConnectionClosed)
-	g.log.Info("agent disconnected", "run", c.runID)
+	g.broker.EndRun(c.runID, reason)
+	g.log.Info("agent disconnected", "run", c.runID, "reason", string(reason))
 }
 
 func (c *conn) close() {

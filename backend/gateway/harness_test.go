@@ -21,6 +21,7 @@ import (
 	"filippo.io/age"
 
 	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -126,11 +127,15 @@ type world struct {
 	logMu    *sync.Mutex
 	serveErr chan error
 	timeout  time.Duration
+	audit    *audit.Log
 }
 
 type worldOpts struct {
 	perCall bool
 	timeout time.Duration
+	// ownAudit: the test opens the audit log and passes it in Config.Audit,
+	// so it can break it.
+	ownAudit bool
 }
 
 func newWorld(t testing.TB, o worldOpts) *world {
@@ -168,6 +173,11 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	if w.identity, err = age.GenerateX25519Identity(); err != nil {
 		t.Fatal(err)
 	}
+	if o.ownAudit {
+		if w.audit, _, err = audit.Open(audit.Options{Dir: filepath.Join(w.dataDir, AuditDir), Recipient: w.identity.Recipient()}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	w.start()
 	t.Cleanup(w.checkNoLeak)
 	return w
@@ -188,7 +198,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 func (w *world) start() {
 	w.t.Helper()
 	gw, err := New(Config{
-		Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, AuditRecipient: w.identity.Recipient(),
+		Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, AuditRecipient: w.identity.Recipient(), Audit: w.audit,
 		ApprovalTimeout: w.timeout,
 		Logger:          slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"
+	"github.com/yettdev/yett/backend/procid"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -54,8 +55,12 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	// 3. The run still matches the live process.
 	if err := g.insp.Matches(c.run); err != nil {
-		g.broker.EndRun(c.runID, audit.ReasonIdentityMismatch)
-		g.denied(c, act, "", audit.ReasonIdentityMismatch)
+		reason := audit.ReasonIdentityMismatch
+		if errors.Is(err, procid.ErrProcessGone) {
+			reason = audit.ReasonProcessExited
+		}
+		g.broker.EndRun(c.runID, reason)
+		g.denied(c, act, "", reason)
 		defer c.close()
 		return toolError(CodeReauth+" "+ReauthProcessChanged, "this agent process no longer matches the one Yett inspected; restart the agent's connection to Yett"), nil
 	}

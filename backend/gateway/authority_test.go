@@ -1,0 +1,234 @@
+package gateway
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/audit"
+)
+
+// A credential marked per-call asks for every call, after the session, and
+// the session never stands in for it.
+func TestPerCallApprovalIsSeparate(t *testing.T) {
+	w := newWorld(t, worldOpts{perCall: true})
+	a := startAgent(t, w.runDir)
+	a.connect()
+	one, two := tag("percall-1"), tag("percall-2")
+	wait := a.callAsync(ToolHTTPRequest, w.req(one))
+	w.approveNext()
+	card := w.pending(approval.KindCall)
+	if card.Method != "POST" || !strings.HasSuffix(card.Target, "/replay-test/"+one) || card.Credential != "receiver" {
+		t.Fatalf("call card %+v", card)
+	}
+	w.gw.Broker().Answer(card.ID, true, "test")
+	mustContain(t, wait(), `"status":200`)
+
+	wait = a.callAsync(ToolHTTPRequest, w.req(two))
+	card = w.pending(approval.KindCall)
+	if len(w.gw.Broker().Sessions()) != 1 {
+		t.Fatal("session lost")
+	}
+	w.gw.Broker().Answer(card.ID, false, "test")
+	mustContain(t, wait(), "DENIED")
+	if w.recv.count(t, one) != 1 || w.recv.count(t, two) != 0 {
+		t.Fatal("wrong arrival counts")
+	}
+}
+
+// An audit log that cannot write denies the call before anything leaves,
+// with a clear answer, and the journal proves nothing left.
+func TestAuditFailureDeniesCall(t *testing.T) {
+	w := newWorld(t, worldOpts{ownAudit: true})
+	a := startAgent(t, w.runDir)
+	a.connect()
+	wait := a.callAsync(ToolHTTPRequest, w.req(tag("ok")))
+	w.approveNext()
+	mustContain(t, wait(), `"status":200`)
+	w.audit.Close() // every later Append fails
+	id := tag("noaudit")
+	mustContain(t, a.call(ToolHTTPRequest, w.req(id)), "AUDIT_UNAVAILABLE")
+	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + id}), "RETRY_SAFE previous_action_not_started")
+	w.settleAbsent(id)
+}
+
+// A revoked session ends at once; the next call waits on a new card that
+// says so.
+func TestRevokeEndsSession(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	a := startAgent(t, w.runDir)
+	a.connect()
+	wait := a.callAsync(ToolHTTPRequest, w.req(tag("ok")))
+	w.approveNext()
+	mustContain(t, wait(), `"status":200`)
+	ss := w.gw.Broker().Sessions()
+	if len(ss) != 1 {
+		t.Fatalf("%d sessions", len(ss))
+	}
+	if err := w.gw.Broker().Revoke(ss[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	id := tag("after-revoke")
+	wait = a.callAsync(ToolHTTPRequest, w.req(id))
+	card := w.pending(approval.KindSession)
+	if card.Change != approval.ChangeRevoked {
+		t.Fatalf("card says %q", card.Change)
+	}
+	w.gw.Broker().Answer(card.ID, false, "test")
+	mustContain(t, wait(), "DENIED")
+	w.settleAbsent(id)
+}
+
+// Locking the vault while a call waits on its card withdraws the card and
+// denies the call; the unlock brings neither back.
+func TestLockWhileCardPending(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	a := startAgent(t, w.runDir)
+	a.connect()
+	id := tag("waiting")
+	wait := a.callAsync(ToolHTTPRequest, w.req(id))
+	w.pending(approval.KindSession)
+	w.lock()
+	mustContain(t, wait(), "WITHDRAWN")
+	if len(w.gw.Broker().Pending()) != 0 {
+		t.Fatal("card survived the lock")
+	}
+	w.unlock()
+	w.settleAbsent(id)
+	if len(w.gw.Broker().Pending()) != 0 {
+		t.Fatal("card came back after unlock")
+	}
+}
+
+// The audit log holds the authority changes with concrete facts and no
+// secret: gateway_started (with the previous boot after a restart),
+// session_approved with the run binding, the action, session_ended with
+// its reason.
+func TestAuditTrail(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	a := startAgent(t, w.runDir)
+	a.connect()
+	pid := a.do(agentCmd{Op: "pid"}).PID
+	wait := a.callAsync(ToolHTTPRequest, w.req(tag("audited")))
+	w.approveNext()
+	mustContain(t, wait(), `"status":200`)
+	a.kill()
+	waitSessions(t, w, 0)
+	firstBoot := w.gw.BootID()
+	w.stop()
+	w.start()
+	w.stop()
+
+	var types []audit.EventType
+	var approved, ended *audit.Event
+	var starts []audit.Event
+	for e, err := range audit.ReadEvents(filepath.Join(w.dataDir, AuditDir, audit.LogFile), w.identity) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := e.Event
+		types = append(types, ev.Type)
+		switch ev.Type {
+		case audit.EventSessionApproved:
+			approved = &ev
+		case audit.EventSessionEnded:
+			if ended == nil {
+				ended = &ev
+			}
+		case audit.EventGatewayStarted:
+			starts = append(starts, ev)
+		}
+	}
+	if approved == nil || approved.Run == nil || approved.Run.PID != pid || approved.Run.LaunchNonce == "" || approved.BootID != firstBoot {
+		t.Fatalf("session_approved %+v", approved)
+	}
+	if ended == nil || ended.Reason != audit.ReasonProcessExited {
+		t.Fatalf("session_ended %+v", ended)
+	}
+	if len(starts) != 2 || starts[1].PreviousBootID != firstBoot {
+		t.Fatalf("gateway_started %+v", starts)
+	}
+	want := []audit.EventType{audit.EventActionRequested, audit.EventActionResult}
+	for _, typ := range want {
+		found := false
+		for _, got := range types {
+			found = found || got == typ
+		}
+		if !found {
+			t.Fatalf("no %s in %v", typ, types)
+		}
+	}
+}
+
+// The socket is 0600 in a 0700 directory, and one gateway runs per
+// runtime directory.
+func TestSocketPrivateAndSingle(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	st, err := os.Stat(w.gw.SocketPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 || st.Mode().Type() != os.ModeSocket {
+		t.Fatalf("socket mode %v", st.Mode())
+	}
+	dst, _ := os.Stat(w.runDir)
+	if dst.Mode().Perm() != 0o700 {
+		t.Fatalf("runtime dir mode %v", dst.Mode())
+	}
+	_, err = New(Config{Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, AuditRecipient: w.identity.Recipient()})
+	if !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("second gateway: %v", err)
+	}
+}
+
+// A peer running as another user is refused before a byte is read: the
+// directory and socket are opened up on purpose so the kernel lets the
+// connection through, and the gateway still says nothing to it.
+func TestForeignUserRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test needs root to run a process as another user (CI runs as root)")
+	}
+	w := newWorld(t, worldOpts{})
+	os.Chmod(filepath.Dir(w.runDir), 0o755)
+	os.Chmod(w.runDir, 0o755)
+	os.Chmod(w.gw.SocketPath(), 0o666)
+	dir, err := os.MkdirTemp("", "ygw-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "yett")
+	b, _ := os.ReadFile(yettBin)
+	os.WriteFile(bin, b, 0o755)
+	cmd := exec.Command(bin, "mcp")
+	cmd.Env = []string{"YETT_RUNTIME_DIR=" + w.runDir, "HOME=/"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}` + "\n")
+	var out strings.Builder
+	cmd.Stdout = &out
+	done := make(chan error, 1)
+	cmd.Start()
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(testWait):
+		cmd.Process.Kill()
+		t.Fatal("shim of another user was kept waiting")
+	}
+	if out.Len() != 0 {
+		t.Fatalf("gateway answered another user: %q", out.String())
+	}
+	w.logMu.Lock()
+	logs := w.logs.String()
+	w.logMu.Unlock()
+	if !strings.Contains(logs, "foreign_user") {
+		t.Fatalf("no refusal logged: %s", logs)
+	}
+}
