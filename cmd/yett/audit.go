@@ -29,12 +29,16 @@ func init() {
 const auditUsage = `usage: yett audit verify [--log FILE] [--checkpoint FILE] [--key VKEY]
        yett audit checkpoint --out FILE [--log FILE]
        yett audit export --out FILE [--log FILE]
+       yett audit show [--vault] [--vault-dir DIR] [--log FILE] [--format json|table]
        yett audit show --identity FILE [--log FILE] [--format json|table]
 
 verify needs no key and no network. Exit codes: 0 intact, 1 tampered (the
 output names the first bad entry and why), 2 unreadable or usage error.
 --checkpoint is a checkpoint you saved earlier (yett audit checkpoint): with
 it, verify proves the log still extends it. --log may also be an export.
+show decrypts with the vault's audit key: it asks for the vault passphrase on
+the terminal, unlocks the vault, reads the key and locks it again. --identity
+reads an age identity file instead.
 `
 
 func runAudit(ctx context.Context, env *Env, args []string) error {
@@ -251,16 +255,19 @@ func auditExport(_ context.Context, env *Env, args []string) error {
 }
 
 func auditShow(_ context.Context, env *Env, args []string) error {
-	var logFlag, idFile, format string
+	var logFlag, idFile, vaultDir, format string
+	var useVault bool
 	if _, err := auditFlags(env, "show", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&useVault, "vault", false, "decrypt with the vault's audit key (the default without --identity)")
 		fs.StringVar(&logFlag, "log", "", "log `FILE` (default <data dir>/audit/log)")
-		fs.StringVar(&idFile, "identity", "", "age identity `FILE` of the audit key")
+		fs.StringVar(&idFile, "identity", "", "age identity `FILE` of the audit key (instead of the vault)")
+		fs.StringVar(&vaultDir, "vault-dir", "", "vault `DIR` (default the data dir); asks for its passphrase")
 		fs.StringVar(&format, "format", "json", "json (one entry per line) or table")
 	}); err != nil {
 		return err
 	}
-	if idFile == "" {
-		return withExitCode(2, errors.New("audit show: --identity is required (the vault-backed path is not wired yet)"))
+	if idFile != "" && (vaultDir != "" || useVault) {
+		return withExitCode(2, errors.New("audit show: give --identity or --vault, not both"))
 	}
 	if format != "json" && format != "table" {
 		return withExitCode(2, fmt.Errorf("audit show: unknown format %q", format))
@@ -269,7 +276,17 @@ func auditShow(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ids, err := readIdentities(idFile)
+	var ids age.Identity
+	if idFile != "" {
+		ids, err = readIdentities(idFile)
+	} else {
+		if vaultDir == "" {
+			vaultDir, err = userdir.DataDir(env.Getenv)
+		}
+		if err == nil {
+			ids, err = identityFromVault(env, vaultDir)
+		}
+	}
 	if err != nil {
 		return withExitCode(2, err)
 	}
