@@ -176,13 +176,19 @@ func startAgent(t testing.TB, runtimeDir string) *agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = &prefixWriter{t: t, prefix: "agent: "}
+	stderr := &prefixWriter{t: t, prefix: "agent: "}
+	cmd.Stderr = stderr // the agent's and its shim's stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	a := &agent{t: t, cmd: cmd, in: json.NewEncoder(stdin), out: bufio.NewScanner(stdout), stdin: stdin}
 	a.out.Buffer(make([]byte, 1<<20), 1<<20)
-	t.Cleanup(a.kill)
+	t.Cleanup(func() {
+		a.kill()
+		if strings.Contains(stderr.String(), canary) {
+			t.Error("canary in the agent's or the shim's stderr")
+		}
+	})
 	return a
 }
 

@@ -66,3 +66,33 @@ func TestReleaseGatewayKilledMidCall(t *testing.T) {
 		t.Fatalf("the retried call arrived %d times", n)
 	}
 }
+
+// 9, with the gateway in a process of its own: it stops and starts again
+// while an approved agent lives; the agent's next call is answered
+// REAUTH_REQUIRED gateway_restarted and the card says "gateway restarted".
+func TestReleaseGatewayRestartedOutOfProcess(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	w.stop()
+	w.vault.Close()
+	g1 := startGatewayProc(t, w, "")
+	a := startAgent(t, w.runDir)
+	a.connect()
+	wait := a.callAsync(ToolHTTPRequest, w.req(tag("before")))
+	g1.approve()
+	mustContain(t, wait(), `"status":200`)
+	g1.stdin.Close() // orderly stop
+	g1.cmd.Wait()
+
+	g2 := startGatewayProc(t, w, "")
+	a.do(agentCmd{Op: "close"})
+	a.connect()
+	after := tag("after")
+	mustContain(t, a.call(ToolHTTPRequest, w.req(after)), "REAUTH_REQUIRED gateway_restarted")
+	if l := g2.approve(); l != `approved "gateway restarted" <nil>` {
+		t.Fatalf("card: %s", l)
+	}
+	mustContain(t, a.call(ToolHTTPRequest, w.req(after)), `"status":200`)
+	if n := w.recv.count(t, after); n != 1 {
+		t.Fatalf("%d arrivals", n)
+	}
+}

@@ -171,7 +171,7 @@ func TestReleaseAgentRestartedSameConversation(t *testing.T) {
 
 // 9. The gateway restarts while an approved agent lives: the next call is
 // denied with REAUTH_REQUIRED gateway_restarted, from durable evidence.
-func TestReleaseGatewayRestarted(t *testing.T) {
+func TestReleaseGatewayRestartedInProcess(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	a := startAgent(t, w.runDir)
 	a.connect()
