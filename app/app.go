@@ -67,6 +67,9 @@ type App struct {
 	events  *eventSink
 	Vault   *VaultService
 	Audit   *AuditService
+	// Approvals shows the gateway's cards and live sessions; it has no
+	// broker until the gateway starts (Approvals.attach).
+	Approvals *ApprovalService
 
 	mu      sync.Mutex
 	ctx     context.Context // Wails runtime context, set on startup
@@ -100,6 +103,7 @@ func New(cfg Config) (*App, error) {
 	}
 	a.vault = v
 	a.Vault = newVaultService(v, a.events, cfg.Log, cfg.Keyring != nil)
+	a.Approvals = newApprovalService(a.events, cfg.Log)
 	// The audit log never stops the app from starting: a log that cannot be
 	// opened or verified is shown in the UI's banner instead.
 	a.Audit = newAuditService(v, a.events, cfg.Log, filepath.Join(cfg.DataDir, "audit"), auditPollInterval)
@@ -118,7 +122,7 @@ func (a *App) Options(assets fs.FS) *options.App {
 		AssetServer:      &assetserver.Options{Assets: assets},
 		OnStartup:        a.startup,
 		OnShutdown:       a.shutdown,
-		Bind:             []interface{}{a.Vault, a.Audit},
+		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals},
 		Linux:            &linux.Options{ProgramName: "yett"},
 	}
 }
@@ -159,6 +163,7 @@ func (a *App) shutdown(ctx context.Context) {
 
 // Close locks and closes the vault and releases the single-instance lock.
 func (a *App) Close() {
+	a.Approvals.close()
 	a.Vault.close()
 	if a.vault != nil {
 		_ = a.vault.Lock("app_exit") // recorded in the audit log, with a checkpoint

@@ -315,6 +315,238 @@ export function onVaultStatus(
   return typeof off === 'function' ? off : () => runtime.EventsOff(VAULT_STATUS_EVENT);
 }
 
+// ---- Approvals (app.ApprovalService) ----
+// Cards the gateway is waiting on and the session approvals in force. The
+// adapter sends redacted views (no command line, no secret); the parsers
+// below copy only the known fields, so nothing else can reach the screen.
+
+export type ApprovalKind = 'session' | 'call';
+
+export interface AgentParent {
+  name: string;
+  pid: number;
+}
+
+/** Who asks, from the kernel: never from what the agent says. */
+export interface AgentView {
+  name: string;
+  /** Base name of the running executable. */
+  executable: string;
+  path: string;
+  /** The code signer, or 'unsigned' / 'signature not checked'. */
+  signer: string;
+  signed: boolean;
+  pid: number;
+  /** A short prefix of the executable's SHA-256 ("sha256:0123456789ab"). */
+  exeHash: string;
+  startedAt: string;
+  /** Nearest parent first. */
+  parents: AgentParent[];
+}
+
+export interface ApprovalCard {
+  id: string;
+  kind: ApprovalKind;
+  agent: AgentView;
+  /** The broker's reason, e.g. 'agent restarted' (session cards). */
+  change: string;
+  headline: string;
+  /** What changed and what approving does, in a sentence. */
+  sentence: string;
+  channel: string;
+  /** host[:port] */
+  target: string;
+  /** Call cards: the HTTP method and path of the one call. */
+  method: string;
+  path: string;
+  /** The credential's name (never its value). */
+  credential: string;
+  deadline: string;
+  /** Seconds left when the backend sent the card. */
+  secondsLeft: number;
+}
+
+export interface LiveSession {
+  id: string;
+  agent: AgentView;
+  channel: string;
+  approvedAt: string;
+  surface: string;
+  vaultEpoch: number;
+}
+
+export interface ApprovalState {
+  cards: ApprovalCard[];
+  sessions: LiveSession[];
+}
+
+export const APPROVAL_CHANGED_EVENT = 'approval:changed';
+
+/** The shape Wails generates for the bound Go struct app.ApprovalService. */
+interface ApprovalServiceBinding {
+  Pending(): Promise<unknown>;
+  Answer(id: string, approve: boolean): Promise<void>;
+  Sessions(): Promise<unknown>;
+  Revoke(sessionId: string): Promise<void>;
+}
+
+function boundApprovals(): { ApprovalService: ApprovalServiceBinding } {
+  const app = window.go?.app as { ApprovalService?: ApprovalServiceBinding } | undefined;
+  if (!app?.ApprovalService) throw new BackendUnavailableError();
+  return app as { ApprovalService: ApprovalServiceBinding };
+}
+
+function approvalList(v: unknown, what: string): unknown[] {
+  // Go encodes a nil slice as null.
+  if (v === null) return [];
+  if (!Array.isArray(v)) throw new ProtocolError(what);
+  return v;
+}
+
+export function parseAgentView(v: unknown): AgentView {
+  if (
+    !isRecord(v) ||
+    typeof v.name !== 'string' ||
+    typeof v.executable !== 'string' ||
+    typeof v.path !== 'string' ||
+    typeof v.signer !== 'string' ||
+    typeof v.signed !== 'boolean' ||
+    typeof v.pid !== 'number' ||
+    typeof v.exeHash !== 'string' ||
+    typeof v.startedAt !== 'string'
+  ) {
+    throw new ProtocolError('an agent description');
+  }
+  const parents = approvalList(v.parents, 'an agent description').map((p) => {
+    if (!isRecord(p) || typeof p.name !== 'string' || typeof p.pid !== 'number') {
+      throw new ProtocolError('an agent description');
+    }
+    return { name: p.name, pid: p.pid };
+  });
+  return {
+    name: v.name,
+    executable: v.executable,
+    path: v.path,
+    signer: v.signer,
+    signed: v.signed,
+    pid: v.pid,
+    exeHash: v.exeHash,
+    startedAt: v.startedAt,
+    parents,
+  };
+}
+
+const APPROVAL_KINDS: readonly ApprovalKind[] = ['session', 'call'];
+
+export function parseApprovalCard(v: unknown): ApprovalCard {
+  if (
+    !isRecord(v) ||
+    typeof v.id !== 'string' ||
+    !APPROVAL_KINDS.includes(v.kind as ApprovalKind) ||
+    typeof v.change !== 'string' ||
+    typeof v.headline !== 'string' ||
+    typeof v.sentence !== 'string' ||
+    typeof v.channel !== 'string' ||
+    typeof v.target !== 'string' ||
+    typeof v.method !== 'string' ||
+    typeof v.path !== 'string' ||
+    typeof v.credential !== 'string' ||
+    typeof v.deadline !== 'string' ||
+    typeof v.secondsLeft !== 'number'
+  ) {
+    throw new ProtocolError('an approval request');
+  }
+  return {
+    id: v.id,
+    kind: v.kind as ApprovalKind,
+    agent: parseAgentView(v.agent),
+    change: v.change,
+    headline: v.headline,
+    sentence: v.sentence,
+    channel: v.channel,
+    target: v.target,
+    method: v.method,
+    path: v.path,
+    credential: v.credential,
+    deadline: v.deadline,
+    secondsLeft: v.secondsLeft,
+  };
+}
+
+export function parseLiveSession(v: unknown): LiveSession {
+  if (
+    !isRecord(v) ||
+    typeof v.id !== 'string' ||
+    typeof v.channel !== 'string' ||
+    typeof v.approvedAt !== 'string' ||
+    typeof v.surface !== 'string' ||
+    typeof v.vaultEpoch !== 'number'
+  ) {
+    throw new ProtocolError('a live session');
+  }
+  return {
+    id: v.id,
+    agent: parseAgentView(v.agent),
+    channel: v.channel,
+    approvedAt: v.approvedAt,
+    surface: v.surface,
+    vaultEpoch: v.vaultEpoch,
+  };
+}
+
+export function parseApprovalState(v: unknown): ApprovalState {
+  if (!isRecord(v)) throw new ProtocolError('an approval update');
+  return {
+    cards: approvalList(v.cards, 'an approval update').map(parseApprovalCard),
+    sessions: approvalList(v.sessions, 'an approval update').map(parseLiveSession),
+  };
+}
+
+export function pendingApprovals(): Promise<ApprovalCard[]> {
+  return call(async () =>
+    approvalList(await boundApprovals().ApprovalService.Pending(), 'an approval list').map(parseApprovalCard),
+  );
+}
+
+/** Approves or denies a card; the card leaves when the backend says so. */
+export function answerApproval(id: string, approve: boolean): Promise<void> {
+  return call(() => boundApprovals().ApprovalService.Answer(id, approve));
+}
+
+export function liveSessions(): Promise<LiveSession[]> {
+  return call(async () =>
+    approvalList(await boundApprovals().ApprovalService.Sessions(), 'a session list').map(parseLiveSession),
+  );
+}
+
+export function revokeSession(sessionId: string): Promise<void> {
+  return call(() => boundApprovals().ApprovalService.Revoke(sessionId));
+}
+
+/**
+ * Calls onState with the whole approval state every time a card appears or
+ * is withdrawn, or a session starts or ends; onError when a payload cannot
+ * be understood. Returns the unsubscribe function.
+ */
+export function onApprovalChanged(
+  onState: (s: ApprovalState) => void,
+  onError: (e: BackendError) => void = () => {},
+): () => void {
+  const runtime = window.runtime;
+  if (!runtime) throw new BackendUnavailableError();
+  const off = runtime.EventsOn(APPROVAL_CHANGED_EVENT, (payload: unknown) => {
+    let s: ApprovalState;
+    try {
+      s = parseApprovalState(payload);
+    } catch (err) {
+      onError(err as BackendError);
+      return;
+    }
+    onState(s);
+  });
+  return typeof off === 'function' ? off : () => runtime.EventsOff(APPROVAL_CHANGED_EVENT);
+}
+
 // ---- Audit log (app.AuditService) ----
 // The Sessions and Activity views are projections of the decrypted audit
 // log; the status is its offline verification. None of it carries a secret:

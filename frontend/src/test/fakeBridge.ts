@@ -4,6 +4,7 @@
 
 import { vi } from 'vitest';
 import type { CredentialView, NewCredentialForm, VaultStatus } from '../lib/backend';
+import { installApprovals } from './fakeApprovals';
 
 export function vaultStatus(over: Partial<VaultStatus> = {}): VaultStatus {
   return {
@@ -106,6 +107,9 @@ export function installBridge(initial: VaultStatus = vaultStatus()) {
       listeners.delete(name);
     }),
   };
+
+  // The shell always reads approvals; by default there are none.
+  installApprovals();
 
   return {
     VaultService,

@@ -1,0 +1,141 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import App from '../App.svelte';
+import { installBridge, vaultStatus } from '../test/fakeBridge';
+import { agentView, approvalCard, installApprovals, liveSession } from '../test/fakeApprovals';
+
+async function openApp(cards = [approvalCard()]) {
+  installBridge(vaultStatus({ state: 'unlocked' }));
+  const approvals = installApprovals({ cards });
+  render(App);
+  await screen.findByTestId('shell');
+  return approvals;
+}
+
+describe('approval cards', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('shows who asks, what changed and the time left, over the open view', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-11-29T18:00:00Z') });
+    await openApp();
+    await vi.advanceTimersByTimeAsync(0);
+    const card = screen.getByTestId('approval-card');
+    const q = within(card);
+    expect(q.getByTestId('approval-headline').textContent).toBe('The agent restarted');
+    expect(q.getByTestId('approval-sentence').textContent).toBe(
+      'The agent restarted. Approve this newly started process to use api.example.com for this run.',
+    );
+    expect(q.getByTestId('agent-executable').textContent).toBe('claude');
+    expect(q.getByTestId('agent-pid').textContent).toBe('48192');
+    expect(q.getByTestId('agent-signer').textContent?.trim()).toBe('unsigned');
+    expect(q.getByTestId('agent-parents').textContent).toBe('zsh (pid 48001) ← tmux (pid 1200)');
+    expect(q.getByTestId('agent-hash').textContent).toContain('sha256:0123456789ab');
+    expect(q.getByTestId('approval-target').textContent).toContain('api.example.com');
+    expect(q.getByTestId('approval-countdown').textContent).toContain('2m 00s left');
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(q.getByTestId('approval-countdown').textContent).toContain('1m 55s left');
+    // Over whichever view is open, with a count in the sidebar.
+    expect(screen.getByTestId('view-credentials')).toBeTruthy();
+    expect(screen.getByTestId('approval-badge-count').textContent).toBe('1');
+    expect(screen.getByTestId('approval-announce').textContent).toContain('waiting for your approval');
+  });
+
+  it('names the signer of a signed agent', async () => {
+    await openApp([approvalCard({ agent: agentView({ signer: 'Developer ID Application: Example (AB12)', signed: true }) })]);
+    const signer = await screen.findByTestId('agent-signer');
+    expect(signer.textContent?.trim()).toBe('Developer ID Application: Example (AB12)');
+    expect(signer.classList.contains('ok')).toBe(true);
+  });
+
+  it('never answers by itself and does not take focus', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-11-29T18:00:00Z') });
+    const approvals = await openApp();
+    await vi.advanceTimersByTimeAsync(130_000);
+    expect(approvals.ApprovalService.Answer).not.toHaveBeenCalled();
+    expect(screen.getByTestId('approval-card').contains(document.activeElement)).toBe(false);
+    // The backend, not the page, decides the card timed out.
+    expect(screen.getByTestId('approval-countdown').textContent).toContain('0s left');
+  });
+
+  it('approves through the backend, and the card leaves when the backend drops it', async () => {
+    const approvals = await openApp();
+    await fireEvent.click(await screen.findByTestId('approval-approve'));
+    expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
+    await waitFor(() => expect(screen.queryByTestId('approval-card')).toBeNull());
+    expect(screen.queryByTestId('approval-badge')).toBeNull();
+  });
+
+  it('denies through the backend just as directly', async () => {
+    const approvals = await openApp();
+    await fireEvent.click(await screen.findByTestId('approval-deny'));
+    expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', false);
+    await waitFor(() => expect(screen.queryByTestId('approval-card')).toBeNull());
+  });
+
+  it('drops a card the backend withdrew (agent exited, vault locked, timeout)', async () => {
+    const approvals = await openApp([approvalCard(), approvalCard({ id: 'rq-2', headline: 'New agent' })]);
+    await waitFor(() => expect(screen.getAllByTestId('approval-card')).toHaveLength(2));
+    expect(screen.getByTestId('approval-badge-count').textContent).toBe('2');
+    approvals.set({ cards: [approvals.state.cards[1]] });
+    await waitFor(() => expect(screen.getAllByTestId('approval-card')).toHaveLength(1));
+    expect(screen.getByTestId('approval-card').dataset.approvalId).toBe('rq-2');
+    approvals.set({ cards: [] });
+    await waitFor(() => expect(screen.queryByTestId('approval-card')).toBeNull());
+    expect(approvals.ApprovalService.Answer).not.toHaveBeenCalled();
+  });
+
+  it('says why an answer failed and lets the person try again', async () => {
+    const approvals = await openApp();
+    approvals.ApprovalService.Answer.mockRejectedValueOnce(
+      'This request was withdrawn: the agent exited, or the vault was locked or unlocked. Nothing was approved.',
+    );
+    await fireEvent.click(await screen.findByTestId('approval-approve'));
+    expect((await screen.findByTestId('approval-error')).textContent).toContain('Nothing was approved');
+    expect((screen.getByTestId('approval-deny') as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it('shows a per-call card with the method, path and credential name', async () => {
+    const approvals = await openApp([
+      approvalCard({
+        kind: 'call', change: '', headline: 'Approve this call?', method: 'DELETE', path: '/v1/repos/x',
+        credential: 'deploy-key',
+        sentence: 'claude wants to send DELETE /v1/repos/x to api.example.com with the credential “deploy-key”, which needs your approval for every call.',
+      }),
+    ]);
+    const card = await screen.findByTestId('approval-card');
+    expect(card.dataset.kind).toBe('call');
+    expect(within(card).getByTestId('approval-target').textContent).toMatch(/DELETE \/v1\/repos\/x\s+on\s+api\.example\.com\s+with\s+“deploy-key”/);
+    const approve = within(card).getByTestId('approval-approve');
+    expect(approve.textContent?.trim()).toBe('Approve this call');
+    await fireEvent.click(approve);
+    expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
+  });
+
+  it('is reachable from the keyboard through the sidebar badge', async () => {
+    const user = userEvent.setup();
+    const approvals = await openApp();
+    await user.click(await screen.findByTestId('approval-badge'));
+    expect(document.activeElement).toBe(screen.getByTestId('approval-layer'));
+    await user.tab(); // Deny comes first
+    expect(document.activeElement).toBe(screen.getByTestId('approval-deny'));
+    await user.tab();
+    expect(document.activeElement).toBe(screen.getByTestId('approval-approve'));
+    await user.keyboard('{Enter}');
+    expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
+  });
+
+  it('shows an unreadable update as an error, not as a card', async () => {
+    const approvals = await openApp([]);
+    approvals.emitRaw({ cards: [{ id: 'rq-x', kind: 'auto-approve' }], sessions: [] });
+    expect((await screen.findByTestId('approval-store-error')).textContent).toContain('does not understand');
+    expect(screen.queryByTestId('approval-card')).toBeNull();
+  });
+
+  it('lists an approved session under Live sessions', async () => {
+    const approvals = await openApp([]);
+    approvals.set({ sessions: [liveSession()] });
+    await fireEvent.click(screen.getByTestId('nav-live-sessions'));
+    expect((await screen.findByTestId('live-session')).textContent).toContain('claude');
+  });
+});

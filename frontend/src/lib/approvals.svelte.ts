@@ -1,0 +1,57 @@
+// The approval cards and live sessions as the backend last reported them.
+// The backend pushes the whole state on every change, so this store replaces
+// what it holds instead of patching it: a card the backend withdrew (agent
+// exited, vault locked, timeout) is gone with the next push.
+
+import * as backend from './backend';
+import type { ApprovalCard, ApprovalState, LiveSession } from './backend';
+
+export class ApprovalStore {
+  cards = $state<ApprovalCard[]>([]);
+  sessions = $state<LiveSession[]>([]);
+  /** Date.now() when the state arrived: card countdowns start there. */
+  receivedAt = $state(0);
+  /** False until the first state arrived. */
+  loaded = $state(false);
+  error = $state('');
+
+  private unsubscribe: (() => void) | null = null;
+  /** Counts pushed states, so a slower initial read cannot undo a push. */
+  private pushes = 0;
+
+  apply(s: ApprovalState): void {
+    this.cards = s.cards;
+    this.sessions = s.sessions;
+    this.receivedAt = Date.now();
+    this.loaded = true;
+    this.error = '';
+  }
+
+  /** Subscribes to pushed states, then reads the current one. */
+  async start(): Promise<void> {
+    try {
+      this.unsubscribe ??= backend.onApprovalChanged(
+        (s) => {
+          this.pushes++;
+          this.apply(s);
+        },
+        (e) => (this.error = e.message),
+      );
+      const before = this.pushes;
+      const [cards, sessions] = await Promise.all([backend.pendingApprovals(), backend.liveSessions()]);
+      if (this.pushes === before) this.apply({ cards, sessions });
+    } catch (err) {
+      this.error = (err as Error).message;
+    }
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+  }
+}
+
+/** Seconds left on a card at `now`, counted from when its state arrived. */
+export function secondsLeft(card: ApprovalCard, receivedAt: number, now: number): number {
+  return Math.max(0, Math.ceil(card.secondsLeft - (now - receivedAt) / 1000));
+}

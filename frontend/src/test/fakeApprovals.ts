@@ -1,0 +1,115 @@
+// Adds a stand-in for app.ApprovalService to the fake Wails bridge.
+// installBridge installs an empty one; a test that needs cards or sessions
+// calls installApprovals again after it, which replaces it. Tests push whole approval states as the Go side's
+// "approval:changed" event does; Answer and Revoke behave like the broker
+// (the card or session leaves, and the new state is pushed).
+
+import { vi } from 'vitest';
+import type { AgentView, ApprovalCard, ApprovalState, LiveSession } from '../lib/backend';
+
+export function agentView(over: Partial<AgentView> = {}): AgentView {
+  return {
+    name: 'claude',
+    executable: 'claude',
+    path: '/home/ana/.local/bin/claude',
+    signer: 'unsigned',
+    signed: false,
+    pid: 48192,
+    exeHash: 'sha256:0123456789ab',
+    startedAt: '2026-11-29T18:00:00Z',
+    parents: [
+      { name: 'zsh', pid: 48001 },
+      { name: 'tmux', pid: 1200 },
+    ],
+    ...over,
+  };
+}
+
+export function approvalCard(over: Partial<ApprovalCard> = {}): ApprovalCard {
+  return {
+    id: 'rq-1',
+    kind: 'session',
+    agent: agentView(),
+    change: 'agent restarted',
+    headline: 'The agent restarted',
+    sentence: 'The agent restarted. Approve this newly started process to use api.example.com for this run.',
+    channel: 'http',
+    target: 'api.example.com',
+    method: '',
+    path: '',
+    credential: '',
+    deadline: '2026-11-29T18:02:00Z',
+    secondsLeft: 120,
+    ...over,
+  };
+}
+
+export function liveSession(over: Partial<LiveSession> = {}): LiveSession {
+  return {
+    id: 'ap-1',
+    agent: agentView(),
+    channel: 'http',
+    approvedAt: '2026-11-29T18:00:05Z',
+    surface: 'desktop card',
+    vaultEpoch: 3,
+    ...over,
+  };
+}
+
+type Listener = (...data: unknown[]) => void;
+
+export function installApprovals(initial: Partial<ApprovalState> = {}) {
+  if (!window.go?.app || !window.runtime) throw new Error('installBridge first');
+  const state: ApprovalState = { cards: initial.cards ?? [], sessions: initial.sessions ?? [] };
+  const listeners = new Set<Listener>();
+
+  const push = () => {
+    const snapshot = structuredClone(state);
+    for (const cb of listeners) cb(snapshot);
+  };
+
+  const ApprovalService = {
+    Pending: vi.fn(async (): Promise<unknown> => structuredClone(state.cards)),
+    Sessions: vi.fn(async (): Promise<unknown> => structuredClone(state.sessions)),
+    Answer: vi.fn(async (id: string, approve: boolean): Promise<void> => {
+      const i = state.cards.findIndex((c) => c.id === id);
+      if (i < 0) throw 'This request is no longer waiting: it was answered, timed out or withdrawn.';
+      const [card] = state.cards.splice(i, 1);
+      if (approve && card.kind === 'session') {
+        state.sessions.push(liveSession({ id: `ap-${id}`, agent: card.agent, channel: card.channel }));
+      }
+      push();
+    }),
+    Revoke: vi.fn(async (id: string): Promise<void> => {
+      const i = state.sessions.findIndex((s) => s.id === id);
+      if (i < 0) throw 'This session has already ended.';
+      state.sessions.splice(i, 1);
+      push();
+    }),
+  };
+  (window.go.app as Record<string, unknown>).ApprovalService = ApprovalService;
+
+  const runtime = window.runtime;
+  const eventsOn = runtime.EventsOn;
+  runtime.EventsOn = vi.fn((name: string, cb: Listener) => {
+    if (name !== 'approval:changed') return eventsOn(name, cb);
+    listeners.add(cb);
+    return () => listeners.delete(cb);
+  });
+
+  return {
+    ApprovalService,
+    state,
+    listenerCount: () => listeners.size,
+    /** Replaces the backend's state and pushes it, as the broker would. */
+    set(next: Partial<ApprovalState>) {
+      if (next.cards) state.cards = next.cards;
+      if (next.sessions) state.sessions = next.sessions;
+      push();
+    },
+    /** Pushes a raw payload without changing the state. */
+    emitRaw(payload: unknown) {
+      for (const cb of listeners) cb(payload);
+    },
+  };
+}
