@@ -4,7 +4,8 @@
 // the UI with live Go bindings at YETT_E2E_URL. This script drives Debian's
 // Chromium through playwright-core: set up a vault, lock, fail an unlock,
 // unlock, add a credential holding a canary secret, and see it listed
-// redacted. The canary must appear nowhere the page can see: DOM, HTML,
+// redacted; then read the lock and unlock back from the audit log in the
+// Activity view (verified intact) and the honest empty Sessions view. The canary must appear nowhere the page can see: DOM, HTML,
 // console, or any message the backend sent to the page (every reply and every
 // vault:status event crosses the dev server's websocket, which is recorded).
 //
@@ -171,6 +172,36 @@ const steps = [
     await row.locator('[data-testid="credential-remove-confirm"]').click();
     await row.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
     await shot(page, '06-removed');
+  }],
+
+  ['Activity shows the lock and unlock from the audit log, which verifies intact', async (page) => {
+    await byId(page, 'nav-activity').click();
+    const locked = page.locator('[data-testid="activity-item"][data-type="vault_locked"]');
+    await locked.first().waitFor({ timeout: STEP_TIMEOUT });
+    assert(/locked by you/.test(await locked.first().innerText()), 'the lock entry does not say it was locked by the person');
+    const unlocked = page.locator('[data-testid="activity-item"][data-type="vault_unlocked"]');
+    // Created (first unlock) and the unlock after the wrong passphrase.
+    assert((await unlocked.count()) >= 2, `expected 2 vault_unlocked entries, saw ${await unlocked.count()}`);
+    await page.waitForFunction(() => document.querySelector('[data-testid="audit-state"]')?.textContent === 'Intact', null, { timeout: STEP_TIMEOUT });
+    const entries = await byId(page, 'audit-entries').textContent();
+    assert(/^\d+ entries$/.test(entries.trim()) && parseInt(entries, 10) >= 3, `audit entries "${entries}"`);
+    assert((await byId(page, 'audit-banner').count()) === 0, 'the audit banner is shown for an intact log');
+    await shot(page, '07-activity');
+  }],
+
+  ['Sessions says honestly that no agent session is recorded', async (page) => {
+    await byId(page, 'nav-sessions').click();
+    const empty = byId(page, 'sessions-empty');
+    await empty.waitFor({ timeout: STEP_TIMEOUT });
+    assert(/No agent sessions recorded yet/.test(await empty.innerText()), 'the empty state does not say so');
+    await shot(page, '08-sessions-empty');
+  }],
+
+  ['the audit views carry neither the canary nor the passphrase', async (page) => {
+    assert(received.some((f) => f.includes('vault_locked')), 'self-check: no received frame carried the activity list');
+    const leaks = received.filter((f) => f.includes(CANARY) || f.includes(PASSPHRASE));
+    assert(leaks.length === 0, `${leaks.length} received frame(s) hold the canary or the passphrase`);
+    assert(!(await pageText(page)).includes(CANARY), 'the canary secret is in the page');
   }],
 ];
 

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import App from '../App.svelte';
 import { installBridge, vaultStatus } from '../test/fakeBridge';
-import type { ActivityItem, AuditStatus, LoggedSession } from '../lib/backend';
+import type { ActivityFilter, ActivityItem, AuditStatus, LoggedSession } from '../lib/backend';
 
 const CANARY = 'CANARY-audit-' + Math.random().toString(36).slice(2);
 
@@ -35,7 +35,7 @@ function installAudit(status = auditStatus()) {
   const AuditService = {
     Status: vi.fn(async (): Promise<unknown> => status),
     Sessions: vi.fn(async (): Promise<unknown> => ({ readable: true, note: '', sessions: [] })),
-    Activity: vi.fn(async (): Promise<unknown> => ({ readable: true, note: '', items: [] })),
+    Activity: vi.fn(async (_f: ActivityFilter): Promise<unknown> => ({ readable: true, note: '', items: [] })),
     ExportCheckpoint: vi.fn(async (): Promise<unknown> => ({ saved: true, path: '/media/usb/cp.txt', size: 4, treeHead: '4 abc=' })),
   };
   (window.go!.app as Record<string, unknown>).AuditService = AuditService;
@@ -115,7 +115,7 @@ describe('activity view', () => {
     await fireEvent.input(screen.getByTestId('filter-from'), { target: { value: '2026-11-29T10:00' } });
     await fireEvent.click(screen.getByTestId('filter-apply'));
     await waitFor(() => {
-      const f = AuditService.Activity.mock.calls.at(-1)![0] as Record<string, string>;
+      const f = AuditService.Activity.mock.calls.at(-1)![0];
       expect(f).toMatchObject({ sessionId: 'S2', channel: 'ssh', class: 'denied', to: '' });
       expect(f.from).toBe(new Date('2026-11-29T10:00').toISOString());
     });
