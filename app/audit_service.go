@@ -63,7 +63,9 @@ func newAuditService(v *vault.Vault, events *eventSink, log *slog.Logger, dir st
 // openLocked opens the log if the vault has an audit key. If the vault has
 // none yet (not set up), it stays closed until Create. s.mu held.
 func (s *AuditService) openLocked() {
-	if s.w != nil {
+	// Once the log was refused (or could not be set aside at a reset), the
+	// app does not retry behind the banner's back: a restart does.
+	if s.w != nil || s.problem != "" {
 		return
 	}
 	recipient, err := s.vault.AuditRecipient()
@@ -106,12 +108,44 @@ func (s *AuditService) onVaultEvent(e vault.Event) {
 		s.reopenIfKeyChanged()
 		s.appendLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch, Reason: "vault_created"})
 	case vault.EventUnlocked:
-		s.openLocked() // a vault made before audit keys gets one at its first unlock
+		// The unlock authenticated the recipient. A vault made before audit
+		// keys got one just now; and if the recipient differs from the one
+		// the log was opened with (read while locked, unauthenticated), the
+		// entries written since were sealed to someone else's key.
+		if s.w != nil {
+			if r, err := s.vault.AuditRecipient(); err == nil && r != s.recipient {
+				s.log.Error("the audit recipient changed under a locked vault; reopening the log with the authenticated one")
+				s.closeLocked()
+				s.problem = ""
+				s.openLocked()
+				s.problem = "The audit key changed while the vault was locked: entries written before this unlock may not be readable."
+			}
+		}
+		s.openLocked()
 		s.appendLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch})
+	case vault.EventReset:
+		s.setAsideLocked()
 	case vault.EventLocked:
 		s.appendLocked(audit.Event{Type: audit.EventVaultLocked, VaultEpoch: e.Epoch, Reason: audit.Reason(e.Reason)})
 		s.checkpointLocked()
 	}
+}
+
+// setAsideLocked: a vault reset sets the old vault file aside, and with it
+// the only key that decrypts this log. The log is set aside beside it, as
+// it is (never rewritten), and the next Create starts a new one. s.mu held.
+func (s *AuditService) setAsideLocked() {
+	s.closeLocked()
+	if _, err := os.Stat(s.dir); err != nil {
+		return
+	}
+	aside := fmt.Sprintf("%s.reset-%d", s.dir, time.Now().Unix())
+	if err := os.Rename(s.dir, aside); err != nil {
+		s.problem = "The vault was reset but the old audit log could not be set aside; nothing is being recorded."
+		s.log.Error("set aside audit log", "err", err)
+		return
+	}
+	s.problem = ""
 }
 
 // reopenIfKeyChanged: after a reset and a new Create the vault has a new

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
+
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/store"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -223,5 +226,86 @@ func TestAuditServiceActivityFilterAndRedaction(t *testing.T) {
 		if bytes.Contains(b, []byte(canary)) {
 			t.Errorf("the canary secret is in the %s", name)
 		}
+	}
+}
+
+// A vault reset sets the old vault aside and with it the only key to the old
+// log: the log is set aside beside it, untouched, and a new one starts.
+func TestAuditServiceVaultResetSetsTheLogAside(t *testing.T) {
+	f := newAuditFixture(t, "")
+	if err := f.vault.Create(vault.Passphrase("correct horse battery"), false); err != nil {
+		t.Fatal(err)
+	}
+	f.vault.Lock("user")
+	old, _ := os.ReadFile(filepath.Join(f.dir, "audit", audit.LogFile))
+	if err := f.vault.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	asides, _ := filepath.Glob(filepath.Join(f.dir, "audit.reset-*"))
+	if len(asides) != 1 {
+		t.Fatalf("set aside: %v", asides)
+	}
+	kept, _ := os.ReadFile(filepath.Join(asides[0], audit.LogFile))
+	if !bytes.Equal(kept, old) {
+		t.Fatal("the old log was changed when set aside")
+	}
+	if err := f.vault.Create(vault.Passphrase("another horse battery"), false); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.svc.Status(); st.State != "intact" || !st.Writing || st.Problem != "" {
+		t.Fatalf("after the new vault: %+v", st)
+	}
+	if got := strings.Join(activityTypes(t, f.svc), " "); got != "vault_unlocked:vault_created" {
+		t.Fatalf("new log %q", got)
+	}
+}
+
+// The recipient a locked vault reports is read from the file unauthenticated.
+// If someone swaps it before the app starts and restores it before the
+// unlock (so the unlock succeeds), the app notices at that unlock, reopens
+// the log with the authenticated recipient and says so.
+func TestAuditServiceRecipientSwappedWhileLocked(t *testing.T) {
+	f := newAuditFixture(t, "")
+	if err := f.vault.Create(vault.Passphrase("correct horse battery"), false); err != nil {
+		t.Fatal(err)
+	}
+	real, _ := f.vault.AuditRecipient()
+	f.close()
+
+	attacker, _ := age.GenerateX25519Identity()
+	swap := func(from, to string) {
+		t.Helper()
+		db, err := store.Open(filepath.Join(f.dir, vault.FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var man []byte
+		if err := db.Raw(`SELECT manifest FROM vault_meta`).Row().Scan(&man); err != nil {
+			t.Fatal(err)
+		}
+		man = bytes.Replace(man, []byte(from), []byte(to), 1)
+		if err := db.Exec(`UPDATE vault_meta SET manifest = ?`, man).Error; err != nil {
+			t.Fatal(err)
+		}
+		store.Close(db)
+	}
+	swap(real, attacker.Recipient().String())
+	g := newAuditFixture(t, f.dir)
+	if got, _ := g.vault.AuditRecipient(); got == real {
+		t.Fatal("self-check: the swap did not take")
+	}
+	swap(attacker.Recipient().String(), real)
+	if err := g.vault.Unlock(vault.Passphrase("correct horse battery")); err != nil {
+		t.Fatal(err)
+	}
+	st := g.svc.Status()
+	if !st.Writing || !strings.Contains(st.Problem, "audit key changed") {
+		t.Fatalf("the swap went unnoticed: %+v", st)
+	}
+	g.svc.mu.Lock()
+	now := g.svc.recipient
+	g.svc.mu.Unlock()
+	if now != real {
+		t.Fatal("the log was not reopened with the authenticated recipient")
 	}
 }
