@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -69,12 +70,21 @@ func (g *Gateway) finish(ctx context.Context, c *conn, sess approval.Session, ac
 	}
 	sum := sha256.Sum256(resp.Body)
 	class := resultClass(resp.Status)
-	if err := g.journal.Finish(bg, id, journal.Result{
-		Status: resp.Status, Class: string(class), ResponseBytes: int64(len(resp.Body)),
-		ResponseSHA256: hex.EncodeToString(sum[:]), Truncated: resp.Truncated,
-	}); err != nil {
-		g.log.Error("journal refused a result", "request", id)
-	}
+	// The journal and the audit log record the outcome at the same time:
+	// neither depends on the other, and each is one fsync on the path back
+	// to the agent.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := g.journal.Finish(bg, id, journal.Result{
+			Status: resp.Status, Class: string(class), ResponseBytes: int64(len(resp.Body)),
+			ResponseSHA256: hex.EncodeToString(sum[:]), Truncated: resp.Truncated,
+		}); err != nil {
+			g.log.Error("journal refused a result", "request", id)
+		}
+	}()
+	defer wg.Wait()
 	if _, err := g.audit.Append(bg, audit.Event{
 		Type: audit.EventActionResult, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
 		SessionID: sess.ID, Action: act,
