@@ -203,6 +203,17 @@ const steps = [
     assert(leaks.length === 0, `${leaks.length} received frame(s) hold the canary or the passphrase`);
     assert(!(await pageText(page)).includes(CANARY), 'the canary secret is in the page');
   }],
+
+  ['Live sessions reads the real ApprovalService: no agent, no card', async (page) => {
+    assert(await page.evaluate(() => Boolean(window.go?.app?.ApprovalService)), 'ApprovalService is not bound');
+    await byId(page, 'nav-live-sessions').click();
+    const empty = byId(page, 'live-sessions-empty');
+    await empty.waitFor({ timeout: STEP_TIMEOUT });
+    assert(/No agent has a live session/.test(await empty.innerText()), 'the empty state does not say so');
+    assert((await byId(page, 'approval-card').count()) === 0, 'an approval card is shown while no agent asked');
+    assert((await byId(page, 'approval-badge').count()) === 0, 'the approvals badge is shown while no agent asked');
+    await shot(page, '09-live-sessions-empty');
+  }],
 ];
 
 async function main() {
