@@ -36,6 +36,8 @@ type AuditService struct {
 	// The app sets it to the Wails dialog; tests to a fake.
 	saveDialog func(defaultName string) (string, error)
 
+	fileKeys fileKeyCache // wiped at every lock
+
 	mu        sync.Mutex
 	w         *audit.Log // nil while not open
 	recipient string     // the recipient w encrypts to
@@ -124,8 +126,10 @@ func (s *AuditService) onVaultEvent(e vault.Event) {
 		s.openLocked()
 		s.appendLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch})
 	case vault.EventReset:
+		s.fileKeys.wipe()
 		s.setAsideLocked()
 	case vault.EventLocked:
+		s.fileKeys.wipe()
 		s.appendLocked(audit.Event{Type: audit.EventVaultLocked, VaultEpoch: e.Epoch, Reason: audit.Reason(e.Reason)})
 		s.checkpointLocked()
 	}
@@ -205,6 +209,7 @@ func (s *AuditService) close() {
 	s.mu.Lock()
 	s.closeLocked()
 	s.mu.Unlock()
+	s.fileKeys.wipe()
 }
 
 // watch announces growth of the log, whoever appended (the app or, later,
@@ -266,7 +271,7 @@ func (s *AuditService) entries() (list []audit.Entry, ok bool, note string) {
 	if _, err := os.Stat(s.logPath()); errors.Is(err, os.ErrNotExist) {
 		return nil, true, ""
 	}
-	for e, err := range audit.ReadEvents(s.logPath(), id) {
+	for e, err := range audit.ReadEvents(s.logPath(), s.fileKeys.identity(id)) {
 		if err != nil {
 			note = fmt.Sprintf("Only the first %d entries could be read; the next one could not be decrypted or does not belong at its place.", len(list))
 			s.log.Warn("reading audit log", "err", err)
