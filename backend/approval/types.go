@@ -53,6 +53,9 @@ type Requester struct {
 	StartedAt  time.Time         `json:"started_at"`
 	Parents    []procid.Ancestor `json:"parents"`
 	CmdLine    string            `json:"cmdline"`
+	// Via is the executable that connected on the agent's behalf (the
+	// `yett mcp` shim), for display.
+	Via string `json:"via"`
 }
 
 // RequesterOf describes a run record for a card.
@@ -60,7 +63,7 @@ func RequesterOf(r *procid.RunRecord) Requester {
 	return Requester{
 		Name: r.Name, Executable: r.ExePath, ExeSHA256: r.ExeHash(), Signer: r.Signer,
 		PID: r.PID, StartedAt: r.StartTime, Parents: append([]procid.Ancestor(nil), r.Parents...),
-		CmdLine: r.CmdLine,
+		CmdLine: r.CmdLine, Via: r.ShimExePath,
 	}
 }
 

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"errors"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,5 +232,26 @@ func TestForeignUserRefused(t *testing.T) {
 	w.logMu.Unlock()
 	if !strings.Contains(logs, "foreign_user") {
 		t.Fatalf("no refusal logged: %s", logs)
+	}
+}
+
+// Only the genuine `yett mcp` may connect: a program that dials the socket
+// itself (which would make its parent the origin shown on the card) is
+// refused without an answer.
+func TestNonShimPeerRefused(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	c, err := net.Dial("unix", w.gw.SocketPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}` + "\n"))
+	c.SetReadDeadline(time.Now().Add(testWait))
+	b, err := io.ReadAll(c)
+	if len(b) != 0 || (err != nil && !errors.Is(err, syscall.ECONNRESET)) {
+		t.Fatalf("a direct dialer got %q, %v", b, err)
+	}
+	if p := w.gw.Broker().Pending(); len(p) != 0 {
+		t.Fatal("card for a refused peer")
 	}
 }

@@ -46,6 +46,11 @@ func (g *Gateway) handle(nc *net.UnixConn) {
 		nc.Close()
 		return
 	}
+	if !g.allowedShim(run) {
+		g.log.Warn("refused a connection", "reason", "not_yett_mcp", "peer_pid", run.ShimPID)
+		nc.Close()
+		return
+	}
 	c := &conn{g: g, nc: nc, run: run, runID: approval.RunID(run)}
 	c.ctx, c.cancel = context.WithCancel(g.ctx)
 	defer c.cancel()
@@ -129,6 +134,18 @@ func (c *conn) setTools(unlocked bool) {
 	} else {
 		c.server.RemoveTools(ToolHTTPRequest)
 	}
+}
+
+func (g *Gateway) allowedShim(run *procid.RunRecord) bool {
+	if len(g.cfg.ShimSHA256) == 0 {
+		return true
+	}
+	for _, h := range g.cfg.ShimSHA256 {
+		if h == run.ShimExeSHA256 {
+			return true
+		}
+	}
+	return false
 }
 
 // lockedCalls sends an http.request that arrives while the tool is unlisted

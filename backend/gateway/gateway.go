@@ -54,6 +54,11 @@ type Config struct {
 	Logger          *slog.Logger
 	// Inspector is shared with benchmarks; nil makes one.
 	Inspector *procid.Inspector
+	// ShimSHA256 lists the executables allowed on the other end of the
+	// socket (the genuine `yett mcp`). A program that dials the socket
+	// itself would otherwise make its parent the "origin" shown on the card.
+	// Empty accepts any peer of the user (the card still names it).
+	ShimSHA256 [][32]byte
 }
 
 // Gateway is a running gateway. Start it with New, then Serve.

@@ -199,8 +199,8 @@ func (w *world) start() {
 	w.t.Helper()
 	gw, err := New(Config{
 		Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, AuditRecipient: w.identity.Recipient(), Audit: w.audit,
-		ApprovalTimeout: w.timeout,
-		Logger:          slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		ApprovalTimeout: w.timeout, ShimSHA256: [][32]byte{yettSHA256},
+		Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		w.t.Fatal(err)

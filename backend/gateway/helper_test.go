@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,7 +39,13 @@ func gatewayHelperMain() int {
 		fmt.Println("identity:", err)
 		return 1
 	}
-	gw, err := New(Config{Vault: v, DataDir: os.Getenv("YETT_GW_DATA"), RuntimeDir: os.Getenv("YETT_GW_RUN"), AuditRecipient: id.Recipient()})
+	shim, err := os.ReadFile(os.Getenv("YETT_BIN"))
+	if err != nil {
+		fmt.Println("shim:", err)
+		return 1
+	}
+	gw, err := New(Config{Vault: v, DataDir: os.Getenv("YETT_GW_DATA"), RuntimeDir: os.Getenv("YETT_GW_RUN"),
+		AuditRecipient: id.Recipient(), ShimSHA256: [][32]byte{sha256.Sum256(shim)}})
 	if err != nil {
 		fmt.Println("gateway:", err)
 		return 1
@@ -94,7 +101,7 @@ type gatewayProc struct {
 func startGatewayProc(t *testing.T, w *world, holdKey string) *gatewayProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "YETT_TEST_GATEWAY=1", "YETT_GW_VAULT="+w.vaultDir, "YETT_GW_DATA="+w.dataDir,
+	cmd.Env = append(os.Environ(), "YETT_TEST_GATEWAY=1", "YETT_BIN="+yettBin, "YETT_GW_VAULT="+w.vaultDir, "YETT_GW_DATA="+w.dataDir,
 		"YETT_GW_RUN="+w.runDir, "YETT_GW_AGE="+w.identity.String(), "YETT_GW_HOLD_KEY="+holdKey)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

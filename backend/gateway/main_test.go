@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"os"
@@ -11,7 +12,10 @@ import (
 )
 
 // yettBin is the real yett binary (`yett mcp` is the shim agents start).
-var yettBin string
+var (
+	yettBin    string
+	yettSHA256 [32]byte
+)
 
 // testWait bounds every wait in these tests; settleWait is how long the
 // tests keep watching the receiver after an unlock for a late replay.
@@ -41,6 +45,12 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(2)
 	}
+	b, err := os.ReadFile(yettBin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	yettSHA256 = sha256.Sum256(b)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

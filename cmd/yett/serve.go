@@ -4,9 +4,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -99,9 +101,16 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return errors.New("serve: the vault's audit key is not a valid age recipient")
 	}
+	// yett serve and yett mcp are one binary: only a peer running this very
+	// executable is a genuine shim.
+	self, err := selfSHA256()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	gw, err := gateway.New(gateway.Config{
 		Vault: v, DataDir: dataDir, RuntimeDir: runDir, AuditRecipient: recipient, ApprovalTimeout: *timeout,
-		Logger: slog.New(slog.NewTextHandler(env.Stderr, nil)),
+		ShimSHA256: [][32]byte{self},
+		Logger:     slog.New(slog.NewTextHandler(env.Stderr, nil)),
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -126,6 +135,26 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	gw.Close()
 	fmt.Fprintln(tty, "yett serve: stopped")
 	return nil
+}
+
+// selfSHA256 hashes the executable this process runs.
+func selfSHA256() ([32]byte, error) {
+	path, err := os.Executable()
+	if err != nil {
+		return [32]byte{}, errors.New("cannot find its own executable")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return [32]byte{}, errors.New("cannot read its own executable")
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return [32]byte{}, errors.New("cannot read its own executable")
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
 }
 
 // readPassphrase reads one line from the terminal with echo off.
