@@ -372,3 +372,13 @@ func (s *AuditService) setSaveDialog(f func(string) (string, error)) {
 	s.saveDialog = f
 	s.mu.Unlock()
 }
+
+// writer is the open log, for the gateway when the app runs it in-process
+// (gateway.Config.Audit): one writer per log, since the log refuses a second.
+// nil while the log is not open. A vault reset closes it; callers must ask
+// again after one.
+func (s *AuditService) writer() *audit.Log {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w
+}

@@ -80,6 +80,9 @@ func TestAuditServiceRecordsVaultLockAndUnlock(t *testing.T) {
 	if st := f.svc.Status(); st.State != "intact" || !st.Writing || st.Entries == 0 {
 		t.Fatalf("after create: %+v", st)
 	}
+	if f.svc.writer() == nil {
+		t.Fatal("no writer to hand to the gateway")
+	}
 	if err := f.vault.Lock("user"); err != nil {
 		t.Fatal(err)
 	}
