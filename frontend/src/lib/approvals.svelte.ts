@@ -53,5 +53,7 @@ export class ApprovalStore {
 
 /** Seconds left on a card at `now`, counted from when its state arrived. */
 export function secondsLeft(card: ApprovalCard, receivedAt: number, now: number): number {
-  return Math.max(0, Math.ceil(card.secondsLeft - (now - receivedAt) / 1000));
+  // A clock that last ticked before the state arrived must not add time.
+  const elapsed = Math.max(0, now - receivedAt);
+  return Math.max(0, Math.ceil(card.secondsLeft - elapsed / 1000));
 }

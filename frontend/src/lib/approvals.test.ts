@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { ApprovalStore, secondsLeft } from './approvals.svelte';
+import { installBridge, vaultStatus } from '../test/fakeBridge';
+import { approvalCard, installApprovals } from '../test/fakeApprovals';
+
+describe('secondsLeft', () => {
+  it('counts down from when the state arrived and never below zero', () => {
+    const card = approvalCard({ secondsLeft: 120 });
+    expect(secondsLeft(card, 10_000, 10_000)).toBe(120);
+    expect(secondsLeft(card, 10_000, 15_500)).toBe(115);
+    expect(secondsLeft(card, 10_000, 200_000)).toBe(0);
+    // A clock that last ticked before the state arrived adds nothing.
+    expect(secondsLeft(card, 10_000, 9_000)).toBe(120);
+  });
+});
+
+describe('ApprovalStore', () => {
+  it('keeps a pushed state over an initial read that answers later', async () => {
+    installBridge(vaultStatus({ state: 'unlocked' }));
+    const approvals = installApprovals({ cards: [approvalCard()] });
+    let release!: () => void;
+    approvals.ApprovalService.Pending.mockImplementationOnce(
+      () => new Promise((resolve) => (release = () => resolve([approvalCard()]))),
+    );
+    const store = new ApprovalStore();
+    const started = store.start();
+    // The card is withdrawn while the first read is still in flight.
+    approvals.set({ cards: [] });
+    release();
+    await started;
+    expect(store.cards).toEqual([]);
+    store.stop();
+    expect(approvals.listenerCount()).toBe(0);
+  });
+
+  it('reports a missing backend instead of showing nothing', async () => {
+    installBridge(vaultStatus({ state: 'unlocked' }));
+    delete (window.go!.app as Record<string, unknown>).ApprovalService;
+    const store = new ApprovalStore();
+    await store.start();
+    expect(store.error).toContain('not reachable');
+    store.stop();
+  });
+});
