@@ -195,3 +195,18 @@ describe('sessions view', () => {
     expect((await screen.findByTestId('sessions-error')).textContent).toContain('does not understand');
   });
 });
+
+describe('audit payload parsing', () => {
+  it('refuses a verification state it does not know', async () => {
+    const { parseAuditStatus } = await import('../lib/backend');
+    expect(() => parseAuditStatus({ ...auditStatus(), state: 'probably_fine' })).toThrow(/does not understand/);
+    expect(parseAuditStatus({ ...auditStatus(), notes: null }).notes).toEqual([]);
+  });
+
+  it('copies only known activity fields', async () => {
+    const { parseActivityView } = await import('../lib/backend');
+    const v = parseActivityView({ readable: true, note: '', items: [{ ...item(), token: CANARY }] });
+    expect(JSON.stringify(v)).not.toContain(CANARY);
+    expect(() => parseActivityView({ readable: true, note: '', items: [{ ...item(), kind: 'secret' }] })).toThrow();
+  });
+});
