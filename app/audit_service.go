@@ -37,6 +37,7 @@ type AuditService struct {
 	saveDialog func(defaultName string) (string, error)
 
 	fileKeys fileKeyCache // wiped at every lock
+	verified verifyCache
 
 	mu        sync.Mutex
 	w         *audit.Log // nil while not open
@@ -53,6 +54,7 @@ const auditPollInterval = 500 * time.Millisecond
 
 func newAuditService(v *vault.Vault, events *eventSink, log *slog.Logger, dir string, poll time.Duration) *AuditService {
 	s := &AuditService{vault: v, events: events, log: log, dir: dir, stop: make(chan struct{}), done: make(chan struct{})}
+	s.verified = verifyCache{maxAge: time.Minute, now: time.Now}
 	s.saveDialog = func(string) (string, error) { return "", errors.New("no window to show a dialog in") }
 	s.mu.Lock()
 	s.openLocked()
@@ -251,7 +253,7 @@ func (s *AuditService) Status() AuditStatus {
 	if _, err := os.Stat(s.logPath()); errors.Is(err, os.ErrNotExist) && !writing {
 		st = AuditStatus{State: "absent", FirstBad: -1, Notes: []string{}}
 	} else {
-		st = statusFromReport(audit.Verify(s.logPath(), audit.VerifyOptions{}))
+		st = statusFromReport(s.verified.verify(s.dir))
 	}
 	st.Writing, st.Problem = writing, problem
 	return st
