@@ -41,6 +41,14 @@ describe('approval cards', () => {
     expect(screen.getByTestId('approval-announce').textContent).toContain('waiting for your approval');
   });
 
+  it('shows the nearest parents and keeps the whole chain in the tooltip', async () => {
+    const parents = [1, 2, 3, 4, 5].map((n) => ({ name: `p${n}`, pid: n }));
+    await openApp([approvalCard({ agent: agentView({ parents }) })]);
+    const chain = await screen.findByTestId('agent-parents');
+    expect(chain.textContent).toBe('p1 (pid 1) ← p2 (pid 2) ← p3 (pid 3) ← …');
+    expect(chain.title).toBe('p1 (pid 1) ← p2 (pid 2) ← p3 (pid 3) ← p4 (pid 4) ← p5 (pid 5)');
+  });
+
   it('names the signer of a signed agent', async () => {
     await openApp([approvalCard({ agent: agentView({ signer: 'Developer ID Application: Example (AB12)', signed: true }) })]);
     const signer = await screen.findByTestId('agent-signer');

@@ -1,0 +1,118 @@
+// End-to-end steps for the approval card with a real agent: a loopback
+// receiver, a credential bound to it added through the page, a real agent
+// process (e2e/agent.mjs) calling through the real `yett mcp` shim, the
+// page approving its card, the call arriving once with the credential Yett
+// injected, and Live sessions revoking the run after asking.
+//
+// They need the desktop app to run the gateway (app startup attaches its
+// broker to ApprovalService) and the CLI binary at YETT_CLI (default
+// build/bin/yett). vault.e2e.mjs runs them after its own steps:
+//   const agentRun = agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT });
+//   steps.push(...agentRun.steps);   // and agentRun.cleanup() in finally
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT }) {
+  const CLI = process.env.YETT_CLI || join(here, '..', '..', 'build', 'bin', 'yett');
+  const credential = `e2e-receiver-${randomBytes(3).toString('hex')}`;
+  const arrivals = [];
+  let receiver;
+  let receiverHost = '';
+  let agent;
+
+  // Seed 004's controlled receiver, reduced to what these steps check. The
+  // credential is compared here, never stored or printed.
+  function startReceiver() {
+    receiver = createServer((req, res) => {
+      arrivals.push({ path: req.url, withCredential: req.headers.authorization === `Bearer ${CANARY}` });
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"received":true}');
+    });
+    return new Promise((ok) =>
+      receiver.listen(0, '127.0.0.1', () => {
+        receiverHost = `127.0.0.1:${receiver.address().port}`;
+        ok();
+      }),
+    );
+  }
+
+  function startAgent(url) {
+    const proc = spawn(process.execPath, [join(here, 'agent.mjs'), CLI, url], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let err = '';
+    proc.stderr.on('data', (d) => (err += d));
+    const reply = new Promise((ok) => {
+      createInterface({ input: proc.stdout }).once('line', (l) => ok(JSON.parse(l)));
+      proc.once('exit', (code) => ok({ error: `agent exited (${code}): ${err}` }));
+    });
+    return { proc, reply, stderr: () => err, stop: () => proc.stdin.end() };
+  }
+
+  const steps = [
+    ['a real agent calling through `yett mcp` waits on a card that names it', async (page) => {
+      await startReceiver();
+      await byId(page, 'nav-credentials').click();
+      await byId(page, 'cred-name').fill(credential);
+      await byId(page, 'cred-secret').fill(CANARY);
+      await byId(page, 'cred-hosts').fill(receiverHost);
+      await byId(page, 'cred-approval-session').check();
+      await byId(page, 'cred-submit').click();
+      await byId(page, 'credential-added').waitFor({ timeout: STEP_TIMEOUT });
+      agent = startAgent(`http://${receiverHost}/e2e-card`);
+      const card = byId(page, 'approval-card');
+      await card.waitFor({ timeout: STEP_TIMEOUT });
+      const text = await card.innerText();
+      assert(text.includes('This process has not been approved before'), `the card does not say what changed: ${text}`);
+      assert((await card.locator('[data-testid="agent-executable"]').textContent()) === 'node', 'the card does not name the node agent');
+      assert(Number(await card.locator('[data-testid="agent-pid"]').textContent()) === agent.proc.pid, 'the card shows another pid');
+      assert((await card.locator('[data-testid="agent-signer"]').textContent()).trim() === 'unsigned', 'the card does not say "unsigned"');
+      assert(text.includes(receiverHost), 'the card does not name the target');
+      assert((await byId(page, 'approval-badge-count').textContent()) === '1', 'the sidebar badge does not count the card');
+      assert(arrivals.length === 0, 'the call went out before anyone approved it');
+      await shot(page, '10-agent-card');
+    }],
+
+    ['Approve on the card lets exactly that call through, with the credential injected by Yett', async (page) => {
+      await byId(page, 'approval-approve').click();
+      const reply = await agent.reply;
+      assert(!reply.error && !reply.isError, `the agent's call failed: ${JSON.stringify(reply)}`);
+      assert(!JSON.stringify(reply).includes(CANARY), 'the credential reached the agent');
+      assert(
+        arrivals.length === 1 && arrivals[0].withCredential,
+        `the receiver saw ${arrivals.length} call(s); credential: ${arrivals[0]?.withCredential}`,
+      );
+      await byId(page, 'approval-card').waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    }],
+
+    ['Live sessions shows the approved agent, and Revoke (after asking) ends it', async (page) => {
+      await byId(page, 'nav-live-sessions').click();
+      const row = byId(page, 'live-session');
+      await row.waitFor({ timeout: STEP_TIMEOUT });
+      assert(Number(await row.locator('[data-testid="agent-pid"]').textContent()) === agent.proc.pid, 'the live session is not the agent');
+      await shot(page, '11-live-session');
+      await row.locator('[data-testid="revoke"]').click();
+      await row.locator('[data-testid="revoke-question"]').waitFor({ timeout: STEP_TIMEOUT });
+      await row.locator('[data-testid="revoke-confirm"]').click();
+      await byId(page, 'live-sessions-empty').waitFor({ timeout: STEP_TIMEOUT });
+      agent.stop();
+      assert(!agent.stderr().includes(CANARY), "the credential reached the agent's or the shim's stderr");
+      const leaks = received.filter((f) => f.includes(CANARY));
+      assert(leaks.length === 0, `${leaks.length} received frame(s) hold the canary`);
+    }],
+  ];
+
+  return {
+    steps,
+    cleanup() {
+      agent?.proc.kill();
+      receiver?.close();
+    },
+  };
+}

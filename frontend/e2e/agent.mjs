@@ -1,0 +1,81 @@
+// A minimal real agent for the end-to-end test: a separate process that
+// starts `yett mcp` (the shim) the way an MCP client does, speaks
+// newline-delimited JSON-RPC over its stdio, and makes one http.request.
+// The gateway identifies this node process as the origin, so the approval
+// card in the app names it.
+//
+// usage: node e2e/agent.mjs YETT_CLI URL
+// Prints one JSON line {"text": ..., "isError": ...} with the tool result
+// (or {"error": ...}), then stays alive until stdin closes, so its session
+// stays live for the Live sessions checks. YETT_RUNTIME_DIR must name the
+// app's runtime directory (the e2e script exports it).
+
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+const [cli, url] = process.argv.slice(2);
+if (!cli || !url) {
+  process.stderr.write('usage: node e2e/agent.mjs YETT_CLI URL\n');
+  process.exit(2);
+}
+
+const shim = spawn(cli, ['mcp'], { stdio: ['pipe', 'pipe', 'inherit'] });
+const waiting = new Map();
+createInterface({ input: shim.stdout }).on('line', (line) => {
+  let msg;
+  try {
+    msg = JSON.parse(line);
+  } catch {
+    return;
+  }
+  if (msg.id !== undefined && waiting.has(msg.id)) {
+    waiting.get(msg.id)(msg);
+    waiting.delete(msg.id);
+  }
+});
+
+let nextId = 1;
+function request(method, params) {
+  const id = nextId++;
+  shim.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+  return new Promise((resolve) => waiting.set(id, resolve));
+}
+
+function say(obj) {
+  process.stdout.write(JSON.stringify(obj) + '\n');
+}
+
+shim.on('exit', (code) => {
+  say({ error: `the shim exited (${code})` });
+  process.exit(1);
+});
+
+const init = await request('initialize', {
+  protocolVersion: '2025-06-18',
+  capabilities: {},
+  clientInfo: { name: 'yett-e2e-agent', version: '0' },
+});
+if (init.error) {
+  say({ error: init.error.message });
+  process.exit(1);
+}
+shim.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+
+const res = await request('tools/call', {
+  name: 'http.request',
+  arguments: { method: 'POST', url, body: { from: 'e2e agent' }, idempotency_key: 'e2e-card-1' },
+});
+if (res.error) {
+  say({ error: res.error.message });
+} else {
+  const text = (res.result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+  say({ text, isError: Boolean(res.result?.isError) });
+}
+
+// Stay alive (the run, and so its session, ends when this process exits).
+process.stdin.resume();
+process.stdin.on('end', () => {
+  shim.removeAllListeners('exit');
+  shim.kill();
+  process.exit(0);
+});
