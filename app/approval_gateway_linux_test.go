@@ -38,7 +38,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("YETT_APP_TEST_AGENT") == "1" {
 		os.Exit(agentProcessMain())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if yettBinPath != "" {
+		os.RemoveAll(filepath.Dir(yettBinPath))
+	}
+	os.Exit(code)
 }
 
 // agentProcessMain is the agent: connect through the shim, make one
