@@ -133,6 +133,20 @@ describe('approval cards', () => {
     expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
   });
 
+  it('after an answer, gives focus back to the panel rather than to the next card', async () => {
+    const user = userEvent.setup();
+    const approvals = await openApp([approvalCard(), approvalCard({ id: 'rq-2' })]);
+    await user.click(await screen.findByTestId('approval-badge'));
+    await user.tab();
+    expect(document.activeElement?.getAttribute('data-testid')).toBe('approval-deny');
+    await user.keyboard('{Enter}');
+    expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', false);
+    await waitFor(() => expect(screen.getAllByTestId('approval-card')).toHaveLength(1));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('approval-layer')));
+    await user.keyboard('{Enter}');
+    expect(approvals.ApprovalService.Answer).toHaveBeenCalledTimes(1);
+  });
+
   it('shows an unreadable update as an error, not as a card', async () => {
     const approvals = await openApp([]);
     approvals.emitRaw({ cards: [{ id: 'rq-x', kind: 'auto-approve' }], sessions: [] });
