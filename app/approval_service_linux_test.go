@@ -400,6 +400,54 @@ func TestApprovalCardWithdrawnWhenVaultEpochMoves(t *testing.T) {
 	}
 }
 
+// An approval given after the vault changed, before the gateway told the
+// broker, is refused with words saying nothing was approved.
+func TestApprovalAfterEpochMovedIsRefused(t *testing.T) {
+	f := newApprovalFixture(t, 30*time.Second)
+	a := startAgent(t)
+	tk, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := f.waitState(t, "one card", cardsIs(1))
+	f.epoch.Add(1)
+	err = f.svc.Answer(st.Cards[0].ID, true)
+	if err == nil || !strings.Contains(err.Error(), "Nothing was approved") {
+		t.Fatalf("approve after the epoch moved: %v", err)
+	}
+	if _, err := tk.Wait(context.Background()); !errors.Is(err, approval.ErrWithdrawn) {
+		t.Errorf("waiting call got %v, want ErrWithdrawn", err)
+	}
+	if n := len(f.svc.Sessions()); n != 0 {
+		t.Errorf("%d sessions after a refused approval", n)
+	}
+}
+
+// When the gateway restarts the app attaches the new broker: the old one's
+// cards leave the UI and its later updates no longer reach it.
+func TestAttachFollowsTheCurrentGateway(t *testing.T) {
+	f := newApprovalFixture(t, 30*time.Second)
+	a := startAgent(t)
+	if _, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	f.waitState(t, "one card", cardsIs(1))
+	next := approval.New(approval.Config{BootID: "boot-2", Timeout: 30 * time.Second, Epoch: f.epoch.Load})
+	defer next.Close()
+	f.svc.attach(next)
+	f.waitState(t, "the new gateway's empty state", cardsIs(0))
+	f.events.mu.Lock()
+	before := len(f.events.raw)
+	f.events.mu.Unlock()
+	f.broker.EndRun(approval.RunID(a.rec), audit.ReasonProcessExited) // an update of the old broker
+	f.events.mu.Lock()
+	after := len(f.events.raw)
+	f.events.mu.Unlock()
+	if after != before {
+		t.Errorf("the detached broker still pushed %d states", after-before)
+	}
+}
+
 func TestApprovalCardTimesOut(t *testing.T) {
 	f := newApprovalFixture(t, 300*time.Millisecond)
 	a := startAgent(t)
