@@ -32,7 +32,7 @@ type conn struct {
 
 // exitGrace is how long a closed connection waits to learn whether its
 // process exited.
-const exitGrace = 100 * time.Millisecond
+const exitGrace = 500 * time.Millisecond
 
 // Version is reported to MCP clients.
 var Version = "0.1.0"
