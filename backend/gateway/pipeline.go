@@ -176,6 +176,10 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 		Type: audit.EventActionRequested, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
 		SessionID: sess.ID, Run: runBinding(c.runID, c.run), Action: act,
 	}); err != nil {
+		if ctx.Err() != nil {
+			notSent("cancelled")
+			return toolError(CodeDenied, "the call was cancelled before it was sent; nothing was sent")
+		}
 		notSent(string(audit.ReasonAuditUnavailable))
 		g.log.Error("audit log refused an action intent; denying", "run", c.runID)
 		return toolError(CodeAuditUnavailable, "Yett's audit log cannot record this call, so it was not sent. RETRY_SAFE previous_action_not_started once the audit log works again")
