@@ -220,7 +220,7 @@ func TestRealAgentApprovedOnTheDesktopCard(t *testing.T) {
 	if c.Agent.PID != agent.Process.Pid || c.Agent.Executable != filepath.Base(os.Args[0]) {
 		t.Errorf("card names %s pid %d, want %s pid %d", c.Agent.Executable, c.Agent.PID, filepath.Base(os.Args[0]), agent.Process.Pid)
 	}
-	if c.Agent.Parents[0].PID != os.Getpid() || c.Agent.Signer != "unsigned" || c.Kind != "session" {
+	if c.Agent.Parents[0].PID != os.Getpid() || c.Agent.Signer != "unsigned" || c.Kind != "session" || c.Agent.Via != bin {
 		t.Errorf("card %+v", c)
 	}
 	if want := "This process has not been approved before. Approve it to use " + addr + " for this run."; c.Sentence != want {

@@ -276,6 +276,7 @@ func TestApprovalCardApproveRevoke(t *testing.T) {
 		{"pid", c.Agent.PID, a.cmd.Process.Pid},
 		{"parent", c.Agent.Parents[0], ParentView{PID: os.Getpid(), Name: a.rec.Parents[0].Name}},
 		{"hash", c.Agent.ExeHash, "sha256:" + fileHash(t, a.rec.ExePath)[:shortHashLen]},
+		{"via", c.Agent.Via, a.rec.ShimExePath},
 	}
 	for _, ck := range checks {
 		if ck.got != ck.want {

@@ -27,6 +27,9 @@ type AgentView struct {
 	ExeHash   string       `json:"exeHash"`
 	StartedAt string       `json:"startedAt"`
 	Parents   []ParentView `json:"parents"`
+	// Via is the program that connected for the agent (normally the
+	// `yett mcp` shim), so a stranger on the socket would show here.
+	Via string `json:"via"`
 }
 
 // ParentView is one link of the parent chain, nearest first.
@@ -86,6 +89,7 @@ func agentView(r approval.Requester) AgentView {
 		Signed:  signed(r.Signer),
 		PID:     r.PID,
 		ExeHash: shortHash(r.ExeSHA256),
+		Via:     r.Via,
 		Parents: make([]ParentView, 0, len(r.Parents)),
 	}
 	if r.Executable != "" {

@@ -31,6 +31,7 @@ describe('approval cards', () => {
     expect(q.getByTestId('agent-signer').textContent?.trim()).toBe('unsigned');
     expect(q.getByTestId('agent-parents').textContent).toBe('zsh (pid 48001) ← tmux (pid 1200)');
     expect(q.getByTestId('agent-hash').textContent).toContain('sha256:0123456789ab');
+    expect(q.getByTestId('agent-via').textContent).toBe('/usr/bin/yett');
     expect(q.getByTestId('approval-target').textContent).toContain('api.example.com');
     expect(q.getByTestId('approval-countdown').textContent).toContain('2m 00s left');
     await vi.advanceTimersByTimeAsync(5000);

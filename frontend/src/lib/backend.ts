@@ -342,6 +342,8 @@ export interface AgentView {
   startedAt: string;
   /** Nearest parent first. */
   parents: AgentParent[];
+  /** The program that connected for the agent (normally `yett mcp`). */
+  via: string;
 }
 
 export interface ApprovalCard {
@@ -413,7 +415,8 @@ export function parseAgentView(v: unknown): AgentView {
     typeof v.signed !== 'boolean' ||
     typeof v.pid !== 'number' ||
     typeof v.exeHash !== 'string' ||
-    typeof v.startedAt !== 'string'
+    typeof v.startedAt !== 'string' ||
+    typeof v.via !== 'string'
   ) {
     throw new ProtocolError('an agent description');
   }
@@ -433,6 +436,7 @@ export function parseAgentView(v: unknown): AgentView {
     exeHash: v.exeHash,
     startedAt: v.startedAt,
     parents,
+    via: v.via,
   };
 }
 

@@ -21,6 +21,7 @@ export function agentView(over: Partial<AgentView> = {}): AgentView {
       { name: 'zsh', pid: 48001 },
       { name: 'tmux', pid: 1200 },
     ],
+    via: '/usr/bin/yett',
     ...over,
   };
 }
