@@ -1,3 +1,5 @@
+//go:build unix
+
 package gateway
 
 // The release criterion of seed 004 and the resume cases of seed 000, each a
