@@ -13,7 +13,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -74,7 +74,7 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT 
       assert(Number(await card.locator('[data-testid="agent-pid"]').textContent()) === agent.proc.pid, 'the card shows another pid');
       assert((await card.locator('[data-testid="agent-signer"]').textContent()).trim() === 'unsigned', 'the card does not say "unsigned"');
       assert(text.includes(receiverHost), 'the card does not name the target');
-      assert((await card.locator('[data-testid="agent-via"]').textContent()).endsWith('/yett'), 'the card does not show it came through yett mcp');
+      assert((await card.locator('[data-testid="agent-via"]').textContent()).endsWith(`/${basename(CLI)}`), 'the card does not show it came through yett mcp');
       assert((await byId(page, 'approval-badge-count').textContent()) === '1', 'the sidebar badge does not count the card');
       assert(arrivals.length === 0, 'the call went out before anyone approved it');
       await shot(page, '10-agent-card');
