@@ -106,9 +106,10 @@ func agentMain() {
 			}
 			var tmpl map[string]any
 			json.Unmarshal(c.Args, &tmpl)
+			base := fmt.Sprint(tmpl["idempotency_key"])
 			start := time.Now()
 			for i := 0; i < c.N; i++ {
-				tmpl["idempotency_key"] = fmt.Sprintf("%s-%d-%d", tmpl["idempotency_key"], os.Getpid(), i)
+				tmpl["idempotency_key"] = fmt.Sprintf("%s-%d-%d", base, os.Getpid(), i)
 				res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "http.request", Arguments: tmpl})
 				if err != nil || res.IsError {
 					r.Failed++
