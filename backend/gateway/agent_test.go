@@ -139,6 +139,11 @@ func agentMain() {
 				session = nil
 			}
 			r = agentReply{OK: true}
+		case "exec":
+			// Become another program in the same process (same pid and
+			// start time). No reply: the new image answers from now on.
+			err := syscall.Exec(c.Tool, []string{c.Tool, "-test.run=^$"}, os.Environ())
+			r = agentReply{Err: "exec: " + err.Error()}
 		case "kill-shim":
 			if shim != nil && shim.Process != nil {
 				shim.Process.Signal(syscall.SIGKILL)
@@ -169,7 +174,14 @@ type agent struct {
 
 func startAgent(t testing.TB, runtimeDir string) *agent {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	return startAgentAt(t, runtimeDir, os.Args[0])
+}
+
+// startAgentAt runs the agent from the executable at bin (a copy of this
+// test binary, for tests that change it on disk).
+func startAgentAt(t testing.TB, runtimeDir, bin string) *agent {
+	t.Helper()
+	cmd := exec.Command(bin, "-test.run=^$")
 	cmd.Env = append(os.Environ(), "YETT_TEST_AGENT=1", "YETT_BIN="+yettBin, "YETT_RUNTIME_DIR="+runtimeDir)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

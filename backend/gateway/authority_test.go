@@ -257,3 +257,83 @@ func TestNonShimPeerRefused(t *testing.T) {
 		t.Fatal("card for a refused peer")
 	}
 }
+
+// copyAgent writes a copy of this test binary, plus extra bytes (a
+// different SHA-256, still a valid executable), into a fresh directory.
+func copyAgent(t *testing.T, name string, extra []byte) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ygw-agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if err := os.WriteFile(bin, append(self, extra...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// The executable of an approved agent is replaced on disk (an upgrade in
+// place): the next call finds that the run no longer matches, ends the
+// session and answers REAUTH_REQUIRED process_changed, and that process can
+// no longer be approved at all (Yett cannot verify what it runs); only a
+// restarted agent can.
+func TestReleaseExecutableReplacedOnDisk(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	bin := copyAgent(t, "agent", nil)
+	a := startAgentAt(t, w.runDir, bin)
+	a.connect()
+	wait := a.callAsync(ToolHTTPRequest, w.req(tag("before")))
+	w.approveNext()
+	mustContain(t, wait(), `"status":200`)
+
+	newer := copyAgent(t, "agent-new", []byte{0})
+	if err := os.Rename(newer, bin); err != nil {
+		t.Fatal(err)
+	}
+	id := tag("after")
+	mustContain(t, a.call(ToolHTTPRequest, w.req(id)), "REAUTH_REQUIRED process_changed")
+	waitSessions(t, w, 0)
+	a.do(agentCmd{Op: "close"})
+	a.connect()
+	mustContain(t, a.call(ToolHTTPRequest, w.req(id)), "REAUTH_REQUIRED process_changed")
+	if p := w.gw.Broker().Pending(); len(p) != 0 {
+		t.Fatalf("card for a process Yett cannot verify: %+v", p)
+	}
+	w.settleAbsent(id)
+}
+
+// The approved agent process execs another program (same pid, same start
+// time, other executable): when it connects again the call is answered
+// REAUTH_REQUIRED process_changed and the card says "identity changed".
+func TestReleaseIdentityChangedByExec(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	a := startAgentAt(t, w.runDir, copyAgent(t, "agent", nil))
+	pid := a.do(agentCmd{Op: "pid"}).PID
+	a.connect()
+	wait := a.callAsync(ToolHTTPRequest, w.req(tag("before")))
+	w.approveNext()
+	mustContain(t, wait(), `"status":200`)
+
+	other := copyAgent(t, "other-agent", []byte{0})
+	if err := a.in.Encode(agentCmd{Op: "exec", Tool: other}); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.do(agentCmd{Op: "pid"}).PID; got != pid {
+		t.Fatalf("pid %d after exec, want %d", got, pid)
+	}
+	waitSessions(t, w, 0)
+	a.connect()
+	id := tag("after")
+	mustContain(t, a.call(ToolHTTPRequest, w.req(id)), "REAUTH_REQUIRED process_changed")
+	card := w.pending(approval.KindSession)
+	if card.Change != approval.ChangeIdentityChanged || card.Who.PID != pid {
+		t.Fatalf("card %+v", card)
+	}
+	w.settleAbsent(id)
+}

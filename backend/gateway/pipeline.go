@@ -61,7 +61,9 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		}
 		g.broker.EndRun(c.runID, reason)
 		g.denied(c, act, "", reason)
-		defer c.close()
+		// The connection stays (the answer must reach the agent), but the
+		// run is over: every later call fails this check again, and the
+		// broker refuses new cards for an ended run.
 		return toolError(CodeReauth+" "+ReauthProcessChanged, "this agent process no longer matches the one Yett inspected; restart the agent's connection to Yett"), nil
 	}
 	// 4. A session approval valid for this boot, epoch and launch nonce.

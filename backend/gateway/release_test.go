@@ -67,7 +67,11 @@ func lockedThenFresh(t *testing.T, between, after func(w *world, a *agent)) {
 
 // 1. The agent stays alive (and connected) through the unlock.
 func TestReleaseLockedAgentKeptAlive(t *testing.T) {
-	lockedThenFresh(t, nil, func(w *world, a *agent) {
+	lockedThenFresh(t, func(w *world, a *agent) {
+		// yett.status is a built-in: it answers while locked, and the
+		// locked call is not in the journal.
+		mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-locked-none"}), "NOT_FOUND")
+	}, func(w *world, a *agent) {
 		// The live agent asks about its old call: it was never kept.
 		mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + "none"}), "NOT_FOUND")
 	})
