@@ -86,7 +86,7 @@ test-frontend:
 test-window: desktop
 	build/scripts/window-test.sh $(BIN)/yett-desktop $(ARTIFACTS)
 
-test-e2e: desktop-dev
+test-e2e: desktop-dev cli
 	build/scripts/e2e.sh $(BIN)/yett-desktop-dev $(ARTIFACTS)
 
 bench: export DBUS_SESSION_BUS_ADDRESS = disabled:

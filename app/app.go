@@ -71,11 +71,12 @@ type App struct {
 	// broker until the gateway starts (Approvals.attach).
 	Approvals *ApprovalService
 
-	mu      sync.Mutex
-	ctx     context.Context // Wails runtime context, set on startup
-	stopBg  context.CancelFunc
-	bgDone  chan struct{}
-	closers []func()
+	gateway gatewayState
+
+	mu     sync.Mutex
+	ctx    context.Context // Wails runtime context, set on startup
+	stopBg context.CancelFunc
+	bgDone chan struct{}
 }
 
 // New takes the single-instance lock and opens the vault. If another Yett
@@ -133,6 +134,7 @@ func (a *App) startup(ctx context.Context) {
 	a.mu.Unlock()
 	a.events.attach(func(name string, data any) { runtime.EventsEmit(ctx, name, data) })
 	a.Audit.setSaveDialog(wailsSaveDialog(ctx))
+	a.watchGateway()
 
 	bg, stop := context.WithCancel(context.Background())
 	a.stopBg = stop
@@ -163,6 +165,7 @@ func (a *App) shutdown(ctx context.Context) {
 
 // Close locks and closes the vault and releases the single-instance lock.
 func (a *App) Close() {
+	a.closeGateway()
 	a.Approvals.close()
 	a.Vault.close()
 	if a.vault != nil {

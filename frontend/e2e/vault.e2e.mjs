@@ -20,6 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { chromium } from 'playwright-core';
+import { agentSteps } from './agent-steps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const URL_ = process.env.YETT_E2E_URL || 'http://127.0.0.1:34115';
@@ -216,6 +217,11 @@ const steps = [
   }],
 ];
 
+// A real agent through `yett mcp`: its card, the approval, the injected call
+// and revoking its session.
+const agentRun = agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT });
+steps.push(...agentRun.steps);
+
 async function main() {
   mkdirSync(ARTIFACTS, { recursive: true });
   const profile = mkdtempSync(join(tmpdir(), 'yett-e2e-chromium-'));
@@ -268,6 +274,7 @@ async function main() {
     failed++;
     log(`FAIL  browser: ${err.message.split('\n')[0]}`);
   } finally {
+    agentRun.cleanup();
     await context?.close().catch(() => {});
     rmSync(profile, { recursive: true, force: true });
   }

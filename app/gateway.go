@@ -1,0 +1,119 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// gatewayRunner runs the agent gateway inside the desktop app. The gateway
+// writes into the app's audit log (never a log of its own), so it can only
+// run while that log is open: from start-up when the vault exists, from the
+// first Create otherwise. A vault reset sets the old log aside, so the
+// gateway stops with it and starts again on the next Create.
+type gatewayRunner struct {
+	mu     sync.Mutex
+	gw     *gateway.Gateway
+	writer *audit.Log // the log gw writes to
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// watchGateway starts the gateway now if it can, and follows the vault's
+// lifecycle from then on.
+func (a *App) watchGateway() {
+	a.gateway.cancelSub = a.vault.Subscribe(func(e vault.Event) {
+		switch e.Kind {
+		case vault.EventCreated, vault.EventUnlocked:
+			// Not from inside the vault's delivery: gateway.New subscribes
+			// to the vault itself.
+			go a.ensureGateway()
+		case vault.EventReset:
+			go a.stopGateway()
+		}
+	})
+	a.ensureGateway()
+}
+
+// ensureGateway starts the gateway unless it already runs on the current
+// audit log.
+func (a *App) ensureGateway() {
+	r := &a.gateway.runner
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := a.Audit.writer()
+	if r.gw != nil && r.writer == w {
+		return
+	}
+	a.stopGatewayLocked()
+	if w == nil {
+		a.cfg.Log.Info("agent gateway not started: the audit log is not open (vault not set up, or the log is refused)")
+		return
+	}
+	gw, err := gateway.New(gateway.Config{
+		Vault:      a.vault,
+		DataDir:    a.cfg.DataDir,
+		RuntimeDir: a.cfg.RuntimeDir,
+		Audit:      w,
+		Logger:     a.cfg.Log,
+	})
+	if err != nil {
+		if errors.Is(err, gateway.ErrAlreadyRunning) {
+			a.cfg.Log.Warn("agent gateway not started: another Yett gateway (yett serve?) serves this user")
+		} else {
+			a.cfg.Log.Error("agent gateway not started", "err", err)
+		}
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := gw.Serve(ctx); err != nil && ctx.Err() == nil {
+			a.cfg.Log.Error("agent gateway stopped", "err", err)
+		}
+	}()
+	r.gw, r.writer, r.cancel, r.done = gw, w, cancel, done
+	a.Approvals.attach(gw.Broker())
+	a.cfg.Log.Info("agent gateway listening", "socket", gw.SocketPath())
+}
+
+func (a *App) stopGateway() {
+	r := &a.gateway.runner
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a.stopGatewayLocked()
+}
+
+// stopGatewayLocked detaches the cards first, so the UI never answers a
+// broker that is going away. r.mu held.
+func (a *App) stopGatewayLocked() {
+	r := &a.gateway.runner
+	if r.gw == nil {
+		return
+	}
+	a.Approvals.attach(nil)
+	r.cancel()
+	if err := r.gw.Close(); err != nil {
+		a.cfg.Log.Warn("close agent gateway", "err", err)
+	}
+	<-r.done
+	r.gw, r.writer, r.cancel, r.done = nil, nil, nil, nil
+}
+
+// gatewayState is the App's part that runs the gateway.
+type gatewayState struct {
+	runner    gatewayRunner
+	cancelSub func()
+}
+
+func (a *App) closeGateway() {
+	if a.gateway.cancelSub != nil {
+		a.gateway.cancelSub()
+	}
+	a.stopGateway()
+}
