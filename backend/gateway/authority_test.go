@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -323,6 +324,18 @@ func TestReleaseIdentityChangedByExec(t *testing.T) {
 	other := copyAgent(t, "other-agent", []byte{0})
 	if err := a.in.Encode(agentCmd{Op: "exec", Tool: other}); err != nil {
 		t.Fatal(err)
+	}
+	// Write nothing more until the exec happened: the old image would
+	// swallow it into its read buffer.
+	deadline := time.Now().Add(testWait)
+	for {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == other {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent did not exec")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if got := a.do(agentCmd{Op: "pid"}).PID; got != pid {
 		t.Fatalf("pid %d after exec, want %d", got, pid)
