@@ -248,3 +248,26 @@ func TestServeNeedsTerminal(t *testing.T) {
 		t.Fatalf("err %v, output %q", err, out)
 	}
 }
+
+// sameSession is what refuses, at the terminal, an agent that shares yett
+// serve's terminal session (it could type its own answer).
+func TestServeSameSessionCheck(t *testing.T) {
+	if !sameSession(os.Getpid()) {
+		t.Fatal("this process is not in its own session")
+	}
+	same := exec.Command("sleep", "5")
+	other := exec.Command("sleep", "5")
+	other.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	for _, c := range []*exec.Cmd{same, other} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func(c *exec.Cmd) { c.Process.Kill(); c.Wait() }(c)
+	}
+	if !sameSession(same.Process.Pid) {
+		t.Error("a child in this session was not recognised")
+	}
+	if sameSession(other.Process.Pid) {
+		t.Error("a process in another session was taken for this one")
+	}
+}
