@@ -107,7 +107,7 @@ func cardText(n int, r approval.Request) string {
 		fmt.Fprintf(&b, "    started by: %s\n", strings.Join(parents, " <- "))
 	}
 	if r.Kind == approval.KindSession {
-		fmt.Fprintf(&b, "    wants:   %s to %s, for as long as this process runs\n", r.Channel, r.Target)
+		fmt.Fprintf(&b, "    wants:   to use Yett's %s credentials for as long as this process runs (first call: %s)\n", r.Channel, r.Target)
 	} else {
 		fmt.Fprintf(&b, "    wants:   %s %s with credential %q\n", r.Method, r.Target, r.Credential)
 	}
