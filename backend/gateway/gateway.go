@@ -44,8 +44,10 @@ type Config struct {
 	Vault      *vault.Vault
 	DataDir    string // journal.db (and audit/ when Audit is nil)
 	RuntimeDir string // gateway.sock and gateway.lock
-	// Audit is an open audit log the caller owns; when nil the gateway opens
-	// <DataDir>/audit encrypted to AuditRecipient and closes it on Close.
+	// Audit is an open audit log the caller owns (and in which the caller
+	// records vault lock and unlock); when nil the gateway opens
+	// <DataDir>/audit encrypted to AuditRecipient, records them itself and
+	// closes it on Close.
 	Audit          *audit.Log
 	AuditRecipient age.Recipient
 	// ApprovalTimeout bounds every pending approval; 0 means 120 s.
@@ -256,12 +258,17 @@ func (g *Gateway) release() {
 // tool list: while locked, only the built-ins are listed.
 func (g *Gateway) onVaultEvent(ev vault.Event) {
 	g.broker.EpochChanged()
-	switch ev.Kind {
-	case vault.EventLocked:
-		g.audit.Append(context.Background(), audit.Event{Type: audit.EventVaultLocked, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: ev.Epoch, Reason: audit.Reason(safeReason(ev.Reason))})
-		g.audit.Checkpoint()
-	case vault.EventUnlocked, vault.EventCreated:
-		g.audit.Append(context.Background(), audit.Event{Type: audit.EventVaultUnlocked, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: ev.Epoch})
+	// Vault lock and unlock are recorded by whoever owns the audit log: the
+	// gateway when it opened the log itself (yett serve), the desktop app
+	// when it hands its own log in, so each change is recorded once.
+	if g.ownAudit {
+		switch ev.Kind {
+		case vault.EventLocked:
+			g.audit.Append(context.Background(), audit.Event{Type: audit.EventVaultLocked, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: ev.Epoch, Reason: audit.Reason(safeReason(ev.Reason))})
+			g.audit.Checkpoint()
+		case vault.EventUnlocked, vault.EventCreated:
+			g.audit.Append(context.Background(), audit.Event{Type: audit.EventVaultUnlocked, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: ev.Epoch})
+		}
 	}
 	unlocked := g.vault.Status().State == vault.StateUnlocked
 	g.mu.Lock()
