@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sync"
 	"time"
 
@@ -38,6 +39,9 @@ type Config struct {
 	Log        *slog.Logger
 	// Keyring enables the OS keyring as an optional unlock method.
 	Keyring vault.KeyringOpener
+	// CLIPath is the yett command line installed with the app; the gateway
+	// only accepts its `yett mcp` on the socket. "" accepts any program.
+	CLIPath string
 }
 
 // ConfigFromEnv resolves the per-user directories (honouring YETT_DATA_DIR
@@ -51,12 +55,20 @@ func ConfigFromEnv() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{
+	cfg := Config{
 		DataDir:    data,
 		RuntimeDir: run,
 		Log:        slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		Keyring:    oskeyring.Default(),
-	}, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		name := "yett"
+		if goruntime.GOOS == "windows" {
+			name = "yett.exe"
+		}
+		cfg.CLIPath = filepath.Join(filepath.Dir(exe), name)
+	}
+	return cfg, nil
 }
 
 // App is the running desktop application.

@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"io"
+	"os"
 	"sync"
 
 	"github.com/yettdev/yett/backend/audit"
@@ -60,6 +63,7 @@ func (a *App) ensureGateway() {
 		RuntimeDir: a.cfg.RuntimeDir,
 		Audit:      w,
 		Logger:     a.cfg.Log,
+		ShimSHA256: a.shimHashes(),
 	})
 	if err != nil {
 		if errors.Is(err, gateway.ErrAlreadyRunning) {
@@ -80,6 +84,33 @@ func (a *App) ensureGateway() {
 	r.gw, r.writer, r.cancel, r.done = gw, w, cancel, done
 	a.Approvals.attach(gw.Broker())
 	a.cfg.Log.Info("agent gateway listening", "socket", gw.SocketPath())
+}
+
+// shimHashes pins the `yett mcp` shim the gateway accepts: the yett CLI
+// installed next to the desktop binary (Config.CLIPath). Pinned, a program
+// that dials the socket itself is refused instead of passing its parent off
+// as the agent on the card. Without a CLI beside the app any program of the
+// user's may connect (the card still names what connected) and the log says
+// so.
+func (a *App) shimHashes() [][32]byte {
+	path := a.cfg.CLIPath
+	if path == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		a.cfg.Log.Warn("no yett CLI next to the app: the gateway accepts any program of this user on its socket", "looked_for", path)
+		return nil
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		a.cfg.Log.Warn("cannot read the yett CLI to pin it", "path", path, "err", err)
+		return nil
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return [][32]byte{sum}
 }
 
 func (a *App) stopGateway() {
