@@ -82,27 +82,15 @@ func (v *Vault) AuditIdentity() (*age.X25519Identity, error) {
 
 // readAuditKey reads and opens the audit key record; v.mu held, unlocked.
 func (v *Vault) readAuditKey(ref recordRef) (*age.X25519Identity, error) {
-	var rows []recordRow
-	if err := v.db.Raw(`SELECT id, kind, version, sealed FROM vault_records WHERE id = ?`, ref.ID).Scan(&rows).Error; err != nil {
-		return nil, fmt.Errorf("vault: %w", err)
+	var id *age.X25519Identity
+	err := v.readRecord(ref, func(pt []byte) (err error) {
+		id, err = decodeAuditKey(ref.ID, pt)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	var damage *DamagedError
-	if len(rows) != 1 {
-		damage = &DamagedError{Where: recordWhere(ref), Reason: "it disappeared from the file while the vault was unlocked"}
-	} else if err := checkAgainstManifest(rows[0].ref(), map[string]recordRef{ref.ID: ref}); err != nil {
-		damage = err.(*DamagedError)
-	} else if pt, err := openRecord(v.keys, v.hdr.VaultID, ref, rows[0].Sealed); err != nil {
-		damage = &DamagedError{Where: recordWhere(ref), Reason: "it no longer authenticates"}
-	} else {
-		id, err := decodeAuditKey(ref.ID, pt)
-		clear(pt)
-		if err == nil {
-			return id, nil
-		}
-		damage = &DamagedError{Where: recordWhere(ref), Reason: err.Error()}
-	}
-	v.loseSession(damage)
-	return nil, damage
+	return id, nil
 }
 
 // decodeAuditKey parses an audit key record's plaintext and checks that its

@@ -349,13 +349,30 @@ func (c cachedCredential) score(host string, port int, path string) (bindingScor
 	return s, hostOK && pathOK
 }
 
-// readSecret reads one credential record from the file and opens it. A
-// record that no longer authenticates, or whose version moved, is damage
-// found while unlocked: the session is lost. v.mu held.
+// readSecret reads one credential record from the file and opens it. v.mu
+// held.
 func (v *Vault) readSecret(ref recordRef) (*Secret, error) {
+	var secret Secret
+	err := v.readRecord(ref, func(pt []byte) (err error) {
+		_, secret, err = decodeCredential(ref.ID, ref.Version, pt)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &secret, nil
+}
+
+// readRecord reads one record from the file while unlocked, checks it
+// against the manifest, opens it and hands the plaintext to decode (which
+// must not keep it: it is zeroed afterwards). A record that disappeared, no
+// longer authenticates, moved version or does not decode is damage found
+// while unlocked: the session is lost and a *DamagedError names the record.
+// v.mu held.
+func (v *Vault) readRecord(ref recordRef, decode func(plaintext []byte) error) error {
 	var rows []recordRow
 	if err := v.db.Raw(`SELECT id, kind, version, sealed FROM vault_records WHERE id = ?`, ref.ID).Scan(&rows).Error; err != nil {
-		return nil, fmt.Errorf("vault: %w", err)
+		return fmt.Errorf("vault: %w", err)
 	}
 	var damage *DamagedError
 	if len(rows) != 1 {
@@ -365,15 +382,15 @@ func (v *Vault) readSecret(ref recordRef) (*Secret, error) {
 	} else if pt, err := openRecord(v.keys, v.hdr.VaultID, ref, rows[0].Sealed); err != nil {
 		damage = &DamagedError{Where: recordWhere(ref), Reason: "it no longer authenticates"}
 	} else {
-		_, secret, err := decodeCredential(ref.ID, ref.Version, pt)
+		err := decode(pt)
 		clear(pt)
 		if err == nil {
-			return &secret, nil
+			return nil
 		}
 		damage = &DamagedError{Where: recordWhere(ref), Reason: err.Error()}
 	}
 	v.loseSession(damage)
-	return nil, damage
+	return damage
 }
 
 // SetAutoLockAfter sets and stores the idle auto-lock time (1 minute to 7
