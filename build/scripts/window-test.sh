@@ -10,27 +10,9 @@ set -euo pipefail
 bin=$(realpath "$1")
 artifacts=$2
 mkdir -p "$artifacts"
-work=$(mktemp -d)
-cleanup() {
-	[ -n "${app_pid:-}" ] && kill "$app_pid" 2>/dev/null || true
-	[ -n "${xvfb_pid:-}" ] && kill "$xvfb_pid" 2>/dev/null || true
-	[ -n "${bus_pid:-}" ] && kill "$bus_pid" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=headless.sh
+. "$(dirname "$0")/headless.sh"
 
-exec 3>"$work/display"
-Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
-xvfb_pid=$!
-for _ in $(seq 50); do [ -s "$work/display" ] && break; sleep 0.1; done
-export DISPLAY=":$(head -1 "$work/display")"
-
-export YETT_DATA_DIR="$work/data" YETT_RUNTIME_DIR="$work/run" NO_AT_BRIDGE=1
-# A private session bus: the app watches it for screen-lock signals, and
-# the keyring library would otherwise autolaunch one that outlives the test.
-bus=$(dbus-daemon --session --fork --nopidfile --print-address=1 --print-pid=1)
-export DBUS_SESSION_BUS_ADDRESS=$(echo "$bus" | head -1)
-bus_pid=$(echo "$bus" | sed -n 2p)
 "$bin" >"$work/app.log" 2>&1 &
 app_pid=$!
 

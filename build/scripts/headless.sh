@@ -1,0 +1,29 @@
+# Sourced by the window and e2e tests: a private headless desktop for one
+# run of the app. Sets $work (a temp dir removed on exit), starts Xvfb
+# (exports DISPLAY) and a private D-Bus session bus (exports
+# DBUS_SESSION_BUS_ADDRESS: the app watches it for screen-lock signals, and
+# the keyring library would otherwise autolaunch a bus that outlives the
+# test), and points Yett at a throwaway data and runtime directory. The
+# caller sets app_pid; everything is stopped on exit.
+
+work=$(mktemp -d)
+cleanup() {
+	[ -n "${app_pid:-}" ] && kill "$app_pid" 2>/dev/null || true
+	[ -n "${xvfb_pid:-}" ] && kill "$xvfb_pid" 2>/dev/null || true
+	[ -n "${bus_pid:-}" ] && kill "$bus_pid" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+exec 3>"$work/display"
+Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+xvfb_pid=$!
+for _ in $(seq 50); do [ -s "$work/display" ] && break; sleep 0.1; done
+export DISPLAY=":$(head -1 "$work/display")"
+
+bus=$(dbus-daemon --session --fork --nopidfile --print-address=1 --print-pid=1)
+DBUS_SESSION_BUS_ADDRESS=$(echo "$bus" | head -1)
+export DBUS_SESSION_BUS_ADDRESS
+bus_pid=$(echo "$bus" | sed -n 2p)
+
+export YETT_DATA_DIR="$work/data" YETT_RUNTIME_DIR="$work/run" NO_AT_BRIDGE=1
