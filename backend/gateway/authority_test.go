@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -159,15 +160,16 @@ func TestAuditTrail(t *testing.T) {
 	if len(starts) != 2 || starts[1].PreviousBootID != firstBoot {
 		t.Fatalf("gateway_started %+v", starts)
 	}
-	want := []audit.EventType{audit.EventActionRequested, audit.EventActionResult}
-	for _, typ := range want {
-		found := false
-		for _, got := range types {
-			found = found || got == typ
+	// The call's own entries, in order: asked, committed to send, result.
+	want := []audit.EventType{audit.EventActionRequested, audit.EventActionDispatched, audit.EventActionResult}
+	var got []audit.EventType
+	for _, typ := range types {
+		if typ == audit.EventActionRequested || typ == audit.EventActionDispatched || typ == audit.EventActionResult {
+			got = append(got, typ)
 		}
-		if !found {
-			t.Fatalf("no %s in %v", typ, types)
-		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("action entries %v, want %v (all: %v)", got, want, types)
 	}
 }
 

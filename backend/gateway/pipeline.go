@@ -145,8 +145,8 @@ func (g *Gateway) changeFor(ctx context.Context, c *conn) (approval.Change, stri
 	return ch, ""
 }
 
-// dispatch runs steps 6-11: journal intent, audit, re-check, dispatched,
-// send, result.
+// dispatch runs steps 6-11: journal intent, audit, re-check, dispatched
+// (audit, then journal), send, result.
 func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vault.CredentialView, sess approval.Session, act *audit.Action) *mcp.CallToolResult {
 	id := newID("q-")
 	key := call.key
@@ -207,7 +207,19 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 	}
 	lent := &lentSecret{v: g.vault, epoch: sess.VaultEpoch, s: sec}
 	defer lent.wipe()
-	// 9. Dispatched is durable before a byte leaves.
+	// 9. Dispatched is durable before a byte leaves: first in the audit log
+	// (fail closed), then in the journal. In this order a crash between the
+	// two leaves the journal at "intent", which answers RETRY_SAFE, and that
+	// is true: nothing was sent. The audit entry then records a decision to
+	// send with no result after it, which is what happened.
+	if _, err := g.audit.Append(ctx, audit.Event{
+		Type: audit.EventActionDispatched, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
+		SessionID: sess.ID, Run: runBinding(c.runID, c.run), Action: act,
+	}); err != nil {
+		notSent(string(audit.ReasonAuditUnavailable))
+		g.log.Error("audit log refused an action dispatch; denying", "run", c.runID)
+		return toolError(CodeAuditUnavailable, "Yett's audit log cannot record this call, so it was not sent. RETRY_SAFE previous_action_not_started once the audit log works again")
+	}
 	if err := g.journal.Dispatched(ctx, id); err != nil {
 		notSent("journal_unavailable")
 		return toolError(CodeUnavailable, "Yett could not record this call durably; nothing was sent")
