@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	filippo.io/age v1.3.2
 	github.com/99designs/keyring v1.2.2
+	github.com/Microsoft/go-winio v0.6.2
 	github.com/glebarez/sqlite v1.11.0
 	github.com/godbus/dbus/v5 v5.2.4
 	github.com/modelcontextprotocol/go-sdk v1.8.0

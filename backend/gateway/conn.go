@@ -18,7 +18,7 @@ import (
 // conn is one agent connection: one run, one MCP server session.
 type conn struct {
 	g      *Gateway
-	nc     *net.UnixConn
+	nc     net.Conn
 	run    *procid.RunRecord
 	runID  string
 	server *mcp.Server
@@ -37,10 +37,10 @@ const exitGrace = 500 * time.Millisecond
 // Version is reported to MCP clients.
 var Version = "0.1.0"
 
-func (g *Gateway) handle(nc *net.UnixConn) {
-	// Identify runs CheckPeer first: another user's peer is refused before
-	// a byte is read.
-	run, err := g.insp.Identify(nc)
+func (g *Gateway) handle(nc net.Conn) {
+	// identify asks the kernel first (CheckPeer, CheckPipeClient): another
+	// user's peer is refused before a byte is read.
+	run, err := identify(g.insp, nc)
 	if err != nil {
 		g.log.Warn("refused a connection", "reason", identifyReason(err))
 		nc.Close()

@@ -6,10 +6,15 @@
 //
 // The gateway listens on <runtime>/gateway.sock (a 0600 socket in a 0700
 // directory) and holds <runtime>/gateway.lock, so one gateway runs per runtime
-// directory. On accept it asks the kernel who is on the other end
-// (procid.Identify: a peer of another user is refused before a byte is read),
-// records the origin process as a run with a fresh launch nonce, and ends that
-// run the moment the process exits (procid.WatchExit). Each connection gets its
+// directory. On Windows it listens instead on the named pipe
+// \\.\pipe\yett-<user SID>-<hash of the runtime directory>, created as the first
+// instance (a pipe someone made before us is ErrAddressTaken, never served
+// through), refusing remote clients, with the DACL D:P(A;;GA;;;<user SID>);
+// Dial checks that the pipe's server runs as the same user. On accept it asks
+// the kernel who is on the other end (procid.Identify, or
+// procid.CheckPipeClient on Windows: a peer of another user is refused before
+// a byte is read), records the origin process as a run with a fresh launch
+// nonce, and ends that run the moment the process exits (procid.WatchExit). Each connection gets its
 // own MCP server session over rpcframe.Transport, so the SDK only ever sees
 // clean single JSON-RPC messages.
 //

@@ -77,7 +77,7 @@ type Gateway struct {
 	bootID   string
 	prevBoot string
 	lock     *os.File
-	ln       *net.UnixListener
+	ln       net.Listener // listen_unix.go, listen_windows.go
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
@@ -100,8 +100,9 @@ func newBootID() string {
 
 // New takes the runtime directory's gateway lock, opens the journal (and the
 // audit log unless given), records gateway_started with the previous boot id,
-// and listens on the socket. Errors: ErrAlreadyRunning, ErrConfig, and
-// failures opening the files.
+// and listens on the socket (on Windows, the named pipe). Errors:
+// ErrAlreadyRunning, ErrConfig, ErrAddressTaken (Windows), and failures
+// opening the files.
 func New(cfg Config) (*Gateway, error) {
 	if cfg.Vault == nil || cfg.DataDir == "" || cfg.RuntimeDir == "" || (cfg.Audit == nil && cfg.AuditRecipient == nil) {
 		return nil, ErrConfig
@@ -158,18 +159,13 @@ func New(cfg Config) (*Gateway, error) {
 	})
 	g.unlocked = g.vault.Status().State == vault.StateUnlocked
 	g.unsub = g.vault.Subscribe(g.onVaultEvent)
-	sock := filepath.Join(cfg.RuntimeDir, SocketName)
-	// The lock is ours, so a socket file left here is stale.
-	os.Remove(sock)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	// The lock is ours, so whatever is found at the address is stale
+	// (Unix) or a squatter's (Windows, ErrAddressTaken).
+	ln, err := listen(cfg.RuntimeDir)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: listen: %w", err)
+		return nil, err
 	}
-	ln.SetUnlinkOnClose(true)
 	g.ln = ln
-	if err := os.Chmod(sock, 0o600); err != nil {
-		return nil, fmt.Errorf("gateway: socket mode: %w", err)
-	}
 	ok = true
 	return g, nil
 }
@@ -181,8 +177,9 @@ func (g *Gateway) Broker() *approval.Broker { return g.broker }
 // BootID returns this start's boot id.
 func (g *Gateway) BootID() string { return g.bootID }
 
-// SocketPath returns the socket agents' shims dial.
-func (g *Gateway) SocketPath() string { return filepath.Join(g.cfg.RuntimeDir, SocketName) }
+// SocketPath returns the address agents' shims dial: the socket, or on
+// Windows the named pipe.
+func (g *Gateway) SocketPath() string { return address(g.cfg.RuntimeDir) }
 
 // Serve accepts connections until ctx ends or Close is called. It returns
 // nil after Close.
@@ -190,7 +187,7 @@ func (g *Gateway) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { g.Close() })
 	defer stop()
 	for {
-		c, err := g.ln.AcceptUnix()
+		c, err := g.ln.Accept()
 		if err != nil {
 			g.mu.Lock()
 			closed := g.closed
