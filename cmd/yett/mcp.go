@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"path/filepath"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/rpcframe"
 	"github.com/yettdev/yett/backend/userdir"
 )
@@ -22,8 +22,10 @@ func init() {
 	}
 }
 
-// gatewaySocketName is the gateway's socket inside userdir.RuntimeDir.
-const gatewaySocketName = "gateway.sock"
+// gatewaySocketName is the gateway's socket inside userdir.RuntimeDir on
+// Unix (tests put a stub gateway there); on Windows the gateway is a named
+// pipe derived from the same directory, and gateway.Dial knows both.
+const gatewaySocketName = gateway.SocketName
 
 // notRunningMessage is what the agent (and through it the person) reads
 // when there is no gateway to talk to.
@@ -47,8 +49,7 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return answerNotRunning(env, err)
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", filepath.Join(dir, gatewaySocketName))
+	conn, err := gateway.Dial(ctx, dir)
 	if err != nil {
 		return answerNotRunning(env, err)
 	}
