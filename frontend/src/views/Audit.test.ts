@@ -30,8 +30,8 @@ function session(over: Partial<LoggedSession> = {}): LoggedSession {
 }
 
 /** Adds a fake app.AuditService to the fake Wails bridge. */
-function installAudit(status = auditStatus()) {
-  const bridge = installBridge(vaultStatus({ state: 'unlocked', epoch: 3 }));
+function installAudit(status = auditStatus(), vault: 'unlocked' | 'locked' = 'unlocked') {
+  const bridge = installBridge(vaultStatus({ state: vault, epoch: 3 }));
   const AuditService = {
     Status: vi.fn(async (): Promise<unknown> => status),
     Sessions: vi.fn(async (): Promise<unknown> => ({ readable: true, note: '', sessions: [] })),
@@ -70,6 +70,13 @@ describe('audit banner', () => {
     render(App);
     await waitFor(() => expect(AuditService.Status).toHaveBeenCalled());
     expect(screen.queryByTestId('audit-banner')).toBeNull();
+  });
+
+  it('is shown on the unlock screen too: verifying needs no key', async () => {
+    installAudit(auditStatus({ state: 'tampered', writing: false, firstBad: 2, reason: 'audit: record checksum mismatch' }), 'locked');
+    render(App);
+    await screen.findByTestId('unlock-screen');
+    expect((await screen.findByTestId('audit-banner')).textContent).toContain('Entry 2');
   });
 
   it('shows a write problem even when the file verifies', async () => {
