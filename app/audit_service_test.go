@@ -278,7 +278,7 @@ func TestAuditServiceRecipientSwappedWhileLocked(t *testing.T) {
 	attacker, _ := age.GenerateX25519Identity()
 	swap := func(from, to string) {
 		t.Helper()
-		db, err := store.Open(filepath.Join(f.dir, vault.FileName))
+		db, err := store.Open(filepath.Join(f.dir, vault.FileName), nil) // existing file: no migrations to run
 		if err != nil {
 			t.Fatal(err)
 		}

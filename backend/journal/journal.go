@@ -31,24 +31,27 @@ type Journal struct {
 
 // Open opens (or creates) the journal at path.
 func Open(path string) (*Journal, error) {
-	db, err := store.Open(path)
+	db, err := store.Open(path, history)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
-	}
-	// backend/store owns the migration list (today: the vault's tables);
-	// the journal's own tables are created idempotently here until store
-	// takes per-database migrations.
-	for _, stmt := range schema {
-		if err := db.Exec(stmt).Error; err != nil {
-			store.Close(db)
-			return nil, fmt.Errorf("journal: schema: %w", err)
-		}
 	}
 	return &Journal{db: db}, nil
 }
 
 // Close closes the database.
 func (j *Journal) Close() error { return store.Close(j.db) }
+
+// history is the journal database's migration history (append only).
+var history = []store.Migration{
+	{Version: 1, Name: "journal tables", Up: func(tx *gorm.DB) error {
+		for _, stmt := range schema {
+			if err := tx.Exec(stmt).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+}
 
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS journal_calls (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -126,5 +127,19 @@ func TestSurvivesReopen(t *testing.T) {
 	ev, _ = j.EvidenceFor(ctx, "B1", 42, 7, "sha256:aa")
 	if ev.SameProcessEarlierBoot {
 		t.Fatalf("current boot counted as earlier: %+v", ev)
+	}
+}
+
+// The journal is its own database with its own schema history: none of the
+// vault's tables (and so none of its sealed records) ever land in it.
+func TestOwnSchemaOnly(t *testing.T) {
+	j, _ := openTemp(t)
+	var names []string
+	if err := j.db.Raw(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).Scan(&names).Error; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"journal_boots", "journal_calls", "journal_runs", "schema_version"}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("tables %v, want %v", names, want)
 	}
 }

@@ -44,11 +44,13 @@ const Pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=bus
 
 const sqliteMagic = "SQLite format 3\x00"
 
-// Open opens the database at path, creating it (with the current schema) if
-// it does not exist, and applies pending migrations. Errors wrapping
-// ErrDamaged mean the file is there but unusable; nothing was written to it.
-func Open(path string) (*gorm.DB, error) {
-	return open(path, migrations)
+// Open opens the database at path, creating it (with the schema history
+// applied) if it does not exist, and applies pending migrations of history.
+// Each database has its own history (the vault's, the journal's), so one
+// never gets the other's tables. Errors wrapping ErrDamaged mean the file is
+// there but unusable; nothing was written to it.
+func Open(path string, history []Migration) (*gorm.DB, error) {
+	return open(path, history)
 }
 
 func open(path string, ms []Migration) (*gorm.DB, error) {

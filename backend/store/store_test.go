@@ -12,6 +12,22 @@ import (
 	"gorm.io/gorm"
 )
 
+// migrations is a small history standing in for a real database's (the
+// vault's and the journal's own live in their packages).
+var migrations = []Migration{
+	{Version: 1, Name: "test tables", Up: func(tx *gorm.DB) error {
+		for _, stmt := range []string{
+			`CREATE TABLE counter (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL)`,
+			`INSERT INTO counter (id, value) VALUES (1, 0)`,
+		} {
+			if err := tx.Exec(stmt).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+}
+
 func TestPragmasTakeEffect(t *testing.T) {
 	db := openTemp(t)
 	cases := []struct {
@@ -39,13 +55,13 @@ func TestPragmasTakeEffect(t *testing.T) {
 func TestFileModes(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "yett.db")
-	db, err := Open(path)
+	db, err := Open(path, migrations)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer Close(db)
 	// A write makes sure -wal and -shm exist.
-	if err := db.Exec(`UPDATE vault_epoch SET value = value + 1`).Error; err != nil {
+	if err := db.Exec(`UPDATE counter SET value = value + 1`).Error; err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
@@ -66,7 +82,7 @@ func TestSchemaVersionAndReopen(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "yett.db")
 	for i := 0; i < 2; i++ {
-		db, err := Open(path)
+		db, err := Open(path, migrations)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +107,7 @@ func TestBackupBeforePendingMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Exec(`UPDATE vault_epoch SET value = 41`).Error; err != nil {
+	if err := db.Exec(`UPDATE counter SET value = 41`).Error; err != nil {
 		t.Fatal(err)
 	}
 	Close(db)
@@ -99,7 +115,7 @@ func TestBackupBeforePendingMigration(t *testing.T) {
 	next := append(append([]Migration(nil), migrations...), Migration{
 		Version: 2, Name: "test step",
 		Up: func(tx *gorm.DB) error {
-			return tx.Exec(`UPDATE vault_epoch SET value = 99`).Error
+			return tx.Exec(`UPDATE counter SET value = 99`).Error
 		},
 	})
 	db, err = open(path, next)
@@ -143,7 +159,7 @@ func TestFailedMigrationRollsBack(t *testing.T) {
 	bad := append(append([]Migration(nil), migrations...), Migration{
 		Version: 2, Name: "fails halfway",
 		Up: func(tx *gorm.DB) error {
-			if err := tx.Exec(`UPDATE vault_epoch SET value = 7`).Error; err != nil {
+			if err := tx.Exec(`UPDATE counter SET value = 7`).Error; err != nil {
 				return err
 			}
 			return errors.New("boom")
@@ -164,7 +180,7 @@ func TestFailedMigrationRollsBack(t *testing.T) {
 
 func TestDamagedFilesAreReportedAndUntouched(t *testing.T) {
 	good := filepath.Join(t.TempDir(), "good.db")
-	db, err := Open(good)
+	db, err := Open(good, migrations)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +203,7 @@ func TestDamagedFilesAreReportedAndUntouched(t *testing.T) {
 			if err := os.WriteFile(path, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			db, err := Open(path)
+			db, err := Open(path, migrations)
 			if err == nil {
 				Close(db)
 				t.Fatal("Open accepted a damaged file")
@@ -215,7 +231,7 @@ func corruptPage(b []byte) []byte {
 
 func openTemp(t *testing.T) *gorm.DB {
 	t.Helper()
-	db, err := Open(filepath.Join(t.TempDir(), "yett.db"))
+	db, err := Open(filepath.Join(t.TempDir(), "yett.db"), migrations)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +254,7 @@ func versionAndEpoch(t *testing.T, db *gorm.DB) (version, epoch int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Raw(`SELECT value FROM vault_epoch`).Scan(&epoch).Error; err != nil {
+	if err := db.Raw(`SELECT value FROM counter`).Scan(&epoch).Error; err != nil {
 		t.Fatal(err)
 	}
 	return version, epoch
@@ -256,7 +272,7 @@ func TestNoSQLLogging(t *testing.T) {
 	stdout, stderr := os.Stdout, os.Stderr
 	os.Stdout, os.Stderr = w, w
 	err = db.Exec(`INSERT INTO no_such_table (x) VALUES (?)`, "CANARY-sql-log").Error
-	db.Exec(`UPDATE vault_epoch SET value = ? WHERE id = 1`, 1)
+	db.Exec(`UPDATE counter SET value = ? WHERE id = 1`, 1)
 	os.Stdout, os.Stderr = stdout, stderr
 	w.Close()
 	out, _ := io.ReadAll(r)

@@ -60,7 +60,7 @@ func readRow(t *testing.T, db *gorm.DB, id string) recordRow {
 
 func tamper(t *testing.T, dir string, stmts ...func(db *gorm.DB) error) {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dir, FileName))
+	db, err := store.Open(filepath.Join(dir, FileName), schema)
 	if err != nil {
 		t.Fatal(err)
 	}

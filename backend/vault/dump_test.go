@@ -13,7 +13,7 @@ import (
 // which unlike the file bytes do not depend on WAL checkpoints.
 func dumpTables(t testing.TB, dir string) map[string]string {
 	t.Helper()
-	db, err := store.Open(filepath.Join(dir, FileName))
+	db, err := store.Open(filepath.Join(dir, FileName), schema)
 	if err != nil {
 		t.Fatal(err)
 	}

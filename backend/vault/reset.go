@@ -51,7 +51,7 @@ func (v *Vault) Reset() error {
 			return fmt.Errorf("vault: setting the old vault aside: %w", err)
 		}
 	}
-	db, err := store.Open(v.path)
+	db, err := store.Open(v.path, schema)
 	if err != nil {
 		v.mu.Unlock()
 		return fmt.Errorf("vault: creating a new vault file: %w", err)

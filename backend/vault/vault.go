@@ -158,7 +158,7 @@ func Open(dir string, opts Options) (*Vault, error) {
 	if opts.Keyring == nil {
 		v.keyringNote = "keyring unlock is turned off in this configuration"
 	}
-	db, err := store.Open(v.path)
+	db, err := store.Open(v.path, schema)
 	if errors.Is(err, store.ErrDamaged) {
 		v.state = StateDamaged
 		v.damaged = &DamagedError{Where: "file", Reason: err.Error()}
