@@ -298,21 +298,35 @@ export function onVaultStatus(
   onStatus: (s: VaultStatus) => void,
   onError: (e: BackendError) => void = () => {},
 ): () => void {
+  return subscribe(VAULT_STATUS_EVENT, parseVaultStatus, onStatus, onError);
+}
+
+/**
+ * Listens to one backend event: each payload goes through parse, then to
+ * onValue, or to onError when it cannot be understood. Returns the
+ * unsubscribe function.
+ */
+function subscribe<T>(
+  event: string,
+  parse: (payload: unknown) => T,
+  onValue: (v: T) => void,
+  onError: (e: BackendError) => void,
+): () => void {
   const runtime = window.runtime;
   if (!runtime) throw new BackendUnavailableError();
-  const off = runtime.EventsOn(VAULT_STATUS_EVENT, (payload: unknown) => {
-    let s: VaultStatus;
+  const off = runtime.EventsOn(event, (payload: unknown) => {
+    let v: T;
     try {
-      s = parseVaultStatus(payload);
+      v = parse(payload);
     } catch (err) {
       onError(err as BackendError);
       return;
     }
-    onStatus(s);
+    onValue(v);
   });
   // Wails ≥ 2.5 returns a canceller for this one listener; EventsOff would
   // drop every listener of the event, so it is only the fallback.
-  return typeof off === 'function' ? off : () => runtime.EventsOff(VAULT_STATUS_EVENT);
+  return typeof off === 'function' ? off : () => runtime.EventsOff(event);
 }
 
 // ---- Approvals (app.ApprovalService) ----
@@ -536,19 +550,7 @@ export function onApprovalChanged(
   onState: (s: ApprovalState) => void,
   onError: (e: BackendError) => void = () => {},
 ): () => void {
-  const runtime = window.runtime;
-  if (!runtime) throw new BackendUnavailableError();
-  const off = runtime.EventsOn(APPROVAL_CHANGED_EVENT, (payload: unknown) => {
-    let s: ApprovalState;
-    try {
-      s = parseApprovalState(payload);
-    } catch (err) {
-      onError(err as BackendError);
-      return;
-    }
-    onState(s);
-  });
-  return typeof off === 'function' ? off : () => runtime.EventsOff(APPROVAL_CHANGED_EVENT);
+  return subscribe(APPROVAL_CHANGED_EVENT, parseApprovalState, onState, onError);
 }
 
 // ---- Audit log (app.AuditService) ----
@@ -750,8 +752,6 @@ export function exportCheckpoint(): Promise<CheckpointExport> {
 
 /** Calls onChange when the audit log grew (throttled by the backend). */
 export function onAuditChanged(onChange: () => void): () => void {
-  const runtime = window.runtime;
-  if (!runtime) throw new BackendUnavailableError();
-  const off = runtime.EventsOn(AUDIT_CHANGED_EVENT, () => onChange());
-  return typeof off === 'function' ? off : () => runtime.EventsOff(AUDIT_CHANGED_EVENT);
+  // The payload (the new record count) is not needed: listeners re-read.
+  return subscribe(AUDIT_CHANGED_EVENT, () => undefined, () => onChange(), () => {});
 }
