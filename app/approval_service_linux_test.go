@@ -202,6 +202,18 @@ func (f *approvalFixture) waitState(t *testing.T, what string, ok func(ApprovalS
 	return st
 }
 
+// askFirstSession has a fresh agent process ask for its first session and
+// waits for its card to be pushed to the UI.
+func (f *approvalFixture) askFirstSession(t *testing.T) (*liveAgent, approval.Ticket, ApprovalState) {
+	t.Helper()
+	a := startAgent(t)
+	tk, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, tk, f.waitState(t, "one card", cardsIs(1))
+}
+
 func cardsIs(n int) func(ApprovalState) bool {
 	return func(s ApprovalState) bool { return len(s.Cards) == n }
 }
@@ -333,12 +345,7 @@ func TestApprovalCardApproveRevoke(t *testing.T) {
 
 func TestApprovalCardDenied(t *testing.T) {
 	f := newApprovalFixture(t, 30*time.Second)
-	a := startAgent(t)
-	tk, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := f.waitState(t, "one card", cardsIs(1))
+	_, tk, st := f.askFirstSession(t)
 	if err := f.svc.Answer(st.Cards[0].ID, false); err != nil {
 		t.Fatal(err)
 	}
@@ -355,12 +362,7 @@ func TestApprovalCardDenied(t *testing.T) {
 // same with the real watcher on the real process.
 func TestKilledAgentCardDisappears(t *testing.T) {
 	f := newApprovalFixture(t, 30*time.Second)
-	a := startAgent(t)
-	tk, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := f.waitState(t, "one card", cardsIs(1))
+	a, tk, st := f.askFirstSession(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -387,12 +389,7 @@ func TestKilledAgentCardDisappears(t *testing.T) {
 
 func TestApprovalCardWithdrawnWhenVaultEpochMoves(t *testing.T) {
 	f := newApprovalFixture(t, 30*time.Second)
-	a := startAgent(t)
-	tk, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.waitState(t, "one card", cardsIs(1))
+	_, tk, _ := f.askFirstSession(t)
 	f.epoch.Add(1) // the vault locked
 	f.broker.EpochChanged()
 	f.waitState(t, "the card withdrawn", cardsIs(0))
@@ -405,14 +402,9 @@ func TestApprovalCardWithdrawnWhenVaultEpochMoves(t *testing.T) {
 // broker, is refused with words saying nothing was approved.
 func TestApprovalAfterEpochMovedIsRefused(t *testing.T) {
 	f := newApprovalFixture(t, 30*time.Second)
-	a := startAgent(t)
-	tk, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := f.waitState(t, "one card", cardsIs(1))
+	_, tk, st := f.askFirstSession(t)
 	f.epoch.Add(1)
-	err = f.svc.Answer(st.Cards[0].ID, true)
+	err := f.svc.Answer(st.Cards[0].ID, true)
 	if err == nil || !strings.Contains(err.Error(), "Nothing was approved") {
 		t.Fatalf("approve after the epoch moved: %v", err)
 	}
@@ -428,11 +420,7 @@ func TestApprovalAfterEpochMovedIsRefused(t *testing.T) {
 // cards leave the UI and its later updates no longer reach it.
 func TestAttachFollowsTheCurrentGateway(t *testing.T) {
 	f := newApprovalFixture(t, 30*time.Second)
-	a := startAgent(t)
-	if _, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com"); err != nil {
-		t.Fatal(err)
-	}
-	f.waitState(t, "one card", cardsIs(1))
+	a, _, _ := f.askFirstSession(t)
 	next := approval.New(approval.Config{BootID: "boot-2", Timeout: 30 * time.Second, Epoch: f.epoch.Load})
 	defer next.Close()
 	f.svc.attach(next)
@@ -451,12 +439,7 @@ func TestAttachFollowsTheCurrentGateway(t *testing.T) {
 
 func TestApprovalCardTimesOut(t *testing.T) {
 	f := newApprovalFixture(t, 300*time.Millisecond)
-	a := startAgent(t)
-	tk, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.waitState(t, "one card", cardsIs(1))
+	_, tk, _ := f.askFirstSession(t)
 	if _, err := tk.Wait(context.Background()); !errors.Is(err, approval.ErrTimeout) {
 		t.Fatalf("waiting call got %v, want ErrTimeout", err)
 	}
@@ -465,12 +448,7 @@ func TestApprovalCardTimesOut(t *testing.T) {
 
 func TestPerCallCard(t *testing.T) {
 	f := newApprovalFixture(t, 30*time.Second)
-	a := startAgent(t)
-	tk, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.waitState(t, "one card", cardsIs(1))
+	a, tk, _ := f.askFirstSession(t)
 	if err := f.svc.Answer(tk.ID, true); err != nil {
 		t.Fatal(err)
 	}
