@@ -52,11 +52,7 @@ func TestPerCallApprovalIsSeparate(t *testing.T) {
 // with a clear answer, and the journal proves nothing left.
 func TestAuditFailureDeniesCall(t *testing.T) {
 	w := newWorld(t, worldOpts{ownAudit: true})
-	a := startAgent(t, w.runDir)
-	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag("ok")))
-	w.approveNext()
-	mustContain(t, wait(), `"status":200`)
+	a := w.approvedAgent("ok")
 	w.audit.Close() // every later Append fails
 	id := tag("noaudit")
 	mustContain(t, a.call(ToolHTTPRequest, w.req(id)), "AUDIT_UNAVAILABLE")
@@ -68,11 +64,7 @@ func TestAuditFailureDeniesCall(t *testing.T) {
 // says so.
 func TestRevokeEndsSession(t *testing.T) {
 	w := newWorld(t, worldOpts{})
-	a := startAgent(t, w.runDir)
-	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag("ok")))
-	w.approveNext()
-	mustContain(t, wait(), `"status":200`)
+	a := w.approvedAgent("ok")
 	ss := w.gw.Broker().Sessions()
 	if len(ss) != 1 {
 		t.Fatalf("%d sessions", len(ss))
@@ -81,7 +73,7 @@ func TestRevokeEndsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := tag("after-revoke")
-	wait = a.callAsync(ToolHTTPRequest, w.req(id))
+	wait := a.callAsync(ToolHTTPRequest, w.req(id))
 	card := w.pending(approval.KindSession)
 	if card.Change != approval.ChangeRevoked {
 		t.Fatalf("card says %q", card.Change)

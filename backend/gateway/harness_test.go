@@ -259,6 +259,19 @@ func (w *world) approveNext() approval.Request {
 	return r
 }
 
+// approvedAgent starts an agent process, has its first call (tagged label)
+// approved on its card and checks that the call went through: an agent
+// with a live session, the starting point of the authority tests.
+func (w *world) approvedAgent(label string) *agent {
+	w.t.Helper()
+	a := startAgent(w.t, w.runDir)
+	a.connect()
+	wait := a.callAsync(ToolHTTPRequest, w.req(tag(label)))
+	w.approveNext()
+	mustContain(w.t, wait(), `"status":200`)
+	return a
+}
+
 // checkNoLeak: the canary is in none of the gateway's logs, the journal or
 // the audit files.
 func (w *world) checkNoLeak() {

@@ -179,11 +179,7 @@ func TestReleaseAgentRestartedSameConversation(t *testing.T) {
 // denied with REAUTH_REQUIRED gateway_restarted, from durable evidence.
 func TestReleaseGatewayRestartedInProcess(t *testing.T) {
 	w := newWorld(t, worldOpts{})
-	a := startAgent(t, w.runDir)
-	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag("before")))
-	w.approveNext()
-	mustContain(t, wait(), `"status":200`)
+	a := w.approvedAgent("before")
 	oldBoot := w.gw.BootID()
 	w.stop()
 	w.start()
@@ -206,11 +202,7 @@ func TestReleaseGatewayRestartedInProcess(t *testing.T) {
 // 10. The vault is locked and unlocked while an approved agent waits.
 func TestReleaseVaultCycledWhileApproved(t *testing.T) {
 	w := newWorld(t, worldOpts{})
-	a := startAgent(t, w.runDir)
-	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag("before")))
-	w.approveNext()
-	mustContain(t, wait(), `"status":200`)
+	a := w.approvedAgent("before")
 	w.lock()
 	w.unlock()
 	waitSessions(t, w, 0)
