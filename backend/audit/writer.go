@@ -365,6 +365,17 @@ func (l *Log) Checkpoint() (Checkpoint, error) {
 }
 
 func (l *Log) checkpointLocked() (Checkpoint, error) {
+	// One checkpoint at a time. waitDurable below releases l.mu during
+	// fsync; a second checkpoint entering then would clear cpPending when
+	// the first one finished, let a new ticket be taken while it still runs,
+	// and write its record at that ticket's index, leaving the ticket's
+	// appender waiting forever.
+	for l.cpPending && l.usable() == nil {
+		l.cond.Wait()
+	}
+	if err := l.usable(); err != nil {
+		return Checkpoint{}, err
+	}
 	// Stop new tickets and let the issued ones land, so the checkpoint
 	// record gets the next index and signs everything before it.
 	l.cpPending = true
