@@ -234,20 +234,26 @@ func validErrorObject(raw json.RawMessage, we *jsonrpc.Error) bool {
 	if firstByte(raw) != '{' {
 		return false
 	}
-	var probe struct {
-		Code    json.Number     `json:"code"`
-		Message *string         `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&probe) != nil || probe.Message == nil {
+	// Keys are matched exactly, as at the top level: encoding/json matches
+	// struct fields case-insensitively, so "Code" would mean one thing here
+	// and another to the SDK's own decoder.
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
 		return false
 	}
-	code, err := strconv.ParseInt(string(probe.Code), 10, 64)
+	for k := range members {
+		if k != "code" && k != "message" && k != "data" {
+			return false
+		}
+	}
+	var message string
+	if firstByte(members["message"]) != '"' || json.Unmarshal(members["message"], &message) != nil {
+		return false
+	}
+	code, err := strconv.ParseInt(string(bytes.TrimSpace(members["code"])), 10, 64)
 	if err != nil || code < math.MinInt32 || code > math.MaxInt32 {
 		return false
 	}
-	we.Code, we.Message, we.Data = code, *probe.Message, probe.Data
+	we.Code, we.Message, we.Data = code, message, members["data"]
 	return true
 }
