@@ -144,9 +144,26 @@ type Event struct {
 	Action *Action `json:"action,omitempty"`
 	Result *Result `json:"result,omitempty"`
 
-	AuthorizationID string    `json:"authorization_id,omitempty"`
-	Success         *bool     `json:"success,omitempty"`
-	Recovery        *Recovery `json:"recovery,omitempty"`
+	AuthorizationID string      `json:"authorization_id,omitempty"`
+	OAuth           *OAuthFacts `json:"oauth,omitempty"`
+	Success         *bool       `json:"success,omitempty"`
+	Recovery        *Recovery   `json:"recovery,omitempty"`
+}
+
+// OAuthFacts describe an OAuth authorization event (connected, refreshed,
+// disabled, revoked) or the authorization behind an operation: which
+// provider and account, which step and how it ended. Never a token, code,
+// assertion or proof.
+type OAuthFacts struct {
+	Provider    string `json:"provider"`              // host of the token endpoint
+	AccountRef  string `json:"account_ref,omitempty"` // e.g. the subject or e-mail the provider named
+	Scopes      string `json:"scopes,omitempty"`      // space separated, as granted at connection
+	Environment string `json:"environment,omitempty"` // development, staging, production
+	Owner       string `json:"owner,omitempty"`       // who owns the authorization
+	Step        string `json:"step,omitempty"`        // connect, refresh, local_disable, provider_revocation, verification
+	Flow        string `json:"flow,omitempty"`        // authorization_code, client_credentials, device_code
+	ErrorCode   string `json:"error_code,omitempty"`  // RFC 6749 error code or a Yett class such as response_lost
+	Operation   string `json:"operation,omitempty"`   // named operation that needed the refresh
 }
 
 // maxFieldLen bounds every string field: events name things, they do not
@@ -180,6 +197,11 @@ func (e *Event) validate() error {
 		fields["run.run_id"], fields["run.executable"] = r.RunID, r.Executable
 		fields["run.executable_sha256"], fields["run.signer"] = r.ExecutableHash, r.Signer
 		fields["run.launch_nonce"] = r.LaunchNonce
+	}
+	if o := e.OAuth; o != nil {
+		fields["oauth.provider"], fields["oauth.account_ref"], fields["oauth.scopes"] = o.Provider, o.AccountRef, o.Scopes
+		fields["oauth.environment"], fields["oauth.owner"], fields["oauth.step"] = o.Environment, o.Owner, o.Step
+		fields["oauth.flow"], fields["oauth.error_code"], fields["oauth.operation"] = o.Flow, o.ErrorCode, o.Operation
 	}
 	if a := e.Action; a != nil {
 		fields["action.request_id"], fields["action.channel"] = a.RequestID, a.Channel
