@@ -19,7 +19,15 @@ const (
 	InjectBearer InjectionFormat = "bearer" // Authorization: Bearer <secret>
 	InjectHeader InjectionFormat = "header" // <HeaderName>: Template with {secret} replaced
 	InjectBasic  InjectionFormat = "basic"  // Authorization: Basic base64(Username:secret)
+	// InjectDPoP sends a DPoP-bound access token (RFC 9449 §7.1):
+	// Authorization: DPoP <secret>, with a fresh proof from Proof in the
+	// DPoP header.
+	InjectDPoP InjectionFormat = "dpop"
 )
+
+// ProofFunc signs a DPoP proof for one request: method, URL, the access
+// token (for the ath claim) and the server's nonce ("" for none yet).
+type ProofFunc func(method, url string, accessToken []byte, nonce string) (string, error)
 
 // SecretPlaceholder is replaced by the secret in a header template.
 const SecretPlaceholder = "{secret}"
@@ -30,6 +38,7 @@ type Injection struct {
 	HeaderName string // InjectHeader only
 	Template   string // InjectHeader only; empty means "{secret}"
 	Username   string // InjectBasic only
+	Proof      ProofFunc // InjectDPoP only
 }
 
 // SecretSource lends a credential's secret for one request. The vault
@@ -55,7 +64,8 @@ type Credential struct {
 
 // inject sets the credential on h and returns every form of the secret
 // that could come back in a response, longest first, for redaction.
-func (in Injection) inject(h http.Header, secret []byte) ([]string, error) {
+func (in Injection) inject(req *http.Request, secret []byte, nonce string) ([]string, error) {
+	h := req.Header
 	s := string(secret)
 	if s == "" {
 		return nil, fmt.Errorf("%w: empty secret", ErrNoSecret)
@@ -66,6 +76,17 @@ func (in Injection) inject(h http.Header, secret []byte) ([]string, error) {
 	case InjectBearer:
 		value = "Bearer " + s
 		h.Set("Authorization", value)
+	case InjectDPoP:
+		if in.Proof == nil {
+			return nil, fmt.Errorf("%w: no DPoP proof signer", ErrInvalidRequest)
+		}
+		p, err := in.Proof(req.Method, req.URL.String(), secret, nonce)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the DPoP proof could not be signed", ErrNoSecret)
+		}
+		value = "DPoP " + s
+		h.Set("Authorization", value)
+		h.Set("DPoP", p)
 	case InjectBasic:
 		pair := base64.StdEncoding.EncodeToString([]byte(in.Username + ":" + s))
 		value = "Basic " + pair

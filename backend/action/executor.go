@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -149,23 +150,22 @@ func (e *Executor) Do(ctx context.Context, req Request, cred *Credential) (*Resp
 // send builds, sends and reads one request. With a secret, every returned
 // byte passes the redactor, and so does the error text.
 func (e *Executor) send(ctx context.Context, v *validated, key string, inj *Injection, secret []byte) (*Response, error) {
-	hreq, err := http.NewRequestWithContext(ctx, v.method, v.url.String(), bytes.NewReader(v.body))
-	if err != nil {
-		return nil, fmt.Errorf("%w: cannot build request", ErrInvalidRequest)
-	}
-	hreq.Header = v.header.Clone()
-	hreq.Header.Set("Idempotency-Key", key)
-	var red *redactor
-	if inj != nil {
-		forms, err := inj.inject(hreq.Header, secret)
-		if err != nil {
-			return nil, err
-		}
-		red = newRedactor(forms)
-	}
-	hresp, err := e.client.Do(hreq)
+	hresp, red, err := e.roundTrip(ctx, v, key, inj, secret, "")
 	if err != nil {
 		return nil, transportError(err, red)
+	}
+	// RFC 9449 §9: a resource server that wants a DPoP nonce answers 401
+	// use_dpop_nonce before doing anything, so the request is sent again
+	// once with the nonce it gave.
+	if inj != nil && inj.Format == InjectDPoP && hresp.StatusCode == http.StatusUnauthorized {
+		if n := hresp.Header.Get("DPoP-Nonce"); n != "" && len(n) <= 512 &&
+			strings.Contains(hresp.Header.Get("WWW-Authenticate"), "use_dpop_nonce") {
+			io.Copy(io.Discard, io.LimitReader(hresp.Body, 64<<10))
+			hresp.Body.Close()
+			if hresp, red, err = e.roundTrip(ctx, v, key, inj, secret, n); err != nil {
+				return nil, transportError(err, red)
+			}
+		}
 	}
 	defer hresp.Body.Close()
 	// Read a little past the cap so a secret straddling it is still seen
@@ -198,6 +198,26 @@ func (e *Executor) send(ctx context.Context, v *validated, key string, inj *Inje
 		Truncated:      truncated,
 		IdempotencyKey: key,
 	}, nil
+}
+
+// roundTrip builds and sends one request, injecting the credential.
+func (e *Executor) roundTrip(ctx context.Context, v *validated, key string, inj *Injection, secret []byte, nonce string) (*http.Response, *redactor, error) {
+	hreq, err := http.NewRequestWithContext(ctx, v.method, v.url.String(), bytes.NewReader(v.body))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: cannot build request", ErrInvalidRequest)
+	}
+	hreq.Header = v.header.Clone()
+	hreq.Header.Set("Idempotency-Key", key)
+	var red *redactor
+	if inj != nil {
+		forms, err := inj.inject(hreq, secret, nonce)
+		if err != nil {
+			return nil, nil, err
+		}
+		red = newRedactor(forms)
+	}
+	hresp, err := e.client.Do(hreq)
+	return hresp, red, err
 }
 
 // transportError maps a client error to a sentinel with redacted text.

@@ -1,0 +1,679 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/oauth/providers"
+)
+
+// Flows a person can start. The resource owner password grant is not one.
+const (
+	FlowAuthorizationCode = "authorization_code"
+	FlowClientCredentials = "client_credentials"
+	FlowDeviceCode        = "device_code"
+)
+
+// Environments: one authorization belongs to exactly one.
+var Environments = []string{"development", "staging", "production"}
+
+// Endpoints are a provider's endpoints for a custom connection (presets
+// bring their own).
+type Endpoints struct {
+	Issuer                      string
+	AuthorizationEndpoint       string
+	TokenEndpoint               string
+	RevocationEndpoint          string
+	IntrospectionEndpoint       string
+	DeviceAuthorizationEndpoint string
+}
+
+// ConnectRequest is what a person fills in to connect an account. Only the
+// app builds one; nothing on the agent side can.
+type ConnectRequest struct {
+	Name       string
+	Provider   string // a preset id, or "custom"
+	Tenant     string // presets with a tenant (Microsoft)
+	Endpoints  Endpoints
+	ClientID   string
+	ClientAuth string // none, client_secret, private_key_jwt
+	// ClientSecret is write-only: sealed at once, never returned.
+	ClientSecret     []byte
+	ClientKeyID      string // private_key_jwt: a key from NewClientKey
+	Scopes           []string
+	Environment      string
+	Unattended       bool // ask for offline access and keep a refresh token
+	Flow             string
+	Owner            string
+	BackupRevoker    string
+	ReviewBy         time.Time
+	DisableProcedure string
+	DPoP             bool
+}
+
+// FlowView is a connection flow's state for the UI. It holds no token.
+type FlowView struct {
+	ID                      string    `json:"id"`
+	Flow                    string    `json:"flow"`
+	State                   string    `json:"state"` // waiting, connected, failed, cancelled, expired
+	AuthorizationURL        string    `json:"authorization_url,omitempty"`
+	UserCode                string    `json:"user_code,omitempty"`
+	VerificationURI         string    `json:"verification_uri,omitempty"`
+	VerificationURIComplete string    `json:"verification_uri_complete,omitempty"`
+	ExpiresAt               time.Time `json:"expires_at"`
+	AuthorizationID         string    `json:"authorization_id,omitempty"`
+	Error                   string    `json:"error,omitempty"`
+}
+
+// Flow states.
+const (
+	FlowWaiting   = "waiting"
+	FlowConnected = "connected"
+	FlowFailed    = "failed"
+	FlowCancelled = "cancelled"
+	FlowExpired   = "expired"
+)
+
+type flow struct {
+	view   FlowView
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func randomID(prefix string, n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// Connect validates req and starts its flow. The authorization exists only
+// once the flow succeeds. The returned view says what the person must do:
+// finish in the browser (authorization_url, already opened when the manager
+// has OpenBrowser) or enter user_code at verification_uri. Client
+// credentials complete before Connect returns.
+func (m *Manager) Connect(ctx context.Context, req ConnectRequest) (FlowView, error) {
+	r, err := m.newRow(ctx, req)
+	if err != nil {
+		return FlowView{}, err
+	}
+	return m.start(ctx, r, false)
+}
+
+// Reconnect starts the same flow again for an authorization that needs its
+// owner to reconnect (or any other, to replace its tokens). Only a person
+// calls it, from the app.
+func (m *Manager) Reconnect(ctx context.Context, id string) (FlowView, error) {
+	r, err := loadRow(m.db, id)
+	if err != nil {
+		return FlowView{}, notFound(err)
+	}
+	if r.State == StateRevoked || r.State == StateDisabled {
+		return FlowView{}, fmt.Errorf("%w: a revoked or disabled authorization is not reconnected; connect a new one", ErrInvalid)
+	}
+	return m.start(ctx, r, true)
+}
+
+// newRow validates req and builds the row it would create (not stored).
+func (m *Manager) newRow(ctx context.Context, req ConnectRequest) (*row, error) {
+	bad := func(format string, a ...any) error { return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...) }
+	if err := checkText("name", req.Name, 1, 80); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(Environments, req.Environment) {
+		return nil, bad("environment must be development, staging or production")
+	}
+	if !slices.Contains([]string{FlowAuthorizationCode, FlowClientCredentials, FlowDeviceCode}, req.Flow) {
+		return nil, bad("flow must be authorization_code, client_credentials or device_code (the password grant is not offered)")
+	}
+	if err := checkText("client id", req.ClientID, 1, 256); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct{ name, v string }{{"owner", req.Owner}, {"backup revoker", req.BackupRevoker}, {"disable procedure", req.DisableProcedure}} {
+		if err := checkText(f.name, f.v, 0, 512); err != nil {
+			return nil, err
+		}
+	}
+	md, requireIss, authParams, offline, provider, err := m.resolveProvider(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if md.TokenEndpoint == "" {
+		return nil, bad("the provider has no token endpoint")
+	}
+	switch req.Flow {
+	case FlowAuthorizationCode:
+		if md.AuthorizationEndpoint == "" {
+			return nil, bad("the provider has no authorization endpoint")
+		}
+	case FlowDeviceCode:
+		if md.DeviceAuthorizationEndpoint == "" {
+			return nil, bad("the provider has no device authorization endpoint")
+		}
+	case FlowClientCredentials:
+		if req.ClientAuth == ClientAuthNone {
+			return nil, bad("client credentials need client authentication (a secret or a private key)")
+		}
+	}
+	scopes := []string{}
+	for _, s := range req.Scopes {
+		if !validScope(s) {
+			return nil, bad("a scope may contain only printable ASCII without spaces, quotes or backslashes")
+		}
+		if !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
+		}
+	}
+	if req.Unattended && req.Flow != FlowClientCredentials && offline != "" && !slices.Contains(scopes, offline) {
+		scopes = append(scopes, offline)
+	}
+	id := randomID("az-", 12)
+	r := &row{
+		ID: id, Name: req.Name, Provider: provider, Issuer: md.Issuer,
+		AuthorizationEndpoint: md.AuthorizationEndpoint, TokenEndpoint: md.TokenEndpoint,
+		RevocationEndpoint: md.RevocationEndpoint, IntrospectionEndpoint: md.IntrospectionEndpoint,
+		DeviceEndpoint: md.DeviceAuthorizationEndpoint, ClientID: req.ClientID, ClientAuth: req.ClientAuth,
+		DPoP: req.DPoP, RequireIss: requireIss, RequestedScopes: strings.Join(scopes, " "),
+		Environment: req.Environment, Unattended: req.Unattended, CreatedHow: req.Flow,
+		Owner: strings.TrimSpace(req.Owner), BackupRevoker: strings.TrimSpace(req.BackupRevoker),
+		ReviewBy: unixOf(req.ReviewBy), DisableProcedure: req.DisableProcedure,
+		State: StateActive, Revocation: RevocationNone, Generation: 1,
+	}
+	if len(authParams) > 0 && req.Unattended {
+		b, _ := json.Marshal(authParams)
+		r.AuthParams = string(b)
+	}
+	switch req.ClientAuth {
+	case ClientAuthNone:
+		r.AuthStyle = int(oauth2.AuthStyleInParams)
+		if len(req.ClientSecret) > 0 {
+			return nil, bad("a public client (no client authentication) has no secret")
+		}
+	case ClientAuthSecret:
+		if len(req.ClientSecret) == 0 || len(req.ClientSecret) > 4096 {
+			return nil, bad("client secret missing or too long")
+		}
+		r.AuthStyle = int(oauth2.AuthStyleInHeader)
+		if len(md.TokenEndpointAuthMethodsSupported) > 0 && !slices.Contains(md.TokenEndpointAuthMethodsSupported, "client_secret_basic") &&
+			slices.Contains(md.TokenEndpointAuthMethodsSupported, "client_secret_post") {
+			r.AuthStyle = int(oauth2.AuthStyleInParams)
+		}
+		sealed, err := m.vault.SealBlob(purposeClient, tokenAD(id, "client_secret", 0), req.ClientSecret)
+		if err != nil {
+			return nil, err
+		}
+		r.SealedClientSecret = sealed
+	case ClientAuthPrivateKeyJWT:
+		if _, err := m.loadKey(req.ClientKeyID); err != nil {
+			return nil, bad("private_key_jwt needs a client key generated in Yett")
+		}
+		r.ClientKeyID = req.ClientKeyID
+		r.AuthStyle = int(oauth2.AuthStyleInParams)
+	default:
+		return nil, bad("client authentication must be none, client_secret or private_key_jwt")
+	}
+	if req.DPoP {
+		if err := m.newKey(dpopKeyID(id), keyPurposeDPoP); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func checkText(field, v string, minLen, maxLen int) error {
+	if len(strings.TrimSpace(v)) < minLen || len(v) > maxLen || !utf8.ValidString(v) || strings.ContainsAny(v, "\x00\r\n") {
+		return fmt.Errorf("%w: %s must be %d to %d characters on one line", ErrInvalid, field, minLen, maxLen)
+	}
+	return nil
+}
+
+// validScope follows RFC 6749 §3.3's scope-token.
+func validScope(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c == 0x22 || c == 0x5c || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveProvider turns a request's provider into checked metadata: a
+// preset's fixed endpoints, a custom issuer's discovered ones, or custom
+// endpoints typed in. Every endpoint must be https (loopback http is
+// allowed for local providers and tests).
+func (m *Manager) resolveProvider(ctx context.Context, req ConnectRequest) (md providers.Metadata, requireIss bool, params map[string]string, offline, provider string, err error) {
+	if req.Provider != "" && req.Provider != "custom" {
+		p, ok := providers.Lookup(req.Provider)
+		if !ok {
+			return md, false, nil, "", "", fmt.Errorf("%w: unknown provider preset", ErrInvalid)
+		}
+		if p.Tenant {
+			if p, err = providers.ResolveTenant(p, req.Tenant); err != nil {
+				return md, false, nil, "", "", fmt.Errorf("%w: %v", ErrInvalid, err)
+			}
+		}
+		md = p.Metadata
+		requireIss = md.AuthorizationResponseIssParameterSupported
+		return md, requireIss, p.AuthParams, p.OfflineScope, p.ID, md.Validate(true)
+	}
+	e := req.Endpoints
+	if e.TokenEndpoint == "" && e.Issuer != "" {
+		d, err := providers.Discover(ctx, m.http, e.Issuer)
+		if err != nil {
+			return md, false, nil, "", "", fmt.Errorf("%w: discovery failed: %v", ErrInvalid, err)
+		}
+		md = *d
+		// The introspection endpoint may be elsewhere (an admin port).
+		if e.IntrospectionEndpoint != "" {
+			md.IntrospectionEndpoint = e.IntrospectionEndpoint
+		}
+	} else {
+		md = providers.Metadata{
+			Issuer: e.Issuer, AuthorizationEndpoint: e.AuthorizationEndpoint, TokenEndpoint: e.TokenEndpoint,
+			RevocationEndpoint: e.RevocationEndpoint, IntrospectionEndpoint: e.IntrospectionEndpoint,
+			DeviceAuthorizationEndpoint: e.DeviceAuthorizationEndpoint,
+		}
+	}
+	if err := md.Validate(true); err != nil {
+		return md, false, nil, "", "", fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return md, md.AuthorizationResponseIssParameterSupported, nil, "offline_access", "custom", nil
+}
+
+// start runs r's flow. reconnect: r exists and gets new tokens.
+func (m *Manager) start(ctx context.Context, r *row, reconnect bool) (FlowView, error) {
+	fctx, cancel := context.WithTimeout(m.ctx, m.cfg.FlowTimeout)
+	f := &flow{cancel: cancel, done: make(chan struct{}), view: FlowView{
+		ID: randomID("fl-", 9), Flow: r.CreatedHow, State: FlowWaiting, ExpiresAt: m.now().Add(m.cfg.FlowTimeout).UTC(),
+	}}
+	conf, err := m.config(r, "")
+	if err != nil {
+		cancel()
+		return FlowView{}, err
+	}
+	switch r.CreatedHow {
+	case FlowClientCredentials:
+		defer cancel()
+		tctx, err := m.tokenContext(fctx, r, nil)
+		if err != nil {
+			return FlowView{}, err
+		}
+		tok, err := m.clientCredentials(tctx, r, conf)
+		if err == nil {
+			err = checkToken(tok, r.DPoP)
+		}
+		if err != nil {
+			return FlowView{}, flowError(err)
+		}
+		if err := m.finish(ctx, r, tok, reconnect); err != nil {
+			return FlowView{}, err
+		}
+		f.view.State, f.view.AuthorizationID = FlowConnected, r.ID
+		close(f.done)
+		return f.view, nil
+	case FlowAuthorizationCode:
+		if err := m.startCode(fctx, f, r, conf, reconnect); err != nil {
+			cancel()
+			return FlowView{}, err
+		}
+	case FlowDeviceCode:
+		if err := m.startDevice(fctx, f, r, conf, reconnect); err != nil {
+			cancel()
+			return FlowView{}, err
+		}
+	}
+	m.mu.Lock()
+	m.flows[f.view.ID] = f
+	m.mu.Unlock()
+	m.changed()
+	return f.view, nil
+}
+
+// flowError keeps a flow failure to an RFC 6749 error code.
+func flowError(err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		code := re.ErrorCode
+		if code == "" && re.Response != nil {
+			code = fmt.Sprintf("http_%d", re.Response.StatusCode)
+		}
+		return fmt.Errorf("%w: the provider answered %s", ErrFlow, safeCode(code))
+	}
+	if errors.Is(err, ErrProvider) || errors.Is(err, ErrInvalid) {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: it timed out", ErrFlow)
+	}
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: it was cancelled", ErrFlow)
+	}
+	return fmt.Errorf("%w: the provider could not be reached", ErrFlow)
+}
+
+func (m *Manager) clientCredentials(ctx context.Context, r *row, conf *oauth2.Config) (*oauth2.Token, error) {
+	cc := clientcredentials.Config{
+		ClientID: conf.ClientID, ClientSecret: conf.ClientSecret, TokenURL: conf.Endpoint.TokenURL,
+		Scopes: conf.Scopes, AuthStyle: conf.Endpoint.AuthStyle,
+	}
+	return cc.Token(ctx)
+}
+
+func authOptions(r *row) []oauth2.AuthCodeOption {
+	var opts []oauth2.AuthCodeOption
+	if r.AuthParams != "" {
+		var p map[string]string
+		json.Unmarshal([]byte(r.AuthParams), &p)
+		for k, v := range p {
+			opts = append(opts, oauth2.SetAuthURLParam(k, v))
+		}
+	}
+	return opts
+}
+
+// startCode listens on 127.0.0.1 with an ephemeral port (RFC 8252 §7.3)
+// and returns the authorization URL with PKCE S256 and a random state.
+func (m *Manager) startCode(ctx context.Context, f *flow, r *row, conf *oauth2.Config, reconnect bool) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("%w: no loopback port for the redirect: %v", ErrFlow, err)
+	}
+	conf.RedirectURL = fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	verifier := oauth2.GenerateVerifier()
+	stateBytes := make([]byte, 32)
+	rand.Read(stateBytes)
+	state := base64.RawURLEncoding.EncodeToString(stateBytes)
+	opts := append(authOptions(r), oauth2.S256ChallengeOption(verifier))
+	f.view.AuthorizationURL = conf.AuthCodeURL(state, opts...)
+
+	results := make(chan error, 1)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second}
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/callback" {
+			http.NotFound(w, req)
+			return
+		}
+		q := req.URL.Query()
+		// A request without our state is not the provider's answer to this
+		// flow (another page, or a forged callback): refuse it and wait on.
+		if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(state)) != 1 {
+			http.Error(w, "Yett: this sign-in answer does not belong to the connection in progress.", http.StatusBadRequest)
+			return
+		}
+		err := m.callback(ctx, r, conf, verifier, q, reconnect)
+		page(w, r.Name, err)
+		select {
+		case results <- err:
+		default:
+		}
+	})
+	go srv.Serve(ln)
+	go func() {
+		var err error
+		select {
+		case err = <-results:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		// Let the browser get its page before the listener goes.
+		shut, c := context.WithTimeout(context.Background(), 2*time.Second)
+		srv.Shutdown(shut)
+		c()
+		m.endFlow(f, r, err)
+	}()
+	if m.cfg.OpenBrowser != nil {
+		m.cfg.OpenBrowser(f.view.AuthorizationURL)
+	}
+	return nil
+}
+
+// callback checks the provider's answer (RFC 9207 iss, error) and
+// exchanges the code with the PKCE verifier.
+func (m *Manager) callback(ctx context.Context, r *row, conf *oauth2.Config, verifier string, q url.Values, reconnect bool) error {
+	iss, hasIss := q["iss"]
+	switch {
+	case hasIss && (r.Issuer == "" || len(iss) != 1 || iss[0] != r.Issuer):
+		return fmt.Errorf("%w: the answer came from another issuer (RFC 9207 iss mismatch)", ErrFlow)
+	case !hasIss && r.RequireIss:
+		return fmt.Errorf("%w: the provider promised an iss parameter and sent none (RFC 9207)", ErrFlow)
+	}
+	if e := q.Get("error"); e != "" {
+		return fmt.Errorf("%w: the provider answered %s", ErrFlow, safeCode(e))
+	}
+	code := q.Get("code")
+	if code == "" {
+		return fmt.Errorf("%w: the answer has no authorization code", ErrFlow)
+	}
+	tctx, err := m.tokenContext(ctx, r, nil)
+	if err != nil {
+		return err
+	}
+	tok, err := conf.Exchange(tctx, code, oauth2.VerifierOption(verifier))
+	if err == nil {
+		err = checkToken(tok, r.DPoP)
+	}
+	if err != nil {
+		return flowError(err)
+	}
+	return m.finish(ctx, r, tok, reconnect)
+}
+
+func page(w http.ResponseWriter, name string, err error) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	msg := "Yett connected " + html.EscapeString(name) + ". You can close this tab."
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		msg = "Yett could not connect " + html.EscapeString(name) + ": " + html.EscapeString(err.Error()) + ". You can close this tab and try again from Yett."
+	}
+	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>Yett</title><p style=\"font-family:sans-serif\">%s</p>", msg)
+}
+
+// startDevice asks for a device code (RFC 8628 §3.1) and polls for the
+// token in the background.
+func (m *Manager) startDevice(ctx context.Context, f *flow, r *row, conf *oauth2.Config, reconnect bool) error {
+	tctx, err := m.tokenContext(ctx, r, nil)
+	if err != nil {
+		return err
+	}
+	da, err := conf.DeviceAuth(tctx, authOptions(r)...)
+	if err != nil {
+		return flowError(err)
+	}
+	f.view.UserCode, f.view.VerificationURI, f.view.VerificationURIComplete = da.UserCode, da.VerificationURI, da.VerificationURIComplete
+	if !da.Expiry.IsZero() && da.Expiry.Before(f.view.ExpiresAt) {
+		f.view.ExpiresAt = da.Expiry.UTC()
+	}
+	go func() {
+		tok, err := conf.DeviceAccessToken(tctx, da)
+		if err == nil {
+			err = checkToken(tok, r.DPoP)
+		}
+		if err == nil {
+			err = m.finish(ctx, r, tok, reconnect)
+		} else {
+			err = flowError(err)
+		}
+		m.endFlow(f, r, err)
+	}()
+	return nil
+}
+
+func (m *Manager) endFlow(f *flow, r *row, err error) {
+	m.mu.Lock()
+	switch {
+	case err == nil:
+		f.view.State, f.view.AuthorizationID = FlowConnected, r.ID
+	case f.view.State == FlowCancelled:
+	case errors.Is(err, context.DeadlineExceeded):
+		f.view.State, f.view.Error = FlowExpired, "the connection was not completed in time"
+	case errors.Is(err, context.Canceled):
+		f.view.State = FlowCancelled
+	default:
+		f.view.State, f.view.Error = FlowFailed, err.Error()
+	}
+	f.view.AuthorizationURL = "" // holds state and a PKCE challenge; no longer useful
+	m.mu.Unlock()
+	f.cancel()
+	select {
+	case <-f.done:
+	default:
+		close(f.done)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		m.log.Info("a connection flow ended without connecting", "flow", f.view.ID, "state", f.view.State)
+	}
+	m.changed()
+}
+
+// Flow returns a flow's state.
+func (m *Manager) Flow(id string) (FlowView, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.flows[id]
+	if !ok {
+		return FlowView{}, false
+	}
+	return f.view, true
+}
+
+// WaitFlow blocks until the flow ends or ctx does.
+func (m *Manager) WaitFlow(ctx context.Context, id string) (FlowView, error) {
+	m.mu.Lock()
+	f, ok := m.flows[id]
+	m.mu.Unlock()
+	if !ok {
+		return FlowView{}, ErrNotFound
+	}
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return FlowView{}, ctx.Err()
+	}
+	v, _ := m.Flow(id)
+	return v, nil
+}
+
+// CancelFlow ends a waiting flow; nothing is stored.
+func (m *Manager) CancelFlow(id string) {
+	m.mu.Lock()
+	f, ok := m.flows[id]
+	if ok && f.view.State == FlowWaiting {
+		f.view.State = FlowCancelled
+	}
+	m.mu.Unlock()
+	if ok {
+		f.cancel()
+	}
+}
+
+func (m *Manager) cancelFlows(why string) {
+	m.mu.Lock()
+	var fs []*flow
+	for _, f := range m.flows {
+		if f.view.State == FlowWaiting {
+			f.view.State, f.view.Error = FlowCancelled, why
+			fs = append(fs, f)
+		}
+	}
+	m.mu.Unlock()
+	for _, f := range fs {
+		f.cancel()
+	}
+}
+
+// finish stores a new authorization (or a reconnected one's new tokens)
+// and records it. The refresh token is kept only for unattended
+// connections.
+func (m *Manager) finish(ctx context.Context, r *row, tok *oauth2.Token, reconnect bool) error {
+	gen := r.Generation + 1
+	if !reconnect {
+		gen = 1
+	}
+	r.AccountRef = accountRef(tok, r)
+	r.Scopes = r.RequestedScopes
+	if s, ok := tok.Extra("scope").(string); ok && s != "" {
+		r.Scopes = strings.Join(strings.Fields(s), " ")
+	}
+	now := m.now()
+	t := &accessToken{gen: gen, value: []byte(tok.AccessToken), typ: tokenType(r.DPoP), expiry: tok.Expiry}
+	sa, err := m.sealAccess(r.ID, gen, t)
+	if err != nil {
+		return err
+	}
+	var sr []byte
+	if r.Unattended && tok.RefreshToken != "" && r.CreatedHow != FlowClientCredentials {
+		if sr, err = m.vault.SealBlob(purposeToken, tokenAD(r.ID, "refresh", gen), []byte(tok.RefreshToken)); err != nil {
+			return err
+		}
+	}
+	r.Generation, r.SealedAccess, r.SealedRefresh, r.AccessExpiry = gen, sa, sr, unixOf(tok.Expiry)
+	r.ConnectedAt, r.State, r.StateReason, r.RefreshInFlight = now.Unix(), StateActive, "", 0
+	if reconnect {
+		err = m.db.Model(&row{}).Where("id = ?", r.ID).Updates(map[string]any{
+			"generation": gen, "sealed_access": sa, "sealed_refresh": sr, "access_expiry": r.AccessExpiry,
+			"connected_at": r.ConnectedAt, "state": StateActive, "state_reason": "", "refresh_in_flight": 0,
+			"account_ref": r.AccountRef, "scopes": r.Scopes,
+		}).Error
+	} else {
+		err = m.db.Create(r).Error
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return fmt.Errorf("%w: an authorization with this name exists", ErrInvalid)
+		}
+		return fmt.Errorf("oauth: storing the authorization: %w", err)
+	}
+	m.keep(r.ID, t)
+	m.record(ctx, audit.EventAuthorizationConnected, r, "connect", "", true, "")
+	m.changed()
+	return nil
+}
+
+// accountRef names the connected account from the ID token's claims when
+// there is one (it came straight from the token endpoint over TLS, OpenID
+// Connect Core §3.1.3.7), else from the response's own fields.
+func accountRef(tok *oauth2.Token, r *row) string {
+	if r.CreatedHow == FlowClientCredentials {
+		return "client " + r.ClientID
+	}
+	if raw, ok := tok.Extra("id_token").(string); ok && raw != "" {
+		claims := jwt.MapClaims{}
+		if _, _, err := jwt.NewParser().ParseUnverified(raw, claims); err == nil {
+			for _, k := range []string{"email", "preferred_username", "sub"} {
+				if v, ok := claims[k].(string); ok && v != "" {
+					return clip(v, 256)
+				}
+			}
+		}
+	}
+	for _, k := range []string{"user_id", "login", "team_id"} {
+		if v, ok := tok.Extra(k).(string); ok && v != "" {
+			return clip(v, 256)
+		}
+	}
+	return ""
+}

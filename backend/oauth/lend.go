@@ -1,0 +1,95 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/yettdev/yett/backend/action"
+)
+
+// Binding describes the authorization behind an operation for the
+// gateway's decision and its audit entries. It holds no secret.
+type Binding struct {
+	AuthorizationID string
+	Name            string
+	Provider        string // host of the token endpoint
+	AccountRef      string
+	Scopes          string
+	Environment     string
+	Owner           string
+	Controlled      bool
+}
+
+// Check says whether authorization id may serve an operation now, from
+// local state only: a disabled, revoked or needs-reconnection row, or an
+// uncontrolled one when those are blocked, is refused without any network
+// call.
+func (m *Manager) Check(id string) (Binding, error) {
+	r, err := loadRow(m.db, id)
+	if err != nil {
+		return Binding{}, notFound(err)
+	}
+	b := Binding{
+		AuthorizationID: r.ID, Name: r.Name, Provider: hostOf(r.TokenEndpoint), AccountRef: r.AccountRef,
+		Scopes: r.Scopes, Environment: r.Environment, Owner: r.Owner, Controlled: controlled(r),
+	}
+	return b, m.usable(r)
+}
+
+// Lease is an access token lent for one request: the gateway passes it to
+// the action executor as the credential's secret and calls Release after.
+// It has no method that returns the token.
+type Lease struct {
+	t     *accessToken
+	value []byte
+	m     *Manager
+	id    string
+}
+
+// Acquire returns a lease on a fresh access token for authorization id,
+// refreshing it first when it is missing or about to expire (once per
+// authorization at a time, across goroutines and processes). op names the
+// operation that needed it, for the audit log. Call it only for an action
+// that was approved and recorded: this is the only path that refreshes.
+func (m *Manager) Acquire(ctx context.Context, id, op string) (*Lease, error) {
+	t, err := m.access(ctx, id, op)
+	if err != nil {
+		return nil, err
+	}
+	return &Lease{t: t, value: append([]byte(nil), t.value...), m: m, id: id}, nil
+}
+
+// Credential is the lease as the executor's credential.
+func (l *Lease) Credential() *action.Credential {
+	inj := action.Injection{Format: action.InjectBearer}
+	if l.t.typ == "DPoP" {
+		key, err := l.m.loadKey(dpopKeyID(l.id))
+		inj = action.Injection{Format: action.InjectDPoP, Proof: func(method, url string, at []byte, nonce string) (string, error) {
+			if err != nil {
+				return "", err
+			}
+			return key.DPoPProof(method, url, string(at), nonce, l.m.now())
+		}}
+	}
+	return &action.Credential{Injection: inj, Secret: l}
+}
+
+var errReleased = errors.New("oauth: the lease was released")
+
+// WithSecret implements action.SecretSource.
+func (l *Lease) WithSecret(ctx context.Context, use func(secret []byte) error) error {
+	if len(l.value) == 0 {
+		return errReleased
+	}
+	return use(l.value)
+}
+
+// Release wipes the lease's copy and records the use.
+func (l *Lease) Release(used bool) {
+	clear(l.value)
+	l.value = nil
+	if used {
+		l.m.db.Model(&row{}).Where("id = ?", l.id).Update("last_used", time.Now().Unix())
+	}
+}

@@ -1,0 +1,269 @@
+// Package oauth is Yett's OAuth custody: a person connects an account from
+// the app (authorization code with PKCE on a loopback redirect, client
+// credentials, or the device flow); the refresh token, any client secret and
+// every private key stay sealed under the vault; agents name operations and
+// never see a token; a refresh happens only to complete an approved action,
+// once per authorization at a time across goroutines and processes; and
+// revocation disables locally first, then revokes at the provider (RFC 7009)
+// and verifies.
+//
+// There is deliberately no exported function that returns a token. The
+// gateway gets an action.Credential whose secret is lent for one request.
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/store"
+	"github.com/yettdev/yett/backend/userdir"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// Errors callers branch on. Their texts never carry a token or a provider's
+// response body.
+var (
+	ErrConfig            = errors.New("oauth: incomplete configuration")
+	ErrInvalid           = errors.New("oauth: invalid input")
+	ErrNotFound          = errors.New("oauth: no such authorization")
+	ErrNeedsReconnection = errors.New("oauth: the authorization needs its owner to reconnect")
+	ErrDisabled          = errors.New("oauth: the authorization is disabled")
+	ErrUncontrolled      = errors.New("oauth: the authorization has no owner or backup revoker and uncontrolled authorizations are blocked")
+	ErrTransient         = errors.New("oauth: the provider could not be reached; the stored authorization is unchanged")
+	ErrProvider          = errors.New("oauth: the provider refused the request")
+	ErrFlow              = errors.New("oauth: the connection flow failed")
+)
+
+// Config configures a Manager. DataDir, Vault and Audit are required.
+type Config struct {
+	DataDir string
+	Vault   *vault.Vault
+	Audit   *audit.Log
+	// BootID names the gateway start in audit events; nil means none.
+	BootID func() string
+	// HTTPClient talks to providers' token, device, revocation and
+	// introspection endpoints; nil means a client with a 30 s timeout and
+	// no proxy.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	Now        func() time.Time
+	// RefreshMargin: an access token expiring within it is refreshed before
+	// use; 0 means 60 s.
+	RefreshMargin time.Duration
+	// FlowTimeout bounds a connection flow; 0 means 10 min.
+	FlowTimeout time.Duration
+	// RevokeRetry is the first delay before a provider revocation that
+	// failed is tried again (it doubles up to 1 h); 0 means 30 s.
+	RevokeRetry time.Duration
+	// OnDisable runs after an authorization was disabled locally (the
+	// gateway ends the sessions that could use it). It must not block.
+	OnDisable func(authorizationID string)
+	// OnChange runs after the inventory, operations or a flow changed (the
+	// app refreshes its view). It must not block.
+	OnChange func()
+	// OpenBrowser opens the authorization URL in the system browser; nil
+	// leaves it to the UI.
+	OpenBrowser func(url string)
+}
+
+// Manager is the OAuth custodian of one data directory. Safe for
+// concurrent use.
+type Manager struct {
+	cfg   Config
+	db    *gorm.DB
+	log   *slog.Logger
+	vault *vault.Vault
+	http  *http.Client
+	locks string // directory of per-authorization lock files
+
+	mu      sync.Mutex
+	cache   map[string]*accessToken // live access tokens, dropped on lock and disable
+	flights map[string]chan struct{}
+	flows   map[string]*flow
+	nonces  map[string]string // DPoP nonces by origin
+	closed  bool
+	unsub   func()
+	stop    context.CancelFunc
+	ctx     context.Context
+	wg      sync.WaitGroup
+	retryC  chan struct{}
+
+	subMu   sync.Mutex
+	subs    map[int]func(Event)
+	nextSub int
+	revMu   sync.Mutex // one revocation pass at a time
+
+	// hookAfterTokenResponse runs after a provider answered a refresh
+	// successfully and before the answer is stored (tests only).
+	hookAfterTokenResponse func()
+}
+
+// Open opens (or creates) the OAuth database in cfg.DataDir and starts the
+// durable revocation retry loop.
+func Open(cfg Config) (*Manager, error) {
+	if cfg.DataDir == "" || cfg.Vault == nil || cfg.Audit == nil {
+		return nil, ErrConfig
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.RefreshMargin <= 0 {
+		cfg.RefreshMargin = 60 * time.Second
+	}
+	if cfg.FlowTimeout <= 0 {
+		cfg.FlowTimeout = 10 * time.Minute
+	}
+	if cfg.RevokeRetry <= 0 {
+		cfg.RevokeRetry = 30 * time.Second
+	}
+	if cfg.BootID == nil {
+		cfg.BootID = func() string { return "" }
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second}}
+	}
+	if err := userdir.Ensure(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	locks := filepath.Join(cfg.DataDir, "oauth-locks")
+	if err := userdir.Ensure(locks); err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	db, err := store.Open(filepath.Join(cfg.DataDir, FileName), history)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	m := &Manager{
+		cfg: cfg, db: db, log: cfg.Logger, vault: cfg.Vault, http: cfg.HTTPClient, locks: locks,
+		cache: map[string]*accessToken{}, flights: map[string]chan struct{}{}, flows: map[string]*flow{},
+		nonces: map[string]string{}, subs: map[int]func(Event){}, retryC: make(chan struct{}, 1),
+	}
+	m.ctx, m.stop = context.WithCancel(context.Background())
+	m.unsub = cfg.Vault.Subscribe(func(ev vault.Event) {
+		if ev.Kind == vault.EventLocked {
+			m.dropCache("")
+			m.cancelFlows("the vault was locked")
+		} else {
+			m.kickRetry()
+		}
+	})
+	m.wg.Add(1)
+	go m.retryLoop()
+	return m, nil
+}
+
+// Close stops flows and the retry loop and closes the database.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	m.unsub()
+	m.cancelFlows("Yett is closing")
+	m.stop()
+	m.wg.Wait()
+	m.dropCache("")
+	return store.Close(m.db)
+}
+
+func (m *Manager) now() time.Time { return m.cfg.Now() }
+
+// Event tells subscribers what changed.
+type Event struct {
+	// Disabled names an authorization that was just disabled locally
+	// (revoked); "" for any other change of the inventory, operations or
+	// flows.
+	Disabled string
+}
+
+// Subscribe calls fn after every change (synchronously, so fn must not
+// block or call back into the manager's write methods). It returns a
+// function that cancels the subscription.
+func (m *Manager) Subscribe(fn func(Event)) (cancel func()) {
+	m.subMu.Lock()
+	defer m.subMu.Unlock()
+	m.nextSub++
+	id := m.nextSub
+	m.subs[id] = fn
+	return func() {
+		m.subMu.Lock()
+		defer m.subMu.Unlock()
+		delete(m.subs, id)
+	}
+}
+
+func (m *Manager) notify(ev Event) {
+	m.subMu.Lock()
+	fns := make([]func(Event), 0, len(m.subs))
+	for _, fn := range m.subs {
+		fns = append(fns, fn)
+	}
+	m.subMu.Unlock()
+	for _, fn := range fns {
+		fn(ev)
+	}
+}
+
+func (m *Manager) changed() {
+	if m.cfg.OnChange != nil {
+		m.cfg.OnChange()
+	}
+	m.notify(Event{})
+}
+
+// dropCache forgets cached access tokens of one authorization ("" = all).
+func (m *Manager) dropCache(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if id == "" {
+		for k, t := range m.cache {
+			t.wipe()
+			delete(m.cache, k)
+		}
+		return
+	}
+	if t := m.cache[id]; t != nil {
+		t.wipe()
+		delete(m.cache, id)
+	}
+}
+
+// record appends an OAuth event; OAuth events are facts about what already
+// happened, so a failure is logged, not returned.
+func (m *Manager) record(ctx context.Context, typ audit.EventType, r *row, step, errorCode string, ok bool, op string) {
+	ev := audit.Event{
+		Type: typ, Time: m.now().UTC(), BootID: m.cfg.BootID(), VaultEpoch: m.vault.Epoch(),
+		AuthorizationID: r.ID, Success: &ok,
+		OAuth: &audit.OAuthFacts{
+			Provider: hostOf(r.TokenEndpoint), AccountRef: clip(r.AccountRef, 256), Scopes: clip(r.Scopes, 1024),
+			Environment: r.Environment, Owner: clip(r.Owner, 256), Step: step, Flow: r.CreatedHow,
+			ErrorCode: clip(errorCode, 64), Operation: op,
+		},
+	}
+	if _, err := m.cfg.Audit.Append(context.WithoutCancel(ctx), ev); err != nil {
+		m.log.Error("audit log refused an OAuth event", "type", string(typ), "authorization", r.ID)
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

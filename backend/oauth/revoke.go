@@ -1,0 +1,352 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"gorm.io/gorm"
+
+	"github.com/yettdev/yett/backend/audit"
+)
+
+// Revocation steps, in the order they run.
+const (
+	StepLocalDisable       = "local_disable"
+	StepProviderRevocation = "provider_revocation"
+	StepVerification       = "verification"
+)
+
+// RevokeStep is one step's outcome.
+type RevokeStep struct {
+	Step   string    `json:"step"`
+	OK     bool      `json:"ok"`
+	Detail string    `json:"detail"`
+	At     time.Time `json:"at"`
+}
+
+// RevokeReport says what Revoke did.
+type RevokeReport struct {
+	AuthorizationID string       `json:"authorization_id"`
+	Steps           []RevokeStep `json:"steps"`
+	// RetryPending: the provider could not be reached; Yett keeps trying
+	// (durably, across restarts) while the vault is unlocked.
+	RetryPending bool `json:"retry_pending"`
+}
+
+type queued struct {
+	ID              string
+	AuthorizationID string
+	TokenTypeHint   string
+	SealedToken     []byte
+	Attempts        int
+}
+
+// Revoke cuts authorization id off. First, locally and without any network
+// call: the refresh token and cached access tokens leave service, the
+// sessions that could use it end (Config.OnDisable), and its operations are
+// refused from then on. Then the tokens are revoked at the provider (RFC
+// 7009), retried durably if it cannot be reached, and the revocation is
+// verified by introspection (RFC 7662) where the provider offers it. Each
+// step is audited.
+func (m *Manager) Revoke(ctx context.Context, id string) (RevokeReport, error) {
+	rep := RevokeReport{AuthorizationID: id}
+	r, err := m.disable(ctx, id)
+	if err != nil {
+		return rep, err
+	}
+	rep.Steps = append(rep.Steps, RevokeStep{Step: StepLocalDisable, OK: true, At: m.now().UTC(),
+		Detail: "Yett no longer holds a usable token for it; its operations are refused and the sessions that could use it ended"})
+	steps, pending := m.revokeQueued(ctx, r, true)
+	rep.Steps = append(rep.Steps, steps...)
+	rep.RetryPending = pending
+	m.changed()
+	return rep, nil
+}
+
+// disable is the local step. It takes no lock that a refresh holds across
+// a network call, so it never waits for the network.
+func (m *Manager) disable(ctx context.Context, id string) (*row, error) {
+	var r *row
+	err := m.db.Transaction(func(tx *gorm.DB) error {
+		var err error
+		if r, err = loadRow(tx, id); err != nil {
+			return notFound(err)
+		}
+		if r.State == StateRevoked {
+			return nil
+		}
+		if err := m.enqueue(tx, r, r.SealedRefresh, "refresh", r.Generation, "refresh_token"); err != nil {
+			return err
+		}
+		if err := m.enqueue(tx, r, r.SealedAccess, "access", r.Generation, "access_token"); err != nil {
+			return err
+		}
+		rev := RevocationPending
+		if r.RevocationEndpoint == "" {
+			rev = RevocationFailed
+		}
+		return tx.Model(&row{}).Where("id = ?", id).Updates(map[string]any{
+			"state": StateDisabled, "state_reason": "revoked by a person", "revocation": rev,
+			"sealed_refresh": nil, "sealed_access": nil, "generation": r.Generation + 1, "refresh_in_flight": 0,
+		}).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.dropCache(id)
+	if m.cfg.OnDisable != nil {
+		m.cfg.OnDisable(id)
+	}
+	m.notify(Event{Disabled: id})
+	m.record(ctx, audit.EventAuthorizationDisabled, r, StepLocalDisable, "", true, "")
+	m.changed()
+	return r, nil
+}
+
+// enqueue reseals a live token for the revocation queue. A token that
+// cannot be opened (vault locked meanwhile, or damaged) is dropped: it is
+// out of service either way, only the provider step is lost.
+func (m *Manager) enqueue(tx *gorm.DB, r *row, sealed []byte, field string, gen int64, hint string) error {
+	if len(sealed) == 0 {
+		return nil
+	}
+	v, err := m.vault.OpenBlob(purposeToken, tokenAD(r.ID, field, gen), sealed)
+	if err != nil {
+		m.log.Warn("a token could not be queued for provider revocation", "authorization", r.ID, "field", field)
+		return nil
+	}
+	defer clear(v)
+	if field == "access" {
+		var sa sealedAccess
+		if json.Unmarshal(v, &sa) != nil {
+			return nil
+		}
+		v = []byte(sa.Value)
+	}
+	qid := randomID("rv-", 9)
+	st, err := m.vault.SealBlob(purposeRevocation, tokenAD(qid, hint, 0), v)
+	if err != nil {
+		return nil
+	}
+	return tx.Exec(`INSERT INTO oauth_revocations (id, authorization_id, token_type_hint, sealed_token, attempts, next_attempt, last_error, created_at)
+		VALUES (?, ?, ?, ?, 0, 0, '', ?)`, qid, r.ID, hint, st, m.now().Unix()).Error
+}
+
+// revokeQueued revokes and verifies r's queued tokens; first is true for
+// the person's own click (its steps are reported), false for retries.
+func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps []RevokeStep, pending bool) {
+	m.revMu.Lock()
+	defer m.revMu.Unlock()
+	var qs []queued
+	m.db.Raw(`SELECT id, authorization_id, token_type_hint, sealed_token, attempts FROM oauth_revocations WHERE authorization_id = ? ORDER BY token_type_hint DESC`, r.ID).Scan(&qs)
+	step := func(name string, ok bool, format string, a ...any) {
+		steps = append(steps, RevokeStep{Step: name, OK: ok, Detail: fmt.Sprintf(format, a...), At: m.now().UTC()})
+	}
+	if len(qs) == 0 {
+		if first {
+			step(StepProviderRevocation, false, "Yett held no token it could send to the provider (none was stored, or the vault is locked)")
+		}
+		m.finishRevocation(r, RevocationFailed)
+		return steps, false
+	}
+	if r.RevocationEndpoint == "" {
+		step(StepProviderRevocation, false, "%s has no RFC 7009 revocation endpoint: revoke the app's access in the provider's settings (%s)", hostOf(r.TokenEndpoint), r.Provider)
+		for _, q := range qs {
+			m.db.Exec(`DELETE FROM oauth_revocations WHERE id = ?`, q.ID)
+		}
+		m.record(ctx, audit.EventAuthorizationRevoked, r, StepProviderRevocation, "no_endpoint", false, "")
+		m.finishRevocation(r, RevocationFailed)
+		return steps, false
+	}
+	allOK := true
+	for _, q := range qs {
+		tok, err := m.vault.OpenBlob(purposeRevocation, tokenAD(q.ID, q.TokenTypeHint, 0), q.SealedToken)
+		if err != nil {
+			step(StepProviderRevocation, false, "the vault is locked; Yett will send the %s revocation after unlock", hintName(q.TokenTypeHint))
+			pending = true
+			continue
+		}
+		status, err := m.post(ctx, r, r.RevocationEndpoint, url.Values{"token": {string(tok)}, "token_type_hint": {q.TokenTypeHint}})
+		switch {
+		case err != nil || status >= 500 || status == http.StatusTooManyRequests:
+			clear(tok)
+			why := "unreachable"
+			if err == nil {
+				why = fmt.Sprintf("HTTP %d", status)
+			}
+			backoff := m.cfg.RevokeRetry << min(q.Attempts, 7)
+			backoff = min(backoff, time.Hour)
+			m.db.Exec(`UPDATE oauth_revocations SET attempts = attempts + 1, next_attempt = ?, last_error = ? WHERE id = ?`,
+				m.now().Add(backoff).Unix(), why, q.ID)
+			step(StepProviderRevocation, false, "the provider could not revoke the %s (%s); Yett retries in %s", hintName(q.TokenTypeHint), why, backoff.Round(time.Second))
+			m.record(ctx, audit.EventAuthorizationRevoked, r, StepProviderRevocation, "retry_"+q.TokenTypeHint, false, "")
+			pending = true
+			continue
+		case status != http.StatusOK:
+			// RFC 7009 §2.2.1: e.g. unsupported_token_type. Not retried.
+			step(StepProviderRevocation, false, "the provider refused to revoke the %s (HTTP %d)", hintName(q.TokenTypeHint), status)
+			m.record(ctx, audit.EventAuthorizationRevoked, r, StepProviderRevocation, fmt.Sprintf("http_%d", status), false, "")
+			allOK = false
+		default:
+			step(StepProviderRevocation, true, "the provider accepted the revocation of the %s (RFC 7009 answers 200 even for tokens it no longer knows)", hintName(q.TokenTypeHint))
+			m.record(ctx, audit.EventAuthorizationRevoked, r, StepProviderRevocation, q.TokenTypeHint, true, "")
+		}
+		ok, detail := m.verify(ctx, r, tok, q.TokenTypeHint)
+		clear(tok)
+		step(StepVerification, ok, "%s", detail)
+		m.record(ctx, audit.EventAuthorizationRevoked, r, StepVerification, q.TokenTypeHint, ok, "")
+		if !ok {
+			allOK = false
+		}
+		m.db.Exec(`DELETE FROM oauth_revocations WHERE id = ?`, q.ID)
+	}
+	if !pending {
+		if allOK {
+			m.finishRevocation(r, RevocationDone)
+		} else {
+			m.finishRevocation(r, RevocationFailed)
+		}
+	}
+	return steps, pending
+}
+
+func hintName(h string) string { return strings.ReplaceAll(h, "_", " ") }
+
+func (m *Manager) finishRevocation(r *row, how string) {
+	m.db.Model(&row{}).Where("id = ?", r.ID).Updates(map[string]any{"state": StateRevoked, "revocation": how})
+	m.changed()
+}
+
+// verify checks a revoked token is inactive: by introspection (RFC 7662)
+// when the provider has an endpoint; else, for a refresh token, by a
+// refresh that must fail (harmless: the token is already revoked).
+func (m *Manager) verify(ctx context.Context, r *row, tok []byte, hint string) (bool, string) {
+	if r.IntrospectionEndpoint != "" {
+		body, status, err := m.postRead(ctx, r, r.IntrospectionEndpoint, url.Values{"token": {string(tok)}, "token_type_hint": {hint}})
+		if err != nil || status != http.StatusOK {
+			return false, fmt.Sprintf("introspection of the %s failed (%s)", hintName(hint), statusText(status, err))
+		}
+		var ans struct {
+			Active *bool `json:"active"`
+		}
+		if json.Unmarshal(body, &ans) != nil || ans.Active == nil {
+			return false, "the introspection answer could not be read"
+		}
+		if *ans.Active {
+			return false, fmt.Sprintf("the provider still reports the %s active", hintName(hint))
+		}
+		return true, fmt.Sprintf("introspection reports the %s inactive", hintName(hint))
+	}
+	if hint == "refresh_token" && r.CreatedHow != FlowClientCredentials {
+		conf, err := m.config(r, "")
+		if err != nil {
+			return false, "the refresh check could not be prepared"
+		}
+		tctx, err := m.tokenContext(ctx, r, nil)
+		if err != nil {
+			return false, "the refresh check could not be prepared"
+		}
+		_, err = conf.TokenSource(tctx, &oauth2.Token{RefreshToken: string(tok), Expiry: time.Unix(1, 0)}).Token()
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
+			return true, "a refresh with the revoked token is refused (invalid_grant)"
+		}
+		if err == nil {
+			return false, "the provider still accepted the refresh token"
+		}
+		return false, "the refresh check was inconclusive"
+	}
+	return false, fmt.Sprintf("the provider offers no introspection; the %s stays valid at most until it expires", hintName(hint))
+}
+
+func statusText(status int, err error) string {
+	if err != nil {
+		return "unreachable"
+	}
+	return fmt.Sprintf("HTTP %d", status)
+}
+
+func (m *Manager) post(ctx context.Context, r *row, endpoint string, form url.Values) (int, error) {
+	_, status, err := m.postRead(ctx, r, endpoint, form)
+	return status, err
+}
+
+// postRead sends a form to a provider endpoint with r's client
+// authentication. The answer body is bounded; it is only parsed, never
+// logged.
+func (m *Manager) postRead(ctx context.Context, r *row, endpoint string, form url.Values) ([]byte, int, error) {
+	tctx, err := m.tokenContext(ctx, r, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	client := tctx.Value(oauth2.HTTPClient).(*http.Client)
+	conf, err := m.config(r, "")
+	if err != nil {
+		return nil, 0, err
+	}
+	style := oauth2.AuthStyle(r.AuthStyle)
+	if style == oauth2.AuthStyleInParams || r.ClientAuth == ClientAuthNone {
+		form.Set("client_id", r.ClientID)
+		if conf.ClientSecret != "" {
+			form.Set("client_secret", conf.ClientSecret)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if style == oauth2.AuthStyleInHeader && conf.ClientSecret != "" {
+		req.SetBasicAuth(url.QueryEscape(r.ClientID), url.QueryEscape(conf.ClientSecret))
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, 0, errors.New("unreachable")
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return body, resp.StatusCode, nil
+}
+
+// kickRetry wakes the retry loop (after an unlock).
+func (m *Manager) kickRetry() {
+	select {
+	case m.retryC <- struct{}{}:
+	default:
+	}
+}
+
+// retryLoop sends queued revocations whose time has come, while the vault
+// is unlocked. The queue is in the database, so a restart resumes it.
+func (m *Manager) retryLoop() {
+	defer m.wg.Done()
+	t := time.NewTicker(max(m.cfg.RevokeRetry/4, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-t.C:
+		case <-m.retryC:
+		}
+		var ids []string
+		m.db.Raw(`SELECT DISTINCT authorization_id FROM oauth_revocations WHERE next_attempt <= ?`, m.now().Unix()).Scan(&ids)
+		for _, id := range ids {
+			r, err := loadRow(m.db, id)
+			if err != nil {
+				m.db.Exec(`DELETE FROM oauth_revocations WHERE authorization_id = ?`, id)
+				continue
+			}
+			m.revokeQueued(m.ctx, r, false)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package oauth
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/yettdev/yett/backend/store"
+)
+
+// FileName is the OAuth database inside the data directory. It holds the
+// inventory and operations in the clear (they name things, they are not
+// secrets) and every token and key sealed under the vault (vault.SealBlob).
+const FileName = "oauth.db"
+
+var history = []store.Migration{
+	{Version: 1, Name: "oauth tables", Up: func(tx *gorm.DB) error {
+		for _, stmt := range tables {
+			if err := tx.Exec(stmt).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+}
+
+var tables = []string{
+	`CREATE TABLE oauth_authorizations (
+		id TEXT PRIMARY KEY,
+		name TEXT NOT NULL,
+		provider TEXT NOT NULL,
+		issuer TEXT NOT NULL,
+		authorization_endpoint TEXT NOT NULL,
+		token_endpoint TEXT NOT NULL,
+		revocation_endpoint TEXT NOT NULL,
+		introspection_endpoint TEXT NOT NULL,
+		device_endpoint TEXT NOT NULL,
+		client_id TEXT NOT NULL,
+		client_auth TEXT NOT NULL,
+		auth_style INTEGER NOT NULL,
+		client_key_id TEXT NOT NULL,
+		dpop INTEGER NOT NULL,
+		require_iss INTEGER NOT NULL,
+		scopes TEXT NOT NULL,
+		requested_scopes TEXT NOT NULL,
+		auth_params TEXT NOT NULL,
+		environment TEXT NOT NULL,
+		unattended INTEGER NOT NULL,
+		created_how TEXT NOT NULL,
+		account_ref TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		backup_revoker TEXT NOT NULL,
+		review_by INTEGER NOT NULL,
+		disable_procedure TEXT NOT NULL,
+		connected_at INTEGER NOT NULL,
+		last_refresh INTEGER NOT NULL,
+		last_used INTEGER NOT NULL,
+		state TEXT NOT NULL,
+		state_reason TEXT NOT NULL,
+		revocation TEXT NOT NULL,
+		generation INTEGER NOT NULL,
+		refresh_in_flight INTEGER NOT NULL,
+		access_expiry INTEGER NOT NULL,
+		sealed_refresh BLOB,
+		sealed_access BLOB,
+		sealed_client_secret BLOB,
+		UNIQUE (name)
+	)`,
+	// Keys generated in Yett (private_key_jwt client keys, DPoP keys). The
+	// private half is sealed; the public JWK is not secret.
+	`CREATE TABLE oauth_keys (
+		id TEXT PRIMARY KEY,
+		purpose TEXT NOT NULL,
+		public_jwk TEXT NOT NULL,
+		sealed_private BLOB NOT NULL,
+		created_at INTEGER NOT NULL
+	)`,
+	`CREATE TABLE oauth_operations (
+		name TEXT PRIMARY KEY,
+		authorization_id TEXT NOT NULL,
+		spec TEXT NOT NULL,
+		updated_at INTEGER NOT NULL
+	)`,
+	// Tokens taken out of service by a local disable and waiting for the
+	// provider to revoke them (RFC 7009) and for the revocation to be
+	// verified. They are sealed for another purpose than live tokens, so
+	// nothing on the refresh path can open them.
+	`CREATE TABLE oauth_revocations (
+		id TEXT PRIMARY KEY,
+		authorization_id TEXT NOT NULL,
+		token_type_hint TEXT NOT NULL,
+		sealed_token BLOB NOT NULL,
+		attempts INTEGER NOT NULL,
+		next_attempt INTEGER NOT NULL,
+		last_error TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	)`,
+	`CREATE TABLE oauth_settings (
+		id INTEGER PRIMARY KEY CHECK (id = 1),
+		block_uncontrolled INTEGER NOT NULL
+	)`,
+	`INSERT INTO oauth_settings (id, block_uncontrolled) VALUES (1, 0)`,
+}
+
+// row is one authorization as stored.
+type row struct {
+	ID                    string
+	Name                  string
+	Provider              string
+	Issuer                string
+	AuthorizationEndpoint string
+	TokenEndpoint         string
+	RevocationEndpoint    string
+	IntrospectionEndpoint string
+	DeviceEndpoint        string
+	ClientID              string
+	ClientAuth            string
+	AuthStyle             int
+	ClientKeyID           string
+	DPoP                  bool `gorm:"column:dpop"`
+	RequireIss            bool
+	Scopes                string
+	RequestedScopes       string
+	AuthParams            string
+	Environment           string
+	Unattended            bool
+	CreatedHow            string
+	AccountRef            string
+	Owner                 string
+	BackupRevoker         string
+	ReviewBy              int64
+	DisableProcedure      string
+	ConnectedAt           int64
+	LastRefresh           int64
+	LastUsed              int64
+	State                 string
+	StateReason           string
+	Revocation            string
+	Generation            int64
+	RefreshInFlight       int64
+	AccessExpiry          int64
+	SealedRefresh         []byte
+	SealedAccess          []byte
+	SealedClientSecret    []byte
+}
+
+func (row) TableName() string { return "oauth_authorizations" }
+
+// States of an authorization.
+const (
+	StateActive            = "active"
+	StateNeedsReconnection = "needs_reconnection"
+	StateDisabled          = "disabled"
+	StateRevoked           = "revoked"
+)
+
+// Revocation progress at the provider.
+const (
+	RevocationNone    = "none"
+	RevocationPending = "pending" // provider not reached yet; retried
+	RevocationDone    = "done"
+	RevocationFailed  = "failed" // the provider refused, or has no endpoint: manual step
+)
+
+var errNoAuthorization = errors.New("oauth: no such authorization")
+
+func loadRow(db *gorm.DB, id string) (*row, error) {
+	var r row
+	err := db.Where("id = ?", id).Take(&r).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) || errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoAuthorization
+	}
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	return &r, nil
+}
+
+func unixOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+func fromUnix(s int64) time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return time.Unix(s, 0).UTC()
+}
+
+func splitScopes(s string) []string { return strings.Fields(s) }

@@ -1,0 +1,404 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/oauth2"
+	"gorm.io/gorm"
+
+	"github.com/yettdev/yett/backend/audit"
+)
+
+// Blob purposes (vault.SealBlob). A token taken out of service is resealed
+// for purposeRevocation, which nothing on the refresh path opens.
+const (
+	purposeToken      = "oauth token"
+	purposeRevocation = "oauth revocation"
+	purposeClient     = "oauth client secret"
+	purposeKey        = "oauth private key"
+)
+
+// tokenAD binds a sealed token to its authorization, field and generation.
+func tokenAD(id, field string, gen int64) []byte {
+	return fmt.Appendf(nil, "%s\x00%s\x00%d", id, field, gen)
+}
+
+// accessToken is a live access token held in memory while the vault is
+// unlocked. It never leaves this package except lent to one request.
+type accessToken struct {
+	gen    int64
+	value  []byte
+	typ    string // "Bearer" or "DPoP"
+	expiry time.Time
+}
+
+func (t *accessToken) wipe() {
+	if t != nil {
+		clear(t.value)
+	}
+}
+
+func (m *Manager) fresh(t *accessToken) bool {
+	return t != nil && (t.expiry.IsZero() || t.expiry.Sub(m.now()) > m.cfg.RefreshMargin)
+}
+
+// sealedAccess is the plaintext of sealed_access.
+type sealedAccess struct {
+	Value  string    `json:"v"`
+	Type   string    `json:"t"`
+	Expiry time.Time `json:"e"`
+}
+
+// usable says why r's operations cannot run, without any network call.
+func (m *Manager) usable(r *row) error {
+	switch r.State {
+	case StateActive:
+	case StateNeedsReconnection:
+		return ErrNeedsReconnection
+	default:
+		return ErrDisabled
+	}
+	if !controlled(r) && m.blockUncontrolled() {
+		return ErrUncontrolled
+	}
+	return nil
+}
+
+// access returns a fresh access token for authorization id, refreshing it
+// at most once at a time per authorization across goroutines (a channel
+// per id) and processes (a lock file per id). A caller that waited uses
+// what the first one stored.
+func (m *Manager) access(ctx context.Context, id, op string) (*accessToken, error) {
+	r, err := loadRow(m.db, id)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	if err := m.usable(r); err != nil {
+		return nil, err
+	}
+	if t := m.cached(id, r.Generation); t != nil {
+		return t, nil
+	}
+	release, err := m.flight(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if t := m.cached(id, -1); t != nil {
+		return t, nil
+	}
+	unlock, err := lockFile(ctx, filepath.Join(m.locks, id+".lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// Under both locks: what is stored now is the truth (another process
+	// may have refreshed meanwhile).
+	if r, err = loadRow(m.db, id); err != nil {
+		return nil, notFound(err)
+	}
+	if err := m.usable(r); err != nil {
+		return nil, err
+	}
+	if t, err := m.openAccess(r); err == nil && m.fresh(t) {
+		m.keep(id, t)
+		return t, nil
+	}
+	return m.refresh(ctx, r, op)
+}
+
+func notFound(err error) error {
+	if errors.Is(err, errNoAuthorization) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// cached returns a fresh cached token of generation gen (-1: any).
+func (m *Manager) cached(id string, gen int64) *accessToken {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.cache[id]
+	if t == nil || (gen >= 0 && t.gen != gen) || !m.fresh(t) {
+		return nil
+	}
+	return t
+}
+
+func (m *Manager) keep(id string, t *accessToken) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old := m.cache[id]; old != nil && old != t {
+		// Not wiped: a request may still hold it.
+		delete(m.cache, id)
+	}
+	m.cache[id] = t
+}
+
+// flight takes the in-process refresh slot of id.
+func (m *Manager) flight(ctx context.Context, id string) (func(), error) {
+	for {
+		m.mu.Lock()
+		ch, busy := m.flights[id]
+		if !busy {
+			ch = make(chan struct{})
+			m.flights[id] = ch
+			m.mu.Unlock()
+			return func() {
+				m.mu.Lock()
+				delete(m.flights, id)
+				m.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		m.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (m *Manager) openAccess(r *row) (*accessToken, error) {
+	if len(r.SealedAccess) == 0 {
+		return nil, errors.New("no access token")
+	}
+	pt, err := m.vault.OpenBlob(purposeToken, tokenAD(r.ID, "access", r.Generation), r.SealedAccess)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(pt)
+	var sa sealedAccess
+	if err := json.Unmarshal(pt, &sa); err != nil || sa.Value == "" {
+		return nil, errors.New("sealed access token does not decode")
+	}
+	return &accessToken{gen: r.Generation, value: []byte(sa.Value), typ: sa.Type, expiry: sa.Expiry}, nil
+}
+
+// refresh gets a new access token for r (both locks held): with the refresh
+// token, or with the client's own credentials for a client-credentials
+// authorization. The order is the one that survives crashes and rotation:
+// mark the attempt durably, send, validate, store the new tokens and clear
+// the mark in one transaction, then let waiters use the result.
+func (m *Manager) refresh(ctx context.Context, r *row, op string) (*accessToken, error) {
+	if r.RefreshInFlight != 0 {
+		// A refresh started under this lock never finished: its process died
+		// after presenting the refresh token, and the provider may have
+		// rotated it. Presenting it again could trip reuse detection and
+		// revoke the whole family, so the owner reconnects instead.
+		return nil, m.needsReconnection(ctx, r, "response_lost", op)
+	}
+	cc := r.CreatedHow == FlowClientCredentials
+	var rt []byte
+	if !cc {
+		if len(r.SealedRefresh) == 0 {
+			return nil, m.needsReconnection(ctx, r, "expired_no_refresh_token", op)
+		}
+		var err error
+		rt, err = m.vault.OpenBlob(purposeToken, tokenAD(r.ID, "refresh", r.Generation), r.SealedRefresh)
+		if err != nil {
+			return nil, m.needsReconnection(ctx, r, "refresh_token_unreadable", op)
+		}
+		defer clear(rt)
+		res := m.db.Model(&row{}).Where("id = ? AND generation = ? AND refresh_in_flight = 0", r.ID, r.Generation).
+			Update("refresh_in_flight", r.Generation)
+		if res.Error != nil {
+			return nil, fmt.Errorf("oauth: recording the refresh: %w", res.Error)
+		}
+		if res.RowsAffected != 1 {
+			return nil, fmt.Errorf("%w: the authorization changed during the refresh", ErrTransient)
+		}
+	}
+	wrote := new(atomic.Bool)
+	tctx, err := m.tokenContext(ctx, r, wrote)
+	if err != nil {
+		m.clearInFlight(r)
+		return nil, err
+	}
+	conf, err := m.config(r, "")
+	if err != nil {
+		m.clearInFlight(r)
+		return nil, err
+	}
+	var tok *oauth2.Token
+	if cc {
+		tok, err = m.clientCredentials(tctx, r, conf)
+	} else {
+		tok, err = conf.TokenSource(tctx, &oauth2.Token{RefreshToken: string(rt), Expiry: time.Unix(1, 0)}).Token()
+	}
+	if err == nil {
+		err = checkToken(tok, r.DPoP)
+	}
+	if err != nil {
+		return nil, m.refreshFailed(ctx, r, err, wrote.Load(), cc, op)
+	}
+	if m.hookAfterTokenResponse != nil {
+		m.hookAfterTokenResponse()
+	}
+	t, err := m.storeRefreshed(r, tok, cc)
+	if err != nil {
+		// The provider rotated but we could not store: the new refresh
+		// token is lost with this process's memory; the old one must not
+		// be presented again. The in-flight mark stays, so the next
+		// attempt reports needs reconnection.
+		m.record(ctx, audit.EventTokenRefreshed, r, "refresh", "store_failed", false, op)
+		return nil, fmt.Errorf("oauth: storing the refreshed authorization: %w", err)
+	}
+	m.keep(r.ID, t)
+	m.record(ctx, audit.EventTokenRefreshed, r, "refresh", "", true, op)
+	m.changed()
+	return t, nil
+}
+
+// checkToken validates a token response before anything is stored.
+func checkToken(tok *oauth2.Token, dpop bool) error {
+	if tok == nil || tok.AccessToken == "" {
+		return fmt.Errorf("%w: the token response has no access token", ErrProvider)
+	}
+	typ := strings.ToLower(tok.Type())
+	if dpop && typ != "dpop" {
+		return fmt.Errorf("%w: the provider issued a %q token although DPoP was required", ErrProvider, tok.Type())
+	}
+	if !dpop && typ != "bearer" {
+		return fmt.Errorf("%w: unsupported token type %q", ErrProvider, clip(tok.Type(), 32))
+	}
+	return nil
+}
+
+func tokenType(dpop bool) string {
+	if dpop {
+		return "DPoP"
+	}
+	return "Bearer"
+}
+
+// storeRefreshed writes the new tokens and clears the in-flight mark in
+// one transaction that also bumps the generation: the old refresh token's
+// ciphertext is replaced, so no later reader can present it.
+func (m *Manager) storeRefreshed(r *row, tok *oauth2.Token, cc bool) (*accessToken, error) {
+	gen := r.Generation + 1
+	t := &accessToken{gen: gen, value: []byte(tok.AccessToken), typ: tokenType(r.DPoP), expiry: tok.Expiry}
+	sa, err := m.sealAccess(r.ID, gen, t)
+	if err != nil {
+		return nil, err
+	}
+	updates := map[string]any{
+		"generation": gen, "refresh_in_flight": 0, "sealed_access": sa, "access_expiry": unixOf(tok.Expiry),
+		"last_refresh": m.now().Unix(),
+	}
+	if !cc {
+		// A provider may return a new refresh token, the same one, or none
+		// (keep the current one): x/oauth2 fills in the old value when the
+		// response has none. Either way it is resealed for the new
+		// generation.
+		sr, err := m.vault.SealBlob(purposeToken, tokenAD(r.ID, "refresh", gen), []byte(tok.RefreshToken))
+		if err != nil {
+			return nil, err
+		}
+		updates["sealed_refresh"] = sr
+	}
+	err = m.db.Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&row{}).Where("id = ? AND generation = ?", r.ID, r.Generation).Updates(updates)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return errors.New("the authorization changed while it was refreshed")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (m *Manager) sealAccess(id string, gen int64, t *accessToken) ([]byte, error) {
+	pt, _ := json.Marshal(sealedAccess{Value: string(t.value), Type: t.typ, Expiry: t.expiry})
+	defer clear(pt)
+	return m.vault.SealBlob(purposeToken, tokenAD(id, "access", gen), pt)
+}
+
+func (m *Manager) clearInFlight(r *row) {
+	m.db.Model(&row{}).Where("id = ? AND generation = ?", r.ID, r.Generation).Update("refresh_in_flight", 0)
+}
+
+// refreshFailed classifies a failed refresh. invalid_grant: the owner must
+// reconnect (one attempt only). A provider error answer (4xx, 5xx) means the
+// request was processed and refused, so the token was not rotated: kept. A
+// network failure before the request was fully written: nothing reached the
+// provider, kept. A request written but never answered is the lost
+// response: the provider may have rotated, so the old token is never
+// presented again.
+func (m *Manager) refreshFailed(ctx context.Context, r *row, err error, wrote, cc bool, op string) error {
+	var re *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &re):
+		code := re.ErrorCode
+		if code == "" {
+			code = fmt.Sprintf("http_%d", re.Response.StatusCode)
+		}
+		if re.ErrorCode == "invalid_grant" && !cc {
+			return m.needsReconnection(ctx, r, "invalid_grant", op)
+		}
+		m.clearInFlight(r)
+		m.record(ctx, audit.EventTokenRefreshed, r, "refresh", code, false, op)
+		if re.Response != nil && re.Response.StatusCode >= 500 {
+			return fmt.Errorf("%w (HTTP %d)", ErrTransient, re.Response.StatusCode)
+		}
+		return fmt.Errorf("%w: %s", ErrProvider, safeCode(code))
+	case errors.Is(err, ErrProvider):
+		// An answer we refuse to store (wrong token type, no access token):
+		// the provider may have rotated; treat as lost.
+		if cc {
+			m.clearInFlight(r)
+			m.record(ctx, audit.EventTokenRefreshed, r, "refresh", "invalid_response", false, op)
+			return err
+		}
+		return m.needsReconnection(ctx, r, "invalid_response", op)
+	case !wrote || cc:
+		m.clearInFlight(r)
+		m.record(ctx, audit.EventTokenRefreshed, r, "refresh", "network", false, op)
+		return ErrTransient
+	default:
+		return m.needsReconnection(ctx, r, "response_lost", op)
+	}
+}
+
+// safeCode keeps an RFC 6749 error code to its grammar (no free text).
+func safeCode(s string) string {
+	s = clip(s, 64)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return "error"
+		}
+	}
+	return s
+}
+
+// needsReconnection puts r in needs_reconnection: its refresh token and
+// cached access tokens are dropped, and its operations refused until the
+// owner reconnects.
+func (m *Manager) needsReconnection(ctx context.Context, r *row, reason, op string) error {
+	m.db.Model(&row{}).Where("id = ?", r.ID).Updates(map[string]any{
+		"state": StateNeedsReconnection, "state_reason": reason, "refresh_in_flight": 0,
+		"sealed_refresh": nil, "sealed_access": nil, "generation": r.Generation + 1,
+	})
+	m.dropCache(r.ID)
+	m.record(ctx, audit.EventTokenRefreshed, r, "refresh", reason, false, op)
+	m.log.Warn("an authorization needs its owner to reconnect", "authorization", r.ID, "reason", reason)
+	m.changed()
+	return fmt.Errorf("%w (%s)", ErrNeedsReconnection, reason)
+}
+
+var _ = http.MethodPost
