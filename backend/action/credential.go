@@ -35,9 +35,9 @@ const SecretPlaceholder = "{secret}"
 // Injection describes how the secret is injected.
 type Injection struct {
 	Format     InjectionFormat
-	HeaderName string // InjectHeader only
-	Template   string // InjectHeader only; empty means "{secret}"
-	Username   string // InjectBasic only
+	HeaderName string    // InjectHeader only
+	Template   string    // InjectHeader only; empty means "{secret}"
+	Username   string    // InjectBasic only
 	Proof      ProofFunc // InjectDPoP only
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/procid"
 	"github.com/yettdev/yett/backend/rpcframe"
+	"github.com/yettdev/yett/backend/vault"
 )
 
 // conn is one agent connection: one run, one MCP server session.
@@ -27,6 +28,7 @@ type conn struct {
 
 	mu        sync.Mutex
 	httpTool  bool
+	opTools   map[string]bool
 	closeOnce sync.Once
 }
 
@@ -123,6 +125,7 @@ func (c *conn) close() {
 // setTools lists http.request only while the vault is unlocked; the SDK
 // tells the client with notifications/tools/list_changed.
 func (c *conn) setTools(unlocked bool) {
+	c.syncOperations(unlocked)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if unlocked == c.httpTool {
@@ -160,6 +163,13 @@ func (c *conn) lockedCalls(next mcp.MethodHandler) mcp.MethodHandler {
 				c.mu.Unlock()
 				if !listed {
 					return c.httpRequest(ctx, ctr)
+				}
+			}
+			// An operation called while the vault is locked (so unlisted)
+			// reads LOCKED too, not "unknown tool".
+			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil && c.g.oauth != nil && c.g.vault.Status().State != vault.StateUnlocked {
+				if _, err := c.g.oauth.Operation(ctr.Params.Name); err == nil {
+					return c.operation(ctx, ctr)
 				}
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"
+	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/procid"
 	"github.com/yettdev/yett/backend/userdir"
 	"github.com/yettdev/yett/backend/vault"
@@ -61,6 +62,9 @@ type Config struct {
 	// itself would otherwise make its parent the "origin" shown on the card.
 	// Empty accepts any peer of the user (the card still names it).
 	ShimSHA256 [][32]byte
+	// OAuth, when set, serves its named operations as tools (the caller
+	// owns it and closes it after the gateway).
+	OAuth *oauth.Manager
 }
 
 // Gateway is a running gateway. Start it with New, then Serve.
@@ -74,6 +78,7 @@ type Gateway struct {
 	broker   *approval.Broker
 	exec     *action.Executor
 	insp     *procid.Inspector
+	oauth    *oauth.Manager
 	bootID   string
 	prevBoot string
 	lock     *os.File
@@ -85,6 +90,7 @@ type Gateway struct {
 	closed   bool
 	wg       sync.WaitGroup
 	unsub    func()
+	unsubOps func()
 	stop     context.CancelFunc
 	ctx      context.Context
 
@@ -120,7 +126,7 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger, vault: cfg.Vault, insp: cfg.Inspector,
-		exec: action.New(cfg.HTTP), bootID: newBootID(), conns: map[*conn]struct{}{},
+		exec: action.New(cfg.HTTP), bootID: newBootID(), conns: map[*conn]struct{}{}, oauth: cfg.OAuth,
 	}
 	g.ctx, g.stop = context.WithCancel(context.Background())
 	ok := false
@@ -159,6 +165,17 @@ func New(cfg Config) (*Gateway, error) {
 	})
 	g.unlocked = g.vault.Status().State == vault.StateUnlocked
 	g.unsub = g.vault.Subscribe(g.onVaultEvent)
+	g.unsubOps = func() {}
+	if g.oauth != nil {
+		g.unsubOps = g.oauth.Subscribe(func(ev oauth.Event) {
+			if ev.Disabled != "" {
+				g.authorizationDisabled(ev.Disabled)
+			}
+			// Tool lists change off the caller's goroutine: the SDK notifies
+			// clients, which must not hold up the manager.
+			go g.operationsChanged()
+		})
+	}
 	// The lock is ours, so whatever is found at the address is stale
 	// (Unix) or a squatter's (Windows, ErrAddressTaken).
 	ln, err := listen(cfg.RuntimeDir)
@@ -230,6 +247,7 @@ func (g *Gateway) Close() error {
 	g.broker.Close()
 	g.wg.Wait()
 	g.unsub()
+	g.unsubOps()
 	g.audit.Append(context.Background(), audit.Event{Type: audit.EventGatewayStopped, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: g.vault.Epoch()})
 	g.release()
 	return nil

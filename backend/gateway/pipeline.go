@@ -145,9 +145,49 @@ func (g *Gateway) changeFor(ctx context.Context, c *conn) (approval.Change, stri
 	return ch, ""
 }
 
-// dispatch runs steps 6-11: journal intent, audit, re-check, dispatched
-// (audit, then journal), send, result.
+// dispatch sends an http.request with its vault credential.
 func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vault.CredentialView, sess approval.Session, act *audit.Action) *mcp.CallToolResult {
+	return g.send(ctx, c, &outgoing{
+		req: call.req, host: call.host, path: call.path, key: call.key, credRef: cv.ID,
+		credential: func(ctx context.Context) (*action.Credential, func(bool), *refusal) {
+			cv2, sec, err := g.vault.CredentialFor(call.host, call.path)
+			if err != nil || cv2.ID != cv.ID || cv2.Version != cv.Version {
+				if sec != nil {
+					sec.Wipe()
+				}
+				return nil, nil, &refusal{notSent: "credential_changed", reason: audit.ReasonPolicy,
+					answer: toolError(CodeUnavailable, "the credential changed or became unavailable while this call waited; nothing was sent")}
+			}
+			lent := &lentSecret{v: g.vault, epoch: sess.VaultEpoch, s: sec}
+			return &action.Credential{Injection: actionInjection(cv2.Injection), Secret: lent}, func(bool) { lent.wipe() }, nil
+		},
+	}, sess, act)
+}
+
+// outgoing is what send sends: an http.request with a vault credential,
+// or a named operation with an OAuth lease.
+type outgoing struct {
+	req       action.Request
+	host      string
+	path      string
+	key       string // "" when the agent gave none
+	credRef   string
+	operation string // named operation, "" for http.request
+	// credential is asked right before dispatch, after every approval and
+	// the durable intent: a refusal then means nothing was sent.
+	credential func(ctx context.Context) (*action.Credential, func(used bool), *refusal)
+}
+
+// refusal is a credential that could not be had right before dispatch.
+type refusal struct {
+	notSent string // journal reason
+	reason  audit.Reason
+	answer  *mcp.CallToolResult
+}
+
+// send runs steps 6-11: journal intent, audit, re-check, dispatched
+// (audit, then journal), send, result.
+func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approval.Session, act *audit.Action) *mcp.CallToolResult {
 	id := newID("q-")
 	key := call.key
 	if key == "" {
@@ -155,11 +195,11 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 	}
 	act.RequestID, act.IdempotencyRef = id, key
 	h := sha256.New()
-	h.Write([]byte(call.req.Method + "\n" + call.req.URL + "\n"))
+	h.Write([]byte(call.operation + "\n" + call.req.Method + "\n" + call.req.URL + "\n"))
 	h.Write(call.req.Body)
 	in := journal.Intent{
 		ID: id, Scope: c.run.ExeHash(), Key: key, BootID: g.bootID, RunID: c.runID, Method: call.req.Method,
-		Target: call.host, Path: call.path, CredentialRef: cv.ID, RequestBytes: int64(len(call.req.Body)),
+		Target: call.host, Path: call.path, CredentialRef: call.credRef, RequestBytes: int64(len(call.req.Body)),
 		RequestSHA256: hex.EncodeToString(h.Sum(nil)),
 	}
 	// 6. Intent durable.
@@ -196,17 +236,14 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 		g.denied(c, act, sess.ID, audit.ReasonVaultStateChanged)
 		return toolError(CodeReauth+" "+ReauthVaultStateChanged, "the vault was locked or unlocked while this call waited; nothing was sent")
 	}
-	cv2, sec, err := g.vault.CredentialFor(call.host, call.path)
-	if err != nil || cv2.ID != cv.ID || cv2.Version != cv.Version {
-		if sec != nil {
-			sec.Wipe()
-		}
-		notSent("credential_changed")
-		g.denied(c, act, sess.ID, audit.ReasonPolicy)
-		return toolError(CodeUnavailable, "the credential changed or became unavailable while this call waited; nothing was sent")
+	cred, release, ref := call.credential(ctx)
+	if ref != nil {
+		notSent(ref.notSent)
+		g.denied(c, act, sess.ID, ref.reason)
+		return ref.answer
 	}
-	lent := &lentSecret{v: g.vault, epoch: sess.VaultEpoch, s: sec}
-	defer lent.wipe()
+	used := false
+	defer func() { release(used) }()
 	// 9. Dispatched is durable before a byte leaves: first in the audit log
 	// (fail closed), then in the journal. In this order a crash between the
 	// two leaves the journal at "intent", which answers RETRY_SAFE, and that
@@ -228,7 +265,8 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 	// outcome is recorded, not abandoned.
 	call.req.IdempotencyKey = key
 	start := time.Now()
-	resp, err := g.exec.Do(context.WithoutCancel(ctx), call.req, &action.Credential{Injection: actionInjection(cv2.Injection), Secret: lent})
+	resp, err := g.exec.Do(context.WithoutCancel(ctx), call.req, cred)
+	used = err == nil
 	return g.finish(ctx, c, sess, act, id, key, start, resp, err)
 }
 

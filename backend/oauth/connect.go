@@ -134,7 +134,9 @@ func (m *Manager) Reconnect(ctx context.Context, id string) (FlowView, error) {
 
 // newRow validates req and builds the row it would create (not stored).
 func (m *Manager) newRow(ctx context.Context, req ConnectRequest) (*row, error) {
-	bad := func(format string, a ...any) error { return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...) }
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
+	}
 	if err := checkText("name", req.Name, 1, 80); err != nil {
 		return nil, err
 	}

@@ -62,7 +62,9 @@ var ReservedParam = []string{"body", "idempotency_key"}
 // Validate checks an operation's shape (not whether its authorization
 // exists).
 func (o *Operation) Validate() error {
-	bad := func(format string, a ...any) error { return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...) }
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
+	}
 	if len(o.Name) > 64 || !opNameRe.MatchString(o.Name) {
 		return bad("operation name must look like tracker.create_issue (lowercase, a dot between parts)")
 	}

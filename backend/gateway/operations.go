@@ -1,0 +1,212 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/procid"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// Answer codes of named operations.
+const (
+	CodeNeedsReconnection = "AUTHORIZATION_NEEDS_RECONNECTION"
+	CodeAuthRevoked       = "AUTHORIZATION_REVOKED"
+	CodeUnknownOperation  = "UNKNOWN_OPERATION"
+)
+
+// ChannelOAuth names named operations in audit entries and approval cards.
+const ChannelOAuth = "oauth"
+
+// operationTools lists the named operations as MCP tools. Each takes only
+// its parameters; nothing in it names a token, endpoint or scope.
+func (g *Gateway) operationTools() []*mcp.Tool {
+	if g.oauth == nil {
+		return nil
+	}
+	ops, err := g.oauth.Operations()
+	if err != nil {
+		g.log.Error("operations could not be listed")
+		return nil
+	}
+	out := make([]*mcp.Tool, 0, len(ops))
+	for _, o := range ops {
+		desc := o.Description
+		if desc == "" {
+			desc = fmt.Sprintf("%s %s", o.Method, o.URLTemplate)
+		}
+		out = append(out, &mcp.Tool{
+			Name: o.Name,
+			Description: desc + ". Performed by Yett with an account a person connected; you supply the parameters only. " +
+				"Give each logical action an idempotency_key and check it with yett.status after a disconnect.",
+			InputSchema: o.InputSchema(),
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// operationsChanged re-lists the operations on every connection.
+func (g *Gateway) operationsChanged() {
+	g.mu.Lock()
+	conns := make([]*conn, 0, len(g.conns))
+	for c := range g.conns {
+		conns = append(conns, c)
+	}
+	unlocked := g.unlocked
+	g.mu.Unlock()
+	for _, c := range conns {
+		c.syncOperations(unlocked)
+	}
+}
+
+// authorizationDisabled ends every session: a session covers every
+// operation, so every one of them could have used the authorization.
+func (g *Gateway) authorizationDisabled(id string) {
+	for _, s := range g.broker.Sessions() {
+		g.broker.Revoke(s.ID)
+	}
+	g.log.Info("an authorization was disabled; its sessions ended", "authorization", id)
+}
+
+// syncOperations makes the connection's operation tools match the catalogue
+// (none while the vault is locked).
+func (c *conn) syncOperations(unlocked bool) {
+	var tools []*mcp.Tool
+	if unlocked {
+		tools = c.g.operationTools()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	want := map[string]bool{}
+	for _, t := range tools {
+		want[t.Name] = true
+		c.server.AddTool(t, c.operation)
+	}
+	var gone []string
+	for name := range c.opTools {
+		if !want[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		c.server.RemoveTools(gone...)
+	}
+	c.opTools = want
+}
+
+// operation is the decision pipeline of a named operation: the same steps
+// as http.request, with the authorization's local state checked before
+// anything else happens and the access token acquired (refreshed if need
+// be) only after the call was approved and recorded.
+func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	g := c.g
+	name := req.Params.Name
+	act := &audit.Action{Channel: ChannelOAuth, Operation: name}
+	if g.vault.Status().State != vault.StateUnlocked {
+		g.denied(c, act, "", audit.ReasonVaultLocked)
+		return toolError(CodeLocked, lockedText), nil
+	}
+	if g.oauth == nil {
+		g.denied(c, act, "", audit.ReasonPolicy)
+		return toolError(CodeUnknownOperation, "no such operation"), nil
+	}
+	op, err := g.oauth.Operation(name)
+	if err != nil {
+		g.denied(c, act, "", audit.ReasonInvalidRequest)
+		return toolError(CodeUnknownOperation, "no such operation; the person defines operations in Yett"), nil
+	}
+	act.CredentialRef = op.AuthorizationID
+	call, err := op.Render(req.Params.Arguments)
+	if err != nil {
+		g.denied(c, act, "", audit.ReasonInvalidRequest)
+		var ae *oauth.ArgError
+		if errors.As(err, &ae) {
+			return toolError(CodeInvalid, "%s", ae.Msg), nil
+		}
+		return toolError(CodeInvalid, "invalid arguments"), nil
+	}
+	act.Target = call.Host
+	// The authorization's state is local: a revoked, disabled or
+	// needs-reconnection authorization is refused here, before any approval
+	// and without any network call.
+	b, err := g.oauth.Check(op.AuthorizationID)
+	if err != nil {
+		ref := oauthRefusal(err)
+		g.denied(c, act, "", ref.reason)
+		return ref.answer, nil
+	}
+	if err := g.insp.Matches(c.run); err != nil {
+		reason := audit.ReasonIdentityMismatch
+		if errors.Is(err, procid.ErrProcessGone) {
+			reason = audit.ReasonProcessExited
+		}
+		g.broker.EndRun(c.runID, reason)
+		g.denied(c, act, "", reason)
+		return toolError(CodeReauth+" "+ReauthProcessChanged, "this agent process no longer matches the one Yett inspected; restart the agent's connection to Yett"), nil
+	}
+	sess, res := c.session(ctx, act)
+	if res != nil {
+		return res, nil
+	}
+	if op.Approval == oauth.ApprovalPerCall {
+		what := fmt.Sprintf("%s (%s, %s)", b.Name, b.AccountRef, b.Environment)
+		if err := g.broker.AskCall(ctx, c.run, sess.ID, ChannelOAuth, op.Method, name+" "+call.Host+call.Path, what); err != nil {
+			code, reason, text := approvalRefusal(err)
+			g.denied(c, act, sess.ID, reason)
+			return toolError(code, "%s", text), nil
+		}
+	}
+	return g.send(ctx, c, &outgoing{
+		req:  action.Request{Method: call.Method, URL: call.URL, Body: call.Body, Headers: bodyHeaders(call.Body)},
+		host: call.Host, path: call.Path, key: call.Key, credRef: op.AuthorizationID, operation: name,
+		credential: func(ctx context.Context) (*action.Credential, func(bool), *refusal) {
+			lease, err := g.oauth.Acquire(ctx, op.AuthorizationID, name)
+			if err != nil {
+				return nil, nil, oauthRefusal(err)
+			}
+			return lease.Credential(), lease.Release, nil
+		},
+	}, sess, act), nil
+}
+
+func bodyHeaders(body []byte) map[string]string {
+	if body == nil {
+		return nil
+	}
+	return map[string]string{"Content-Type": "application/json"}
+}
+
+// oauthRefusal maps an authorization that cannot serve to the agent's
+// answer. Every one of them means nothing was sent.
+func oauthRefusal(err error) *refusal {
+	switch {
+	case errors.Is(err, oauth.ErrNeedsReconnection):
+		return &refusal{notSent: "needs_reconnection", reason: audit.Reason("authorization_needs_reconnection"),
+			answer: toolError(CodeNeedsReconnection, "the account behind this operation must be reconnected by its owner in Yett; nothing was sent")}
+	case errors.Is(err, oauth.ErrDisabled), errors.Is(err, oauth.ErrNotFound):
+		return &refusal{notSent: "authorization_revoked", reason: audit.ReasonRevoked,
+			answer: toolError(CodeAuthRevoked, "the account behind this operation was revoked or removed in Yett; nothing was sent")}
+	case errors.Is(err, oauth.ErrUncontrolled):
+		return &refusal{notSent: "uncontrolled", reason: audit.ReasonPolicy,
+			answer: toolError(CodeDenied, "the account behind this operation has no named owner or backup revoker, and Yett blocks such accounts; nothing was sent")}
+	case errors.Is(err, vault.ErrLocked):
+		return &refusal{notSent: string(audit.ReasonVaultLocked), reason: audit.ReasonVaultLocked, answer: toolError(CodeLocked, lockedText)}
+	case errors.Is(err, oauth.ErrTransient):
+		return &refusal{notSent: "provider_unreachable", reason: audit.Reason("provider_unreachable"),
+			answer: toolError(CodeUnavailable, "Yett could not renew access with the provider; nothing was sent. "+CodeRetrySafe)}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &refusal{notSent: "cancelled", reason: audit.Reason("cancelled"),
+			answer: toolError(CodeDenied, "the call was cancelled before it was sent; nothing was sent")}
+	default:
+		return &refusal{notSent: "provider_refused", reason: audit.Reason("provider_refused"),
+			answer: toolError(CodeUnavailable, "Yett could not get access for this operation from the provider; nothing was sent")}
+	}
+}
