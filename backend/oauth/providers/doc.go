@@ -24,8 +24,8 @@
 // # Presets
 //
 // Presets lists the providers Yett knows by name. Their endpoints are fixed
-// in this package, so connecting to them needs no network discovery; Preset
-// Discovery names the issuer to discover from instead where the provider
+// in this package, so connecting to them needs no network discovery;
+// Preset.Discovery names the issuer to discover from instead where the provider
 // publishes metadata. Each preset's Notes say, in a sentence or two, how
 // that provider issues and rotates refresh tokens and how it revokes them,
 // because several of them do not follow RFC 7009.
