@@ -75,6 +75,8 @@ interface VaultServiceBinding {
 interface WailsRuntime {
   EventsOn(name: string, callback: (...data: unknown[]) => void): (() => void) | void;
   EventsOff(name: string, ...additional: string[]): void;
+  BrowserOpenURL?(url: string): void;
+  ClipboardSetText?(text: string): Promise<boolean>;
 }
 
 declare global {
@@ -754,4 +756,425 @@ export function exportCheckpoint(): Promise<CheckpointExport> {
 export function onAuditChanged(onChange: () => void): () => void {
   // The payload (the new record count) is not needed: listeners re-read.
   return subscribe(AUDIT_CHANGED_EVENT, () => undefined, () => onChange(), () => {});
+}
+
+// ---- OAuth connections (app.OAuthService) ----
+// Authorizations a person connected, the flows that connect them, and the
+// named operations agents may call through them. No token ever comes back:
+// the adapter sends inventory views, and the parsers below copy only the
+// known fields, so even a backend bug could not put a token on screen. The
+// one secret going out is ConnectForm.clientSecret.
+
+export type OAuthProvider = 'github' | 'google' | 'gitlab' | 'microsoft' | 'slack' | 'atlassian' | 'custom';
+export type ClientAuth = 'none' | 'client_secret' | 'private_key_jwt';
+export type Environment = 'development' | 'staging' | 'production';
+export type GrantFlow = 'authorization_code' | 'client_credentials' | 'device_code';
+export type FlowState = 'waiting' | 'connected' | 'failed' | 'cancelled' | 'expired';
+export type AuthorizationState = 'active' | 'needs_reconnection' | 'disabled' | 'revoked';
+export type RevocationState = 'none' | 'pending' | 'done' | 'failed';
+export type RevokeStepName = 'local_disable' | 'provider_revocation' | 'verification';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type ParamType = 'string' | 'integer';
+
+export interface PresetView {
+  id: string;
+  name: string;
+  defaultScopes: string[];
+  tenant: boolean;
+  notes: string;
+  hasDevice: boolean;
+  hasRevocation: boolean;
+}
+
+export interface DiscoveryView {
+  issuer: string;
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+  revocationEndpoint: string;
+  introspectionEndpoint: string;
+  deviceAuthorizationEndpoint: string;
+  scopesSupported: string[];
+  dpop: boolean;
+  authMethods: string[];
+}
+
+/** A public key to register with the provider; the private half stays in the vault. */
+export interface ClientKeyView {
+  keyId: string;
+  publicJwk: string;
+  jwks: string;
+}
+
+export interface ConnectForm {
+  name: string;
+  provider: OAuthProvider;
+  tenant: string;
+  issuer: string;
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+  revocationEndpoint: string;
+  introspectionEndpoint: string;
+  deviceAuthorizationEndpoint: string;
+  clientId: string;
+  clientAuth: ClientAuth;
+  /** Write-only: it never comes back. */
+  clientSecret: string;
+  clientKeyId: string;
+  scopes: string[];
+  environment: Environment;
+  unattended: boolean;
+  flow: GrantFlow;
+  owner: string;
+  backupRevoker: string;
+  /** YYYY-MM-DD, or '' for none. */
+  reviewBy: string;
+  disableProcedure: string;
+  dpop: boolean;
+}
+
+export interface FlowView {
+  flowId: string;
+  flow: GrantFlow;
+  state: FlowState;
+  authorizationUrl: string;
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete: string;
+  /** RFC 3339. */
+  expiresAt: string;
+  authorizationId: string;
+  error: string;
+}
+
+export interface AuthorizationView {
+  id: string;
+  name: string;
+  provider: string;
+  providerHost: string;
+  accountRef: string;
+  scopes: string[];
+  owner: string;
+  backupRevoker: string;
+  environment: string;
+  createdHow: GrantFlow;
+  connectedAt: string;
+  lastRefresh: string;
+  lastUsed: string;
+  /** RFC 3339, or '' for none. */
+  reviewBy: string;
+  disableProcedure: string;
+  operations: string[];
+  state: AuthorizationState;
+  revocation: RevocationState;
+  unattended: boolean;
+  dpop: boolean;
+  clientAuth: string;
+  controlled: boolean;
+  /** Sentences for a person, e.g. "no backup revoker". */
+  problems: string[];
+}
+
+export interface InventoryUpdate {
+  owner: string;
+  backupRevoker: string;
+  /** YYYY-MM-DD, or '' for none. */
+  reviewBy: string;
+  disableProcedure: string;
+}
+
+export interface RevokeStep {
+  step: RevokeStepName;
+  ok: boolean;
+  detail: string;
+  at: string;
+}
+
+export interface RevokeReport {
+  authorizationId: string;
+  steps: RevokeStep[];
+  /** The provider could not be reached; Yett retries. */
+  retryPending: boolean;
+}
+
+export interface OperationParam {
+  name: string;
+  type: ParamType;
+  /** Empty: any value that matches pattern. */
+  allowed: string[];
+  pattern: string;
+  required: boolean;
+}
+
+export interface OperationView {
+  name: string;
+  authorizationId: string;
+  description: string;
+  method: HttpMethod;
+  urlTemplate: string;
+  params: OperationParam[];
+  /** JSON Schema text, or ''. */
+  bodySchema: string;
+  approval: ApprovalMode;
+}
+
+export interface OAuthSettings {
+  blockUncontrolled: boolean;
+}
+
+export const OAUTH_CHANGED_EVENT = 'oauth:changed';
+export const OAUTH_FLOW_EVENT = 'oauth:flow';
+
+/** The shape Wails generates for the bound Go struct app.OAuthService. */
+interface OAuthServiceBinding {
+  Presets(): Promise<unknown>;
+  Discover(issuer: string): Promise<unknown>;
+  NewClientKey(): Promise<unknown>;
+  Connect(form: ConnectForm): Promise<unknown>;
+  Reconnect(id: string): Promise<unknown>;
+  Flow(flowId: string): Promise<unknown>;
+  CancelFlow(flowId: string): Promise<void>;
+  Authorizations(): Promise<unknown>;
+  UpdateInventory(id: string, inv: InventoryUpdate): Promise<void>;
+  Revoke(id: string): Promise<unknown>;
+  Operations(): Promise<unknown>;
+  SaveOperation(op: OperationView): Promise<void>;
+  RemoveOperation(name: string): Promise<void>;
+  Settings(): Promise<unknown>;
+  SetBlockUncontrolled(on: boolean): Promise<void>;
+}
+
+function boundOAuth(): { OAuthService: OAuthServiceBinding } {
+  const app = window.go?.app as { OAuthService?: OAuthServiceBinding } | undefined;
+  if (!app?.OAuthService) throw new BackendUnavailableError();
+  return app as { OAuthService: OAuthServiceBinding };
+}
+
+function oneOf<T extends string>(v: unknown, allowed: readonly T[], what: string): T {
+  if (!allowed.includes(v as T)) throw new ProtocolError(what);
+  return v as T;
+}
+
+function strings(v: unknown, what: string): string[] {
+  const l = list(v, what);
+  if (!isStringArray(l)) throw new ProtocolError(what);
+  return [...l];
+}
+
+const FLOWS: readonly GrantFlow[] = ['authorization_code', 'client_credentials', 'device_code'];
+const FLOW_STATES: readonly FlowState[] = ['waiting', 'connected', 'failed', 'cancelled', 'expired'];
+const AUTH_STATES: readonly AuthorizationState[] = ['active', 'needs_reconnection', 'disabled', 'revoked'];
+const REVOCATIONS: readonly RevocationState[] = ['none', 'pending', 'done', 'failed'];
+const REVOKE_STEPS: readonly RevokeStepName[] = ['local_disable', 'provider_revocation', 'verification'];
+export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const PARAM_TYPES: readonly ParamType[] = ['string', 'integer'];
+
+export function parsePresetView(v: unknown): PresetView {
+  const p = pick<Omit<PresetView, 'defaultScopes'>>(
+    v,
+    { id: 'string', name: 'string', tenant: 'boolean', notes: 'string', hasDevice: 'boolean', hasRevocation: 'boolean' },
+    'a provider preset',
+  );
+  return { ...p, defaultScopes: strings((v as Record<string, unknown>).defaultScopes, 'a provider preset') };
+}
+
+export function parseDiscoveryView(v: unknown): DiscoveryView {
+  const what = 'a discovery result';
+  const d = pick<Omit<DiscoveryView, 'scopesSupported' | 'authMethods'>>(
+    v,
+    {
+      issuer: 'string', authorizationEndpoint: 'string', tokenEndpoint: 'string', revocationEndpoint: 'string',
+      introspectionEndpoint: 'string', deviceAuthorizationEndpoint: 'string', dpop: 'boolean',
+    },
+    what,
+  );
+  const r = v as Record<string, unknown>;
+  return { ...d, scopesSupported: strings(r.scopesSupported, what), authMethods: strings(r.authMethods, what) };
+}
+
+export function parseClientKeyView(v: unknown): ClientKeyView {
+  return pick<ClientKeyView>(v, { keyId: 'string', publicJwk: 'string', jwks: 'string' }, 'a client key');
+}
+
+export function parseFlowView(v: unknown): FlowView {
+  const what = 'a connection flow';
+  const f = pick<FlowView>(
+    v,
+    {
+      flowId: 'string', flow: 'string', state: 'string', authorizationUrl: 'string', userCode: 'string',
+      verificationUri: 'string', verificationUriComplete: 'string', expiresAt: 'string', authorizationId: 'string',
+      error: 'string',
+    },
+    what,
+  );
+  oneOf(f.flow, FLOWS, what);
+  oneOf(f.state, FLOW_STATES, what);
+  return f;
+}
+
+export function parseAuthorizationView(v: unknown): AuthorizationView {
+  const what = 'an authorization';
+  const a = pick<Omit<AuthorizationView, 'scopes' | 'operations' | 'problems'>>(
+    v,
+    {
+      id: 'string', name: 'string', provider: 'string', providerHost: 'string', accountRef: 'string', owner: 'string',
+      backupRevoker: 'string', environment: 'string', createdHow: 'string', connectedAt: 'string',
+      lastRefresh: 'string', lastUsed: 'string', reviewBy: 'string', disableProcedure: 'string', state: 'string',
+      revocation: 'string', unattended: 'boolean', dpop: 'boolean', clientAuth: 'string', controlled: 'boolean',
+    },
+    what,
+  );
+  oneOf(a.createdHow, FLOWS, what);
+  oneOf(a.state, AUTH_STATES, what);
+  oneOf(a.revocation, REVOCATIONS, what);
+  const r = v as Record<string, unknown>;
+  return {
+    ...a,
+    scopes: strings(r.scopes, what),
+    operations: strings(r.operations, what),
+    problems: strings(r.problems, what),
+  };
+}
+
+export function parseRevokeReport(v: unknown): RevokeReport {
+  const what = 'a revocation report';
+  const head = pick<{ authorizationId: string; retryPending: boolean }>(
+    v,
+    { authorizationId: 'string', retryPending: 'boolean' },
+    what,
+  );
+  const steps = list((v as Record<string, unknown>).steps, what).map((s) => {
+    const step = pick<RevokeStep>(s, { step: 'string', ok: 'boolean', detail: 'string', at: 'string' }, what);
+    oneOf(step.step, REVOKE_STEPS, what);
+    return step;
+  });
+  return { ...head, steps };
+}
+
+export function parseOperationView(v: unknown): OperationView {
+  const what = 'a named operation';
+  const op = pick<Omit<OperationView, 'params'>>(
+    v,
+    {
+      name: 'string', authorizationId: 'string', description: 'string', method: 'string', urlTemplate: 'string',
+      bodySchema: 'string', approval: 'string',
+    },
+    what,
+  );
+  oneOf(op.method, HTTP_METHODS, what);
+  oneOf(op.approval, APPROVALS, what);
+  const params = list((v as Record<string, unknown>).params, what).map((p) => {
+    const param = pick<Omit<OperationParam, 'allowed'>>(
+      p,
+      { name: 'string', type: 'string', pattern: 'string', required: 'boolean' },
+      what,
+    );
+    oneOf(param.type, PARAM_TYPES, what);
+    return { ...param, allowed: strings((p as Record<string, unknown>).allowed, what) };
+  });
+  return { ...op, params };
+}
+
+export function oauthPresets(): Promise<PresetView[]> {
+  return call(async () => list(await boundOAuth().OAuthService.Presets(), 'a preset list').map(parsePresetView));
+}
+
+/** Reads the issuer's metadata (RFC 8414 / OpenID discovery). */
+export function discoverIssuer(issuer: string): Promise<DiscoveryView> {
+  return call(async () => parseDiscoveryView(await boundOAuth().OAuthService.Discover(issuer)));
+}
+
+/** Makes a key pair for private_key_jwt and returns only its public half. */
+export function newClientKey(): Promise<ClientKeyView> {
+  return call(async () => parseClientKeyView(await boundOAuth().OAuthService.NewClientKey()));
+}
+
+/** Starts a connection; for authorization_code the backend opens the browser once. */
+export function connectOAuth(form: ConnectForm): Promise<FlowView> {
+  return call(async () => parseFlowView(await boundOAuth().OAuthService.Connect(form)));
+}
+
+export function reconnectOAuth(id: string): Promise<FlowView> {
+  return call(async () => parseFlowView(await boundOAuth().OAuthService.Reconnect(id)));
+}
+
+export function oauthFlow(flowId: string): Promise<FlowView> {
+  return call(async () => parseFlowView(await boundOAuth().OAuthService.Flow(flowId)));
+}
+
+export function cancelOAuthFlow(flowId: string): Promise<void> {
+  return call(() => boundOAuth().OAuthService.CancelFlow(flowId));
+}
+
+export function oauthAuthorizations(): Promise<AuthorizationView[]> {
+  return call(async () =>
+    list(await boundOAuth().OAuthService.Authorizations(), 'an authorization list').map(parseAuthorizationView),
+  );
+}
+
+export function updateInventory(id: string, inv: InventoryUpdate): Promise<void> {
+  return call(() => boundOAuth().OAuthService.UpdateInventory(id, inv));
+}
+
+/** Disables locally, revokes at the provider, then verifies; reports each step. */
+export function revokeAuthorization(id: string): Promise<RevokeReport> {
+  return call(async () => parseRevokeReport(await boundOAuth().OAuthService.Revoke(id)));
+}
+
+export function oauthOperations(): Promise<OperationView[]> {
+  return call(async () =>
+    list(await boundOAuth().OAuthService.Operations(), 'an operation list').map(parseOperationView),
+  );
+}
+
+export function saveOperation(op: OperationView): Promise<void> {
+  return call(() => boundOAuth().OAuthService.SaveOperation(op));
+}
+
+export function removeOperation(name: string): Promise<void> {
+  return call(() => boundOAuth().OAuthService.RemoveOperation(name));
+}
+
+export function oauthSettings(): Promise<OAuthSettings> {
+  return call(async () =>
+    pick<OAuthSettings>(await boundOAuth().OAuthService.Settings(), { blockUncontrolled: 'boolean' }, 'OAuth settings'),
+  );
+}
+
+export function setBlockUncontrolled(on: boolean): Promise<void> {
+  return call(() => boundOAuth().OAuthService.SetBlockUncontrolled(on));
+}
+
+/** Calls onChange when authorizations or operations changed: listeners re-read. */
+export function onOAuthChanged(onChange: () => void): () => void {
+  return subscribe(OAUTH_CHANGED_EVENT, () => undefined, () => onChange(), () => {});
+}
+
+/** Calls onFlow with every flow update the backend pushes. */
+export function onOAuthFlow(
+  onFlow: (f: FlowView) => void,
+  onError: (e: BackendError) => void = () => {},
+): () => void {
+  return subscribe(OAUTH_FLOW_EVENT, parseFlowView, onFlow, onError);
+}
+
+/** Opens an https URL in the system browser, never inside Yett's window. */
+export function openExternal(url: string): void {
+  if (!/^https:\/\//i.test(url)) throw new BackendError('Yett opens only https addresses in the browser.');
+  const runtime = window.runtime;
+  if (!runtime?.BrowserOpenURL) throw new BackendUnavailableError();
+  runtime.BrowserOpenURL(url);
+}
+
+/** Puts text (never a secret: a URL, a code, a public key) on the clipboard. */
+export async function copyText(text: string): Promise<void> {
+  const runtime = window.runtime;
+  if (runtime?.ClipboardSetText) {
+    if (await runtime.ClipboardSetText(text)) return;
+    throw new BackendError('Yett could not copy to the clipboard; select the text and copy it instead.');
+  }
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    throw new BackendError('Yett could not copy to the clipboard; select the text and copy it instead.');
+  }
 }

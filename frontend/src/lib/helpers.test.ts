@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { assessPassphrase, MIN_PASSPHRASE_LENGTH } from './passphrase';
-import { formatRemaining, msUntil } from './time';
+import { formatDay, formatRemaining, msUntil } from './time';
 import { emptyDraft, splitList, validateDraft } from './credentialForm';
 import { watchActivity } from './activity';
 import { installBridge } from '../test/fakeBridge';
@@ -118,5 +118,14 @@ describe('watchActivity', () => {
     target.dispatchEvent(new Event('keydown'));
     await Promise.resolve();
     expect(bridge.VaultService.Touch).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('formatDay', () => {
+  it('shows the calendar day as written, whatever the local zone', () => {
+    expect(formatDay('2027-02-01T23:30:00-05:00')).toBe(formatDay('2027-02-01'));
+    expect(formatDay('2027-02-01T00:00:00Z')).toContain('2027');
+    expect(formatDay('2027-02-01T00:00:00Z')).not.toContain('31');
+    expect(formatDay('someday')).toBe('someday');
   });
 });

@@ -25,3 +25,14 @@ export function formatTimestamp(rfc3339: string): string {
   if (Number.isNaN(t)) return rfc3339;
   return new Date(t).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
+
+/**
+ * The calendar day of an RFC 3339 timestamp or a YYYY-MM-DD date, as written
+ * (a review date is a day, not an instant: it must not shift with the zone).
+ */
+export function formatDay(value: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
+  if (!m) return value;
+  const day = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return day.toLocaleDateString(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
+}

@@ -1,0 +1,185 @@
+// Validation of the connect form before anything is sent. The resource owner
+// password grant does not exist here: a person signs in at the provider, or
+// the client authenticates as itself. The backend validates again; no
+// message ever includes the client secret.
+
+import type { ClientAuth, ConnectForm, DiscoveryView, Environment, GrantFlow, OAuthProvider, PresetView } from './backend';
+
+export const CUSTOM_PROVIDER = 'custom';
+
+/** What the form fields hold while the person types. */
+export interface ConnectDraft {
+  name: string;
+  /** A preset id, or 'custom' for another provider. */
+  provider: string;
+  tenant: string;
+  issuer: string;
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+  revocationEndpoint: string;
+  introspectionEndpoint: string;
+  deviceAuthorizationEndpoint: string;
+  clientId: string;
+  clientAuth: ClientAuth;
+  clientSecret: string;
+  clientKeyId: string;
+  /** Scopes separated by spaces or commas. */
+  scopes: string;
+  environment: Environment | '';
+  unattended: boolean;
+  flow: GrantFlow;
+  owner: string;
+  backupRevoker: string;
+  reviewBy: string;
+  disableProcedure: string;
+  dpop: boolean;
+}
+
+export type ConnectErrors = Partial<Record<keyof ConnectDraft, string>>;
+
+export const ENDPOINT_FIELDS = [
+  'authorizationEndpoint',
+  'tokenEndpoint',
+  'revocationEndpoint',
+  'introspectionEndpoint',
+  'deviceAuthorizationEndpoint',
+] as const;
+
+export function emptyConnect(preset?: PresetView): ConnectDraft {
+  return {
+    name: '',
+    provider: preset?.id ?? CUSTOM_PROVIDER,
+    tenant: '',
+    issuer: '',
+    authorizationEndpoint: '',
+    tokenEndpoint: '',
+    revocationEndpoint: '',
+    introspectionEndpoint: '',
+    deviceAuthorizationEndpoint: '',
+    clientId: '',
+    clientAuth: 'none',
+    clientSecret: '',
+    clientKeyId: '',
+    scopes: preset ? preset.defaultScopes.join(' ') : '',
+    environment: '',
+    unattended: false,
+    flow: 'authorization_code',
+    owner: '',
+    backupRevoker: '',
+    reviewBy: '',
+    disableProcedure: '',
+    dpop: false,
+  };
+}
+
+export function splitScopes(text: string): string[] {
+  const seen = new Set<string>();
+  for (const part of text.split(/[\s,]+/)) if (part !== '') seen.add(part);
+  return [...seen];
+}
+
+/** Fills the endpoints a discovery found; fields it did not find are emptied. */
+export function applyDiscovery(d: ConnectDraft, found: DiscoveryView): ConnectDraft {
+  const next = { ...d, issuer: found.issuer || d.issuer };
+  for (const f of ENDPOINT_FIELDS) next[f] = found[f];
+  if (!found.dpop) next.dpop = false;
+  if (found.deviceAuthorizationEndpoint === '' && next.flow === 'device_code') next.flow = 'authorization_code';
+  return next;
+}
+
+/** Whether the chosen provider offers the device flow. */
+export function offersDevice(d: ConnectDraft, preset: PresetView | undefined): boolean {
+  if (d.provider === CUSTOM_PROVIDER) return d.deviceAuthorizationEndpoint.trim() !== '';
+  return preset?.hasDevice ?? false;
+}
+
+function httpsError(url: string): string | null {
+  if (url === '') return null;
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'https:') return 'Use an https:// address.';
+    if (u.username || u.password) return 'The address cannot contain a user name or password.';
+  } catch {
+    return 'This is not a valid URL.';
+  }
+  return null;
+}
+
+const PROVIDERS: readonly OAuthProvider[] = ['github', 'google', 'gitlab', 'microsoft', 'slack', 'atlassian', 'custom'];
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * Returns the errors per field (empty when the draft can be sent) and the
+ * form to send. Fields that do not apply (endpoints of a preset, a secret
+ * when the client authenticates by key) are sent empty.
+ */
+export function validateConnect(
+  d: ConnectDraft,
+  preset: PresetView | undefined,
+): { errors: ConnectErrors; form: ConnectForm } {
+  const errors: ConnectErrors = {};
+  const custom = d.provider === CUSTOM_PROVIDER;
+  const trimmed = (s: string) => s.trim();
+  const endpoints = Object.fromEntries(ENDPOINT_FIELDS.map((f) => [f, custom ? trimmed(d[f]) : ''])) as Record<
+    (typeof ENDPOINT_FIELDS)[number],
+    string
+  >;
+  const scopes = splitScopes(d.scopes);
+
+  if (trimmed(d.name) === '') errors.name = 'Name the connection, e.g. “tracker (production)”.';
+  if (!PROVIDERS.includes(d.provider as OAuthProvider) || (!custom && !preset)) errors.provider = 'Choose a provider.';
+  if (!custom && preset?.tenant && trimmed(d.tenant) === '') errors.tenant = 'Enter the tenant (directory or site).';
+  if (trimmed(d.clientId) === '') errors.clientId = 'Enter the client ID from the provider’s app registration.';
+  if (d.clientAuth === 'client_secret' && d.clientSecret === '') errors.clientSecret = 'Paste the client secret.';
+  else if (d.clientAuth === 'client_secret' && /[\r\n]/.test(d.clientSecret)) {
+    errors.clientSecret = 'The client secret contains a line break; paste it again without one.';
+  }
+  if (d.clientAuth === 'private_key_jwt' && d.clientKeyId === '') {
+    errors.clientKeyId = 'Generate a key and register its public half with the provider.';
+  }
+  if (d.environment === '') errors.environment = 'Choose the environment this authorization is for.';
+  if (trimmed(d.owner) === '') errors.owner = 'Name the person who owns this authorization.';
+  if (trimmed(d.backupRevoker) === '') errors.backupRevoker = 'Name someone who can revoke it when the owner cannot.';
+  if (d.reviewBy !== '' && !DATE.test(d.reviewBy)) errors.reviewBy = 'Enter a date as YYYY-MM-DD.';
+  if (d.flow === 'client_credentials' && d.clientAuth === 'none') {
+    errors.clientAuth = 'Client credentials need the client to authenticate: choose a secret or a key.';
+  }
+  if (d.flow === 'device_code' && !offersDevice(d, preset)) errors.flow = 'This provider has no device flow.';
+
+  if (custom) {
+    if (trimmed(d.issuer) !== '') {
+      const e = httpsError(trimmed(d.issuer));
+      if (e) errors.issuer = e;
+    }
+    for (const f of ENDPOINT_FIELDS) {
+      const e = httpsError(endpoints[f]);
+      if (e) errors[f] = e;
+    }
+    if (endpoints.tokenEndpoint === '') errors.tokenEndpoint ??= 'Enter the token endpoint, or discover it.';
+    if (d.flow === 'authorization_code' && endpoints.authorizationEndpoint === '') {
+      errors.authorizationEndpoint ??= 'Enter the authorization endpoint, or discover it.';
+    }
+  }
+
+  const form: ConnectForm = {
+    name: trimmed(d.name),
+    provider: (custom ? 'custom' : d.provider) as OAuthProvider,
+    tenant: !custom && preset?.tenant ? trimmed(d.tenant) : '',
+    issuer: custom ? trimmed(d.issuer) : '',
+    ...endpoints,
+    clientId: trimmed(d.clientId),
+    clientAuth: d.clientAuth,
+    clientSecret: d.clientAuth === 'client_secret' ? d.clientSecret : '',
+    clientKeyId: d.clientAuth === 'private_key_jwt' ? d.clientKeyId : '',
+    scopes,
+    environment: d.environment as Environment,
+    unattended: d.unattended,
+    flow: d.flow,
+    owner: trimmed(d.owner),
+    backupRevoker: trimmed(d.backupRevoker),
+    reviewBy: d.reviewBy,
+    disableProcedure: trimmed(d.disableProcedure),
+    dpop: custom && d.dpop,
+  };
+  return { errors, form };
+}
