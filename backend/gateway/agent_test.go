@@ -116,6 +116,44 @@ func agentMain() {
 				}
 			}
 			r.OK, r.Nanos = true, time.Since(start).Nanoseconds()
+		case "burst":
+			// N concurrent calls of one tool, each with its own key.
+			if session == nil {
+				r = agentReply{Err: "not connected"}
+				break
+			}
+			var tmpl map[string]any
+			json.Unmarshal(c.Args, &tmpl)
+			var wg sync.WaitGroup
+			var fmu sync.Mutex
+			var fails []string
+			for i := 0; i < c.N; i++ {
+				args := map[string]any{}
+				for k, v := range tmpl {
+					args[k] = v
+				}
+				args["idempotency_key"] = fmt.Sprintf("burst-%d-%d", os.Getpid(), i)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: c.Tool, Arguments: args})
+					fmu.Lock()
+					defer fmu.Unlock()
+					switch {
+					case err != nil:
+						fails = append(fails, err.Error())
+					case res.IsError:
+						for _, ct := range res.Content {
+							if t, ok := ct.(*mcp.TextContent); ok {
+								fails = append(fails, t.Text)
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			r.OK, r.Failed = true, len(fails)
+			r.Text = strings.Join(fails[:min(len(fails), 3)], "\n")
 		case "list":
 			if session == nil {
 				r = agentReply{Err: "not connected"}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -130,6 +131,7 @@ type world struct {
 	serveErr chan error
 	timeout  time.Duration
 	audit    *audit.Log
+	oauth    *oauth.Manager
 }
 
 type worldOpts struct {
@@ -138,6 +140,8 @@ type worldOpts struct {
 	// ownAudit: the test opens the audit log and passes it in Config.Audit,
 	// so it can break it.
 	ownAudit bool
+	// oauth opens an OAuth manager on the data directory (implies ownAudit).
+	oauth bool
 }
 
 func newWorld(t testing.TB, o worldOpts) *world {
@@ -175,10 +179,17 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	if w.identity, err = age.GenerateX25519Identity(); err != nil {
 		t.Fatal(err)
 	}
-	if o.ownAudit {
+	if o.ownAudit || o.oauth {
 		if w.audit, _, err = audit.Open(audit.Options{Dir: filepath.Join(w.dataDir, AuditDir), Recipient: w.identity.Recipient()}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if o.oauth {
+		if w.oauth, err = oauth.Open(oauth.Config{DataDir: w.dataDir, Vault: w.vault, Audit: w.audit, RefreshMargin: 300 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.oauth.Close() })
 	}
 	w.start()
 	t.Cleanup(w.checkNoLeak)
@@ -201,7 +212,7 @@ func (w *world) start() {
 	w.t.Helper()
 	gw, err := New(Config{
 		Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, AuditRecipient: w.identity.Recipient(), Audit: w.audit,
-		ApprovalTimeout: w.timeout, ShimSHA256: [][32]byte{yettSHA256},
+		ApprovalTimeout: w.timeout, ShimSHA256: [][32]byte{yettSHA256}, OAuth: w.oauth,
 		Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {

@@ -1,0 +1,195 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/oauth/hydratest"
+)
+
+// api is the provider's API behind the operation; it keeps the last
+// access token it saw in memory (never printed) for introspection.
+type api struct {
+	*httptest.Server
+	mu    sync.Mutex
+	last  string
+	hits  int
+	paths []string
+}
+
+func newAPI(t *testing.T) *api {
+	a := &api{}
+	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		a.last = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		a.hits++
+		a.paths = append(a.paths, r.Method+" "+r.URL.Path)
+		a.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":42}`))
+	}))
+	t.Cleanup(a.Close)
+	return a
+}
+
+func (a *api) snapshot() (string, int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last, a.hits
+}
+
+// connectHydra connects an unattended authorization through the real
+// loopback callback and registers tracker.create_issue on it.
+func connectHydra(t *testing.T, w *world, h *hydratest.Hydra, ctr *hydratest.Counter, resURL string) string {
+	t.Helper()
+	client := h.CreateClient(t, hydratest.ClientSpec{AuthMethod: "none", RedirectURIs: []string{"http://127.0.0.1/callback"}})
+	fv, err := w.oauth.Connect(context.Background(), oauth.ConnectRequest{
+		Name: "tracker", Provider: "custom", Flow: oauth.FlowAuthorizationCode, Environment: "development",
+		Endpoints: oauth.Endpoints{Issuer: h.Issuer, AuthorizationEndpoint: h.PublicURL + "/oauth2/auth", TokenEndpoint: ctr.URL + "/oauth2/token",
+			RevocationEndpoint: ctr.URL + "/oauth2/revoke", IntrospectionEndpoint: h.AdminURL + "/admin/oauth2/introspect"},
+		ClientID: client, ClientAuth: oauth.ClientAuthNone, Scopes: []string{"openid"}, Unattended: true, Owner: "alice", BackupRevoker: "bob",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if status, _, err := h.Browse(ctx, fv.AuthorizationURL); err != nil || status != 200 {
+		t.Fatalf("browse: %d %v", status, err)
+	}
+	done, err := w.oauth.WaitFlow(ctx, fv.ID)
+	if err != nil || done.State != oauth.FlowConnected {
+		t.Fatalf("flow: %+v %v", done, err)
+	}
+	err = w.oauth.SaveOperation(oauth.Operation{
+		Name: "tracker.create_issue", AuthorizationID: done.AuthorizationID, Description: "Create an issue in project A",
+		Method: "POST", URLTemplate: resURL + "/projects/{project}/issues",
+		Params:     []oauth.Param{{Name: "project", Type: "string", Allowed: []string{"A"}, Required: true}},
+		BodySchema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string","maxLength":200}},"required":["title"]}`),
+		Approval:   oauth.ApprovalSession,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return done.AuthorizationID
+}
+
+var issueArgs = map[string]any{"project": "A", "body": map[string]any{"title": "release notes"}}
+
+// TestOperationSingleFlightAcrossAgents: 50 concurrent calls of a named
+// operation from three agent processes, with an expired access token: one
+// refresh reaches Hydra, no call fails, and the token family is still
+// active afterwards. Then the one-click revoke: the next call is refused
+// locally, with no request to the provider or the API.
+func TestOperationSingleFlightAcrossAgents(t *testing.T) {
+	const ttl = 4 * time.Second
+	h := hydratest.Start(t, hydratest.Options{AccessTokenTTL: ttl})
+	ctr := h.CountingProxy(t)
+	w := newWorld(t, worldOpts{oauth: true})
+	res := newAPI(t)
+	id := connectHydra(t, w, h, ctr, res.URL)
+
+	agents := make([]*agent, 3)
+	for i := range agents {
+		agents[i] = startAgent(t, w.runDir)
+		agents[i].connect()
+		if r := agents[i].do(agentCmd{Op: "list"}); !slices.Contains(r.Tools, "tracker.create_issue") {
+			t.Fatalf("the operation is not listed as a tool: %v", r.Tools)
+		}
+		wait := agents[i].callAsync("tracker.create_issue", issueArgs)
+		w.approveNext()
+		if r := wait(); r.IsError || !strings.Contains(r.Text, `"status":200`) {
+			t.Fatalf("first call: %s %s", r.Text, r.Err)
+		}
+	}
+	// Out of the allowed values: refused before anything is sent.
+	if r := agents[0].call("tracker.create_issue", map[string]any{"project": "B", "body": map[string]any{"title": "x"}}); !r.IsError || !strings.Contains(r.Text, CodeInvalid) {
+		t.Fatalf("project B: %s", r.Text)
+	}
+	time.Sleep(ttl + 500*time.Millisecond) // every access token Yett holds has expired
+	before := ctr.TokenRequests()["refresh_token"]
+	_, hitsBefore := res.snapshot()
+	n := []int{17, 17, 16}
+	waits := make([]func() agentReply, 3)
+	for i, a := range agents {
+		raw, _ := json.Marshal(issueArgs)
+		if err := a.in.Encode(agentCmd{Op: "burst", Tool: "tracker.create_issue", Args: raw, N: n[i]}); err != nil {
+			t.Fatal(err)
+		}
+		ch := make(chan agentReply, 1)
+		go func(a *agent) {
+			var r agentReply
+			if a.out.Scan() {
+				json.Unmarshal(a.out.Bytes(), &r)
+			}
+			ch <- r
+		}(a)
+		waits[i] = func() agentReply {
+			select {
+			case r := <-ch:
+				return r
+			case <-time.After(testWait):
+				t.Fatal("no reply to a burst")
+				return agentReply{}
+			}
+		}
+	}
+	for i, wait := range waits {
+		if r := wait(); !r.OK || r.Failed != 0 {
+			t.Errorf("agent %d: %d of %d calls failed: %s", i, r.Failed, n[i], r.Text)
+		}
+	}
+	if got := ctr.TokenRequests()["refresh_token"] - before; got != 1 {
+		t.Fatalf("%d refresh requests reached Hydra for 50 concurrent calls (want exactly 1)", got)
+	}
+	presented := ctr.RefreshTokensPresented()
+	for i := range presented {
+		if slices.Contains(presented[:i], presented[i]) {
+			t.Fatal("a refresh token was presented twice")
+		}
+	}
+	last, hits := res.snapshot()
+	if hits-hitsBefore != 50 {
+		t.Errorf("the API saw %d calls, want 50", hits-hitsBefore)
+	}
+	if !h.Introspect(t, last).Active {
+		t.Fatal("the token family is not active after the burst")
+	}
+
+	// One-click revoke.
+	rep, err := w.oauth.Revoke(context.Background(), id)
+	if err != nil || rep.RetryPending {
+		t.Fatalf("revoke: %+v %v", rep, err)
+	}
+	if h.Introspect(t, last).Active {
+		t.Error("Hydra still reports the access token active after the revoke")
+	}
+	if len(w.gw.Broker().Sessions()) != 0 {
+		t.Error("sessions survived the revocation of the authorization they could use")
+	}
+	tokBefore := ctr.TokenRequests()
+	_, hitsBefore = res.snapshot()
+	r := agents[1].call("tracker.create_issue", issueArgs)
+	if !r.IsError || !strings.Contains(r.Text, CodeAuthRevoked) {
+		t.Fatalf("call after revoke: %s", r.Text)
+	}
+	if len(w.gw.Broker().Pending()) != 0 {
+		t.Error("a revoked authorization's operation asked the person for approval")
+	}
+	_, hitsAfter := res.snapshot()
+	tokAfter := ctr.TokenRequests()
+	if hitsAfter != hitsBefore || tokAfter["refresh_token"] != tokBefore["refresh_token"] {
+		t.Error("a call after the revoke reached the network")
+	}
+	for _, a := range agents {
+		a.do(agentCmd{Op: "close"})
+	}
+}
