@@ -301,7 +301,14 @@ func (m *Manager) resolveProvider(ctx context.Context, req ConnectRequest) (md p
 	if err := md.Validate(true); err != nil {
 		return md, false, nil, "", "", fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	return md, md.AuthorizationResponseIssParameterSupported, nil, "offline_access", "custom", nil
+	// OpenID Connect's offline_access asks for a refresh token; a provider
+	// that lists its scopes without it would refuse the request
+	// (invalid_scope), and issues refresh tokens on its own terms.
+	offline = "offline_access"
+	if len(md.ScopesSupported) > 0 && !slices.Contains(md.ScopesSupported, offline) {
+		offline = ""
+	}
+	return md, md.AuthorizationResponseIssParameterSupported, nil, offline, "custom", nil
 }
 
 // start runs r's flow. reconnect: r exists and gets new tokens.

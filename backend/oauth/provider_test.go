@@ -1,0 +1,144 @@
+package oauth
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/oauth/oauthtest"
+)
+
+// Device flow (RFC 8628) and DPoP (RFC 9449) run against the small test
+// provider in oauthtest: Hydra v2.3.0 supports neither.
+func TestDeviceFlowWithDPoPAndNonces(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{RequireDPoP: true, DPoPNonce: true, AccessTTL: 2 * time.Second, DeviceInterval: time.Second})
+	e := newEnv(t, t.TempDir(), Config{RefreshMargin: 500 * time.Millisecond})
+	fv, err := e.m.Connect(context.Background(), ConnectRequest{
+		Name: "device", Provider: "custom", Flow: FlowDeviceCode, Environment: "production", Endpoints: Endpoints{Issuer: p.URL},
+		ClientID: "yett-test", ClientAuth: ClientAuthNone, Scopes: []string{"read"}, Unattended: true, DPoP: true,
+		Owner: "alice", BackupRevoker: "bob",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fv.UserCode == "" || fv.VerificationURI == "" || fv.State != FlowWaiting {
+		t.Fatalf("device flow view: %+v", fv)
+	}
+	if err := p.ApproveDevice(fv.UserCode); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done, err := e.m.WaitFlow(ctx, fv.ID)
+	if err != nil || done.State != FlowConnected {
+		t.Fatalf("device flow: %+v %v", done, err)
+	}
+	id := done.AuthorizationID
+	exec := action.New(action.Config{})
+	call := func() *action.Response {
+		t.Helper()
+		l, err := e.m.Acquire(ctx, id, "test.dpop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release(true)
+		cred := l.Credential()
+		if cred.Injection.Format != action.InjectDPoP {
+			t.Fatalf("a DPoP authorization is injected as %s", cred.Injection.Format)
+		}
+		resp, err := exec.Do(ctx, action.Request{Method: "GET", URL: p.URL + "/resource"}, cred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := call()
+	if resp.Status != 200 || !strings.Contains(string(resp.Body), `"dpop":true`) {
+		t.Fatalf("resource with a DPoP-bound token: %d %s", resp.Status, resp.Body)
+	}
+	time.Sleep(2 * time.Second) // expire the access token: the refresh carries a proof too
+	if resp := call(); resp.Status != 200 {
+		t.Fatalf("resource after the DPoP refresh: %d", resp.Status)
+	}
+	if got := p.TokenRequests()["refresh_token"]; got != 1 {
+		t.Fatalf("%d refresh requests, want 1", got)
+	}
+	rep, err := e.m.Revoke(ctx, id)
+	if err != nil || rep.RetryPending {
+		t.Fatalf("revoke: %+v %v", rep, err)
+	}
+	for _, s := range rep.Steps {
+		if !s.OK {
+			t.Errorf("revoke step %s: %s", s.Step, s.Detail)
+		}
+	}
+	if _, err := e.m.Acquire(ctx, id, "test.dpop"); err == nil {
+		t.Fatal("a revoked authorization still lends a token")
+	}
+}
+
+func TestDeviceFlowDenied(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{DeviceInterval: time.Second})
+	e := newEnv(t, t.TempDir(), Config{})
+	fv, err := e.m.Connect(context.Background(), ConnectRequest{
+		Name: "device", Provider: "custom", Flow: FlowDeviceCode, Environment: "staging", Endpoints: Endpoints{Issuer: p.URL},
+		ClientID: "yett-test", ClientAuth: ClientAuthNone, Scopes: []string{"read"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.DenyDevice(fv.UserCode)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done, _ := e.m.WaitFlow(ctx, fv.ID)
+	if done.State != FlowFailed || !strings.Contains(done.Error, "access_denied") {
+		t.Fatalf("denied device flow: %+v", done)
+	}
+	if views, _ := e.m.Authorizations(); len(views) != 0 {
+		t.Fatal("a denied flow left an authorization")
+	}
+}
+
+// A provider that is down when the person revokes: the local disable
+// happens at once, the provider step is retried durably, and completes
+// once the provider answers again (here: after a restart of the manager).
+func TestRevokeRetriesWhenProviderDown(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "canary-secret-77aa"})
+	dir := t.TempDir()
+	e := newEnv(t, dir, Config{RevokeRetry: 200 * time.Millisecond})
+	fv, err := e.m.Connect(context.Background(), ConnectRequest{
+		Name: "svc", Provider: "custom", Flow: FlowClientCredentials, Environment: "production",
+		Endpoints: Endpoints{TokenEndpoint: p.URL + "/token", RevocationEndpoint: "http://127.0.0.1:1/revoke", IntrospectionEndpoint: p.URL + "/introspect"},
+		ClientID: "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-secret-77aa"), Owner: "o", BackupRevoker: "b",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fv.AuthorizationID
+	rep, err := e.m.Revoke(context.Background(), id)
+	if err != nil || !rep.RetryPending || rep.Steps[0].Step != StepLocalDisable || !rep.Steps[0].OK {
+		t.Fatalf("revoke with the provider down: %+v %v", rep, err)
+	}
+	if _, err := e.m.Acquire(context.Background(), id, "x.y"); err == nil {
+		t.Fatal("operations still served while the provider revocation is pending")
+	}
+	v, _ := e.m.Authorization(id)
+	if v.State != StateDisabled || v.Revocation != RevocationPending {
+		t.Fatalf("pending revocation: %s %s", v.State, v.Revocation)
+	}
+	// The endpoint comes back (the person fixed it, or the outage ended).
+	e.m.db.Exec(`UPDATE oauth_authorizations SET revocation_endpoint = ? WHERE id = ?`, p.URL+"/revoke", id)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if v, _ = e.m.Authorization(id); v.State == StateRevoked {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if v.State != StateRevoked || v.Revocation != RevocationDone {
+		t.Fatalf("the retry did not finish the revocation: %s %s", v.State, v.Revocation)
+	}
+	e.checkNoToken("canary-secret-77aa")
+}
