@@ -90,6 +90,25 @@ func (l *Lease) Release(used bool) {
 	clear(l.value)
 	l.value = nil
 	if used {
-		l.m.db.Model(&row{}).Where("id = ?", l.id).Update("last_used", time.Now().Unix())
+		l.m.markUsed(l.id)
 	}
+}
+
+// markUsed records the last confirmed use, at most once a minute per
+// authorization: each write is a synchronous commit, and the inventory
+// needs the day, not the millisecond.
+func (m *Manager) markUsed(id string) {
+	now := m.now()
+	m.mu.Lock()
+	if m.usedAt == nil {
+		m.usedAt = map[string]time.Time{}
+	}
+	last := m.usedAt[id]
+	if now.Sub(last) < time.Minute {
+		m.mu.Unlock()
+		return
+	}
+	m.usedAt[id] = now
+	m.mu.Unlock()
+	m.db.Model(&row{}).Where("id = ?", id).Update("last_used", now.Unix())
 }

@@ -91,6 +91,7 @@ type Manager struct {
 	flights map[string]chan struct{}
 	flows   map[string]*flow
 	nonces  map[string]string // DPoP nonces by origin
+	usedAt  map[string]time.Time
 	closed  bool
 	unsub   func()
 	stop    context.CancelFunc
