@@ -82,6 +82,9 @@ type App struct {
 	// Approvals shows the gateway's cards and live sessions; it has no
 	// broker until the gateway starts (Approvals.attach).
 	Approvals *ApprovalService
+	// OAuth connects accounts and keeps their inventory; it has no manager
+	// until the audit log is open (OAuth.attach).
+	OAuth *OAuthService
 
 	gateway gatewayState
 
@@ -117,6 +120,7 @@ func New(cfg Config) (*App, error) {
 	a.vault = v
 	a.Vault = newVaultService(v, a.events, cfg.Log, cfg.Keyring != nil)
 	a.Approvals = newApprovalService(a.events, cfg.Log)
+	a.OAuth = newOAuthService(a.events, cfg.Log)
 	// The audit log never stops the app from starting: a log that cannot be
 	// opened or verified is shown in the UI's banner instead.
 	a.Audit = newAuditService(v, a.events, cfg.Log, filepath.Join(cfg.DataDir, "audit"), auditPollInterval)
@@ -135,7 +139,7 @@ func (a *App) Options(assets fs.FS) *options.App {
 		AssetServer:      &assetserver.Options{Assets: assets},
 		OnStartup:        a.startup,
 		OnShutdown:       a.shutdown,
-		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals},
+		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth},
 		Linux:            &linux.Options{ProgramName: "yett"},
 	}
 }
@@ -178,6 +182,7 @@ func (a *App) shutdown(ctx context.Context) {
 // Close locks and closes the vault and releases the single-instance lock.
 func (a *App) Close() {
 	a.closeGateway()
+	a.OAuth.close()
 	a.Approvals.close()
 	a.Vault.close()
 	if a.vault != nil {

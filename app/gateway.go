@@ -7,23 +7,28 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/vault"
 )
 
-// gatewayRunner runs the agent gateway inside the desktop app. The gateway
-// writes into the app's audit log (never a log of its own), so it can only
-// run while that log is open: from start-up when the vault exists, from the
-// first Create otherwise. A vault reset sets the old log aside, so the
-// gateway stops with it and starts again on the next Create.
+// gatewayRunner runs the agent gateway and the OAuth manager inside the
+// desktop app. Both write into the app's audit log (never a log of their
+// own), so they can only run while that log is open: from start-up when the
+// vault exists, from the first Create otherwise. A vault reset sets the old
+// log aside, so they stop with it and start again on the next Create.
 type gatewayRunner struct {
 	mu     sync.Mutex
 	gw     *gateway.Gateway
 	writer *audit.Log // the log gw writes to
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	oauth    *oauth.Manager // served by gw; closed after it
+	oauthLog *audit.Log     // the log oauth writes to
 }
 
 // watchGateway starts the gateway now if it can, and follows the vault's
@@ -42,8 +47,8 @@ func (a *App) watchGateway() {
 	a.ensureGateway()
 }
 
-// ensureGateway starts the gateway unless it already runs on the current
-// audit log.
+// ensureGateway starts the OAuth manager and the gateway unless they
+// already run on the current audit log.
 func (a *App) ensureGateway() {
 	r := &a.gateway.runner
 	r.mu.Lock()
@@ -53,6 +58,9 @@ func (a *App) ensureGateway() {
 		return
 	}
 	a.stopGatewayLocked()
+	// The manager does not need a running gateway: if the gateway cannot
+	// start, accounts are still connected, inventoried and revoked here.
+	a.runOAuthLocked(w)
 	if w == nil {
 		a.cfg.Log.Info("agent gateway not started: the audit log is not open (vault not set up, or the log is refused)")
 		return
@@ -64,6 +72,7 @@ func (a *App) ensureGateway() {
 		Audit:      w,
 		Logger:     a.cfg.Log,
 		ShimSHA256: a.shimHashes(),
+		OAuth:      r.oauth,
 	})
 	if err != nil {
 		if errors.Is(err, gateway.ErrAlreadyRunning) {
@@ -82,6 +91,7 @@ func (a *App) ensureGateway() {
 		}
 	}()
 	r.gw, r.writer, r.cancel, r.done = gw, w, cancel, done
+	a.gateway.boot.Store(gw.BootID())
 	a.Approvals.attach(gw.Broker())
 	a.cfg.Log.Info("agent gateway listening", "socket", gw.SocketPath())
 }
@@ -113,11 +123,13 @@ func (a *App) shimHashes() [][32]byte {
 	return [][32]byte{sum}
 }
 
+// stopGateway stops the gateway and then the OAuth manager it served.
 func (a *App) stopGateway() {
 	r := &a.gateway.runner
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a.stopGatewayLocked()
+	a.closeOAuthLocked()
 }
 
 // stopGatewayLocked detaches the cards first, so the UI never answers a
@@ -133,6 +145,7 @@ func (a *App) stopGatewayLocked() {
 		a.cfg.Log.Warn("close agent gateway", "err", err)
 	}
 	<-r.done
+	a.gateway.boot.Store("")
 	r.gw, r.writer, r.cancel, r.done = nil, nil, nil, nil
 }
 
@@ -140,6 +153,14 @@ func (a *App) stopGatewayLocked() {
 type gatewayState struct {
 	runner    gatewayRunner
 	cancelSub func()
+	boot      atomic.Value // string: the running gateway's boot id, "" when none
+}
+
+// bootID names the running gateway in the OAuth manager's audit events. It
+// is read without r.mu: the manager records while the runner may hold it.
+func (g *gatewayState) bootID() string {
+	s, _ := g.boot.Load().(string)
+	return s
 }
 
 func (a *App) closeGateway() {

@@ -11,13 +11,17 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"filippo.io/age"
 	"golang.org/x/term"
 
 	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/userdir"
 	"github.com/yettdev/yett/backend/vault"
 )
@@ -107,14 +111,39 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	gw, err := gateway.New(gateway.Config{
-		Vault: v, DataDir: dataDir, RuntimeDir: runDir, AuditRecipient: recipient, ApprovalTimeout: *timeout,
-		ShimSHA256: [][32]byte{self},
-		Logger:     slog.New(slog.NewTextHandler(env.Stderr, nil)),
+	logger := slog.New(slog.NewTextHandler(env.Stderr, nil))
+	// The log takes one writer (its file is locked), and both the gateway and
+	// the OAuth manager record into it, so serve opens it and owns it.
+	auditLog, _, err := audit.Open(audit.Options{Dir: filepath.Join(dataDir, gateway.AuditDir), Recipient: recipient})
+	if errors.Is(err, audit.ErrLocked) {
+		return errors.New("serve: the audit log is in use: the Yett app or another yett serve is running for this user")
+	}
+	if err != nil {
+		return fmt.Errorf("serve: opening the audit log: %w", err)
+	}
+	defer auditLog.Close() // signs a final checkpoint
+	// Connections are made only in the app, by a person; serve serves the
+	// operations that exist and revokes what a person revoked there.
+	var boot atomic.Value
+	om, err := oauth.Open(oauth.Config{
+		DataDir: dataDir, Vault: v, Audit: auditLog, Logger: logger,
+		BootID: func() string { s, _ := boot.Load().(string); return s },
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	defer om.Close() // after the gateway, which uses it
+	gw, err := gateway.New(gateway.Config{
+		Vault: v, DataDir: dataDir, RuntimeDir: runDir, Audit: auditLog, ApprovalTimeout: *timeout,
+		ShimSHA256: [][32]byte{self},
+		Logger:     logger,
+		OAuth:      om,
+	})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	boot.Store(gw.BootID())
+	defer recordVaultChanges(v, auditLog, gw.BootID(), logger)()
 	t.b = gw.Broker()
 	served := make(chan error, 1)
 	go func() { served <- gw.Serve(ctx) }()
@@ -135,6 +164,41 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	gw.Close()
 	fmt.Fprintln(tty, "yett serve: stopped")
 	return nil
+}
+
+// recordVaultChanges records vault lock and unlock in serve's audit log,
+// with a checkpoint at every lock. The gateway records them only into a log
+// it opened itself; serve hands it one, as the desktop app does, and so
+// records them here, each once.
+func recordVaultChanges(v *vault.Vault, log *audit.Log, bootID string, logger *slog.Logger) (cancel func()) {
+	return v.Subscribe(func(ev vault.Event) {
+		e := audit.Event{Time: time.Now().UTC(), BootID: bootID, VaultEpoch: ev.Epoch}
+		switch ev.Kind {
+		case vault.EventLocked:
+			e.Type, e.Reason = audit.EventVaultLocked, audit.Reason(clipReason(ev.Reason))
+		case vault.EventUnlocked:
+			e.Type = audit.EventVaultUnlocked
+		default:
+			return
+		}
+		if _, err := log.Append(context.Background(), e); err != nil {
+			logger.Error("the audit log refused a vault event", "type", string(e.Type), "err", err)
+			return
+		}
+		if ev.Kind == vault.EventLocked {
+			if _, err := log.Checkpoint(); err != nil {
+				logger.Error("audit checkpoint at lock", "err", err)
+			}
+		}
+	})
+}
+
+// clipReason bounds a lock reason as the gateway does.
+func clipReason(s string) string {
+	if len(s) > 64 {
+		return s[:64]
+	}
+	return s
 }
 
 // selfSHA256 hashes the executable this process runs.

@@ -93,6 +93,13 @@ type serveWorld struct {
 
 func startServe(t *testing.T) *serveWorld {
 	t.Helper()
+	return startServeSeeded(t, nil)
+}
+
+// startServeSeeded runs seed on the unlocked vault before yett serve starts,
+// as the app would have left it.
+func startServeSeeded(t *testing.T, seed func(dataDir string, v *vault.Vault)) *serveWorld {
+	t.Helper()
 	base, err := os.MkdirTemp("", "ysv")
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +118,9 @@ func startServe(t *testing.T) *serveWorld {
 	if _, err := v.AddCredential(vault.NewCredential{Name: "receiver", Secret: vault.NewSecret([]byte(serveCanary)),
 		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{host}, Approval: vault.ApprovalSession}); err != nil {
 		t.Fatal(err)
+	}
+	if seed != nil {
+		seed(w.dataDir, v)
 	}
 	v.Close()
 

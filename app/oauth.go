@@ -1,0 +1,472 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/oauth/providers"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// Events about OAuth custody. EventOAuthChanged has no payload: the UI
+// re-reads what it shows. EventOAuthFlow carries a FlowView whenever a
+// connection flow the person started ends.
+const (
+	EventOAuthChanged = "oauth:changed"
+	EventOAuthFlow    = "oauth:flow"
+)
+
+// Time limits of the calls that reach a provider from the UI.
+const (
+	discoverTimeout = 15 * time.Second
+	connectTimeout  = 60 * time.Second // discovery and a client-credentials token
+	revokeTimeout   = 60 * time.Second
+)
+
+// errNoOAuth is what the UI is told while there is no manager: it needs the
+// vault's audit key, so it exists from the vault's creation on.
+var errNoOAuth = errors.New("Set up and unlock the vault first.")
+
+// OAuthService is bound to the UI as window.go.app.OAuthService. It lets a
+// person connect accounts, keep their owner inventory, define the named
+// operations agents may call, and revoke. It wraps the app's oauth.Manager
+// and hands out redacted views only: no token, client secret or private key
+// ever crosses to the UI (the manager has no method that returns one), and
+// the client secret of ConnectForm only travels inward.
+//
+// Until the manager is attached (the vault exists and its audit log is
+// open) every method that needs it is refused with chosen text.
+type OAuthService struct {
+	events *eventSink
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	m       *oauth.Manager
+	cancel  func()             // the manager subscription
+	waiters context.Context    // ends the flow watchers of the attached manager
+	stopW   context.CancelFunc // cancels waiters
+
+	kick     chan struct{} // coalesces EventOAuthChanged
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+func newOAuthService(events *eventSink, log *slog.Logger) *OAuthService {
+	s := &OAuthService{events: events, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s.waiters, s.stopW = context.WithCancel(context.Background())
+	go s.announce()
+	return s
+}
+
+// announce sends EventOAuthChanged off the manager's goroutine: the
+// manager calls subscribers synchronously and they must not block it.
+func (s *OAuthService) announce() {
+	defer close(s.done)
+	for {
+		select {
+		case <-s.kick:
+			s.events.send(EventOAuthChanged, nil)
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+func (s *OAuthService) changed() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// attach serves m from now on (nil detaches). The caller owns m and closes
+// it; flows being watched for the previous manager are no longer reported.
+func (s *OAuthService) attach(m *oauth.Manager) {
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+	}
+	s.stopW()
+	s.waiters, s.stopW = context.WithCancel(context.Background())
+	s.m = m
+	if m != nil {
+		s.cancel = m.Subscribe(func(oauth.Event) { s.changed() })
+	}
+	s.mu.Unlock()
+	s.changed()
+}
+
+func (s *OAuthService) close() {
+	if s == nil {
+		return
+	}
+	s.attach(nil)
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.done
+}
+
+func (s *OAuthService) manager() (*oauth.Manager, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		return nil, errNoOAuth
+	}
+	return s.m, nil
+}
+
+// Presets lists the providers Yett knows by name. It needs no vault.
+func (s *OAuthService) Presets() ([]PresetView, error) {
+	list := providers.Presets()
+	out := make([]PresetView, 0, len(list))
+	for _, p := range list {
+		out = append(out, presetView(p))
+	}
+	return out, nil
+}
+
+// Discover reads an issuer's metadata (OpenID Connect discovery, then RFC
+// 8414) so the form can fill in a custom provider's endpoints.
+func (s *OAuthService) Discover(issuer string) (DiscoveryView, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), discoverTimeout)
+	defer cancel()
+	md, err := providers.Discover(ctx, discoveryClient, strings.TrimSpace(issuer))
+	if err != nil {
+		return DiscoveryView{}, s.discoveryError(err)
+	}
+	return discoveryView(md), nil
+}
+
+// discoveryClient talks only to the issuer the person typed; like the
+// manager's own client it ignores proxy settings from the environment.
+var discoveryClient = &http.Client{Timeout: discoverTimeout, Transport: &http.Transport{Proxy: nil, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second}}
+
+// NewClientKey makes a P-256 key for private_key_jwt and returns its public
+// half to register with the provider; the private half is sealed.
+func (s *OAuthService) NewClientKey() (ClientKeyView, error) {
+	m, err := s.manager()
+	if err != nil {
+		return ClientKeyView{}, err
+	}
+	k, err := m.NewClientKey()
+	if err != nil {
+		return ClientKeyView{}, s.publicError("new client key", err)
+	}
+	return ClientKeyView{KeyID: k.ID, PublicJWK: k.PublicJWK, JWKS: k.JWKS}, nil
+}
+
+// Connect starts the connection the person filled in. It returns once the
+// flow started (client credentials: once it finished); EventOAuthFlow
+// reports the end of a flow that waits for the browser or a device code.
+func (s *OAuthService) Connect(form ConnectForm) (FlowView, error) {
+	req, err := form.request()
+	form.ClientSecret = "" // the only copy left is req's, wiped below
+	defer clear(req.ClientSecret)
+	if err != nil {
+		return FlowView{}, err
+	}
+	m, err := s.manager()
+	if err != nil {
+		return FlowView{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	f, err := m.Connect(ctx, req)
+	if err != nil {
+		return FlowView{}, s.publicError("connect", err)
+	}
+	return s.follow(m, f), nil
+}
+
+// Reconnect starts authorization id's flow again, for new tokens.
+func (s *OAuthService) Reconnect(id string) (FlowView, error) {
+	m, err := s.manager()
+	if err != nil {
+		return FlowView{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	f, err := m.Reconnect(ctx, id)
+	if err != nil {
+		return FlowView{}, s.publicError("reconnect", err)
+	}
+	return s.follow(m, f), nil
+}
+
+// follow reports the flow's end with EventOAuthFlow. A flow that already
+// ended (client credentials) is reported at once; the manager does not keep
+// those, so there is nothing to wait on.
+func (s *OAuthService) follow(m *oauth.Manager, f oauth.FlowView) FlowView {
+	v := flowView(f)
+	if f.State != oauth.FlowWaiting {
+		s.events.send(EventOAuthFlow, v)
+		return v
+	}
+	s.mu.Lock()
+	ctx := s.waiters
+	s.mu.Unlock()
+	go func() {
+		end, err := m.WaitFlow(ctx, f.ID)
+		if err != nil {
+			return // detached (the manager closed with the vault reset or Yett)
+		}
+		s.events.send(EventOAuthFlow, flowView(end))
+	}()
+	return v
+}
+
+// Flow returns a waiting or recently ended flow's state.
+func (s *OAuthService) Flow(flowID string) (FlowView, error) {
+	m, err := s.manager()
+	if err != nil {
+		return FlowView{}, err
+	}
+	f, ok := m.Flow(flowID)
+	if !ok {
+		return FlowView{}, errors.New("There is no such connection flow in progress.")
+	}
+	return flowView(f), nil
+}
+
+// CancelFlow ends a waiting flow; nothing is stored.
+func (s *OAuthService) CancelFlow(flowID string) error {
+	m, err := s.manager()
+	if err != nil {
+		return err
+	}
+	if _, ok := m.Flow(flowID); !ok {
+		return errors.New("There is no such connection flow in progress.")
+	}
+	m.CancelFlow(flowID)
+	return nil
+}
+
+// Authorizations lists the inventory, newest first.
+func (s *OAuthService) Authorizations() ([]AuthorizationView, error) {
+	m, err := s.manager()
+	if err != nil {
+		return nil, err
+	}
+	list, err := m.Authorizations()
+	if err != nil {
+		return nil, s.publicError("list authorizations", err)
+	}
+	out := make([]AuthorizationView, 0, len(list))
+	for _, a := range list {
+		out = append(out, authorizationView(a))
+	}
+	return out, nil
+}
+
+// UpdateInventory sets an authorization's owner, backup revoker, review
+// date and disable procedure.
+func (s *OAuthService) UpdateInventory(id string, inv InventoryForm) error {
+	reviewBy, err := parseDay("review date", inv.ReviewBy)
+	if err != nil {
+		return err
+	}
+	m, err := s.manager()
+	if err != nil {
+		return err
+	}
+	return s.publicError("update inventory", m.UpdateInventory(id, oauth.Inventory{
+		Owner: inv.Owner, BackupRevoker: inv.BackupRevoker, ReviewBy: reviewBy, DisableProcedure: inv.DisableProcedure,
+	}))
+}
+
+// Revoke disables the authorization locally at once, then revokes it at
+// the provider and verifies, and reports each step.
+func (s *OAuthService) Revoke(id string) (RevokeReport, error) {
+	m, err := s.manager()
+	if err != nil {
+		return RevokeReport{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), revokeTimeout)
+	defer cancel()
+	rep, err := m.Revoke(ctx, id)
+	if err != nil {
+		return RevokeReport{}, s.publicError("revoke", err)
+	}
+	return revokeReport(rep), nil
+}
+
+// Operations lists the named operations agents may call.
+func (s *OAuthService) Operations() ([]OperationView, error) {
+	m, err := s.manager()
+	if err != nil {
+		return nil, err
+	}
+	list, err := m.Operations()
+	if err != nil {
+		return nil, s.publicError("list operations", err)
+	}
+	out := make([]OperationView, 0, len(list))
+	for _, o := range list {
+		out = append(out, operationView(o))
+	}
+	return out, nil
+}
+
+// SaveOperation creates or replaces a named operation.
+func (s *OAuthService) SaveOperation(op OperationView) error {
+	o, err := op.operation()
+	if err != nil {
+		return err
+	}
+	m, err := s.manager()
+	if err != nil {
+		return err
+	}
+	return s.publicError("save operation", m.SaveOperation(o))
+}
+
+// RemoveOperation deletes a named operation.
+func (s *OAuthService) RemoveOperation(name string) error {
+	m, err := s.manager()
+	if err != nil {
+		return err
+	}
+	err = m.RemoveOperation(name)
+	if errors.Is(err, oauth.ErrNotFound) {
+		return errors.New("There is no operation by that name.")
+	}
+	return s.publicError("remove operation", err)
+}
+
+// Settings returns the custody policy switches.
+func (s *OAuthService) Settings() (SettingsView, error) {
+	m, err := s.manager()
+	if err != nil {
+		return SettingsView{}, err
+	}
+	return SettingsView{BlockUncontrolled: m.Settings().BlockUncontrolled}, nil
+}
+
+// SetBlockUncontrolled makes operations of authorizations without an owner
+// or backup revoker refused (on) or only flagged (off).
+func (s *OAuthService) SetBlockUncontrolled(on bool) error {
+	m, err := s.manager()
+	if err != nil {
+		return err
+	}
+	return s.publicError("set block uncontrolled", m.SetBlockUncontrolled(on))
+}
+
+// oauthPublicErrors are the manager's documented errors: their texts are
+// written for a person and never carry a token, a secret or a provider's
+// response body.
+var oauthPublicErrors = []error{
+	oauth.ErrInvalid, oauth.ErrNotFound, oauth.ErrNeedsReconnection, oauth.ErrDisabled,
+	oauth.ErrUncontrolled, oauth.ErrTransient, oauth.ErrProvider, oauth.ErrFlow, oauth.ErrConfig,
+}
+
+// publicError chooses the text the UI shows. Anything undocumented (a
+// database failure) is logged and shown as a generic message.
+func (s *OAuthService) publicError(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	switch {
+	case errors.Is(err, vault.ErrLocked), errors.Is(err, vault.ErrNotInitialised):
+		return errNoOAuth
+	case errors.Is(err, oauth.ErrNotFound):
+		return errors.New("There is no such authorization.")
+	}
+	for _, pe := range oauthPublicErrors {
+		if errors.Is(err, pe) {
+			return errors.New(oauthSentence(err.Error()))
+		}
+	}
+	s.log.Error("oauth: "+what+" failed", "err", err)
+	return errors.New("Yett could not complete this. Details are in the Yett log.")
+}
+
+// oauthSentence turns "oauth: invalid input: name must be ..." into "Name
+// must be ...": the package prefix is not for a person, and a refused form
+// is plain from the text itself.
+func oauthSentence(msg string) string {
+	msg = strings.TrimPrefix(msg, "oauth: ")
+	if rest, ok := strings.CutPrefix(msg, "invalid input: "); ok {
+		msg = rest
+	}
+	return sentence(msg)
+}
+
+func (s *OAuthService) discoveryError(err error) error {
+	for _, pe := range []error{
+		providers.ErrInvalidMetadata, providers.ErrIssuerMismatch, providers.ErrInsecureEndpoint,
+		providers.ErrMetadataTooLarge, providers.ErrRedirectRefused, providers.ErrNoMetadata,
+	} {
+		if errors.Is(err, pe) {
+			return errors.New(sentence(err.Error()))
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return errors.New("The issuer did not answer in time.")
+	}
+	s.log.Info("oauth discovery failed", "err", err)
+	return errors.New("The issuer could not be reached.")
+}
+
+// runOAuthLocked keeps the OAuth manager on the audit log w: the manager records
+// into the app's log, so it exists exactly while that log is open. A
+// different w (after a reset and a new vault) gets a new manager. r.mu held.
+func (a *App) runOAuthLocked(w *audit.Log) {
+	r := &a.gateway.runner
+	if r.oauth != nil && r.oauthLog == w {
+		return
+	}
+	a.closeOAuthLocked()
+	if w == nil {
+		return
+	}
+	m, err := oauth.Open(oauth.Config{
+		DataDir:     a.cfg.DataDir,
+		Vault:       a.vault,
+		Audit:       w,
+		Logger:      a.cfg.Log,
+		BootID:      a.gateway.bootID,
+		OpenBrowser: a.openBrowser,
+	})
+	if err != nil {
+		a.cfg.Log.Error("OAuth connections unavailable", "err", err)
+		return
+	}
+	r.oauth, r.oauthLog = m, w
+	a.OAuth.attach(m)
+}
+
+// closeOAuthLocked detaches the UI first, so it never calls a closed
+// manager. The gateway, which uses the manager, is stopped before. r.mu held.
+func (a *App) closeOAuthLocked() {
+	r := &a.gateway.runner
+	if r.oauth == nil {
+		return
+	}
+	a.OAuth.attach(nil)
+	if err := r.oauth.Close(); err != nil {
+		a.cfg.Log.Warn("close OAuth manager", "err", err)
+	}
+	r.oauth, r.oauthLog = nil, nil
+}
+
+// openBrowser opens an authorization URL in the system browser; before the
+// window exists (tests) the UI shows the URL instead.
+func (a *App) openBrowser(url string) {
+	a.mu.Lock()
+	ctx := a.ctx
+	a.mu.Unlock()
+	if ctx != nil {
+		runtime.BrowserOpenURL(ctx, url)
+	}
+}
