@@ -77,3 +77,35 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("vault damaged under concurrent use: %s", s.Damaged)
 	}
 }
+
+// Two processes on one vault file (the app and `yett serve`) each hold a
+// Vault opened before the other unlocked: unlocking must see the other's
+// epoch and manifest as they are now, not report the file as damaged.
+func TestTwoOpenersUnlockInTurn(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{KDF: KDFParams{Time: 1, MemKiB: 64, Threads: 1}}
+	a, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Create(pass("correct horse battery"), false); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for i := range 4 {
+		for _, v := range []*Vault{a, b} {
+			v.Lock("test")
+			if err := v.Unlock(pass("correct horse battery")); err != nil {
+				t.Fatalf("round %d: %v", i, err)
+			}
+		}
+	}
+	if a.Status().State != StateUnlocked || b.Status().State != StateUnlocked {
+		t.Fatal("a vault is not unlocked")
+	}
+}

@@ -34,11 +34,33 @@ func (r recordRow) ref() recordRef {
 // the manifest's records at the manifest's versions, and that every record
 // authenticates and parses. Any failure is a *DamagedError naming the part.
 // v.mu held.
-func (v *Vault) verifyAll(keys *sessionKeys) (map[string]recordRef, map[string]cachedCredential, *settingsRecord, error) {
+//
+// The manifest, the stored epoch and the rows are read in one transaction:
+// another process on the same file (the app and `yett serve`) may unlock or
+// write meanwhile, and a mix of two states would look like damage. The
+// epoch compared with the manifest's is the stored one (never below the
+// one this process saw): another process's unlock advances both together.
+func (v *Vault) verifyAll(keys *sessionKeys) (refs map[string]recordRef, creds map[string]cachedCredential, settings *settingsRecord, err error) {
+	txErr := v.db.Transaction(func(tx *gorm.DB) error {
+		refs, creds, settings, err = v.verifyIn(tx, keys)
+		return nil
+	})
+	if txErr != nil {
+		return nil, nil, nil, fmt.Errorf("vault: %w", txErr)
+	}
+	return refs, creds, settings, err
+}
+
+func (v *Vault) verifyIn(db *gorm.DB, keys *sessionKeys) (map[string]recordRef, map[string]cachedCredential, *settingsRecord, error) {
 	var raw []byte
-	if err := v.db.Raw(`SELECT manifest FROM vault_meta WHERE id = 1`).Row().Scan(&raw); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := db.Raw(`SELECT manifest FROM vault_meta WHERE id = 1`).Row().Scan(&raw); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil, fmt.Errorf("vault: %w", err)
 	}
+	stored, err := readEpoch(db)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	v.epoch = max(v.epoch, stored)
 	if raw == nil {
 		return nil, nil, nil, &DamagedError{Where: "manifest", Reason: "the manifest is missing"}
 	}
@@ -57,7 +79,7 @@ func (v *Vault) verifyAll(keys *sessionKeys) (map[string]recordRef, map[string]c
 		expected[r.ID] = r
 	}
 	var rows []recordRow
-	if err := v.db.Raw(`SELECT id, kind, version, sealed FROM vault_records ORDER BY id`).Scan(&rows).Error; err != nil {
+	if err := db.Raw(`SELECT id, kind, version, sealed FROM vault_records ORDER BY id`).Scan(&rows).Error; err != nil {
 		return nil, nil, nil, fmt.Errorf("vault: %w", err)
 	}
 	refs := make(map[string]recordRef, len(rows))
