@@ -105,4 +105,6 @@ func BenchmarkOperationCall(b *testing.B) {
 
 type staticSecret string
 
-func (s staticSecret) WithSecret(_ context.Context, use func([]byte) error) error { return use([]byte(s)) }
+func (s staticSecret) WithSecret(_ context.Context, use func([]byte) error) error {
+	return use([]byte(s))
+}

@@ -301,12 +301,13 @@ func (m *Manager) resolveProvider(ctx context.Context, req ConnectRequest) (md p
 	if err := md.Validate(true); err != nil {
 		return md, false, nil, "", "", fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	// OpenID Connect's offline_access asks for a refresh token; a provider
-	// that lists its scopes without it would refuse the request
-	// (invalid_scope), and issues refresh tokens on its own terms.
-	offline = "offline_access"
-	if len(md.ScopesSupported) > 0 && !slices.Contains(md.ScopesSupported, offline) {
-		offline = ""
+	// OpenID Connect's offline_access asks for a refresh token. It is added
+	// only when the provider's metadata lists it: another provider would
+	// refuse it (invalid_scope) and issues refresh tokens on its own terms,
+	// and for typed-in endpoints the person writes the scopes the provider
+	// needs.
+	if slices.Contains(md.ScopesSupported, "offline_access") {
+		offline = "offline_access"
 	}
 	return md, md.AuthorizationResponseIssParameterSupported, nil, offline, "custom", nil
 }
@@ -341,6 +342,9 @@ func (m *Manager) start(ctx context.Context, r *row, reconnect bool) (FlowView, 
 		}
 		f.view.State, f.view.AuthorizationID = FlowConnected, r.ID
 		close(f.done)
+		m.mu.Lock()
+		m.flows[f.view.ID] = f
+		m.mu.Unlock()
 		return f.view, nil
 	case FlowAuthorizationCode:
 		if err := m.startCode(fctx, f, r, conf, reconnect); err != nil {
@@ -542,7 +546,7 @@ func (m *Manager) endFlow(f *flow, r *row, err error) {
 	case errors.Is(err, context.Canceled):
 		f.view.State = FlowCancelled
 	default:
-		f.view.State, f.view.Error = FlowFailed, err.Error()
+		f.view.State, f.view.Error = FlowFailed, strings.TrimPrefix(strings.TrimPrefix(err.Error(), "oauth: "), "the connection flow failed: ")
 	}
 	f.view.AuthorizationURL = "" // holds state and a PKCE challenge; no longer useful
 	m.mu.Unlock()

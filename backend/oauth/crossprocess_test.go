@@ -27,7 +27,12 @@ func TestCrossProcessSingleFlight(t *testing.T) {
 	client := hydraPublicClient(t, h)
 	dir := t.TempDir()
 	e := newEnv(t, dir, Config{})
-	id := connectCode(t, e, h, ctr.URL, ConnectRequest{ClientID: client, ClientAuth: ClientAuthNone, Unattended: true, Owner: "a", BackupRevoker: "b"})
+	id := connectCode(t, e, h, ctr.URL, ConnectRequest{ClientID: client, ClientAuth: ClientAuthNone, Scopes: []string{"offline_access"}, Unattended: true, Owner: "a", BackupRevoker: "b"})
+	tokenRow, _ := loadRow(e.m.db, id)
+	stored, err := e.m.openAccess(tokenRow)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.close()
 
 	type proc struct {
@@ -62,10 +67,12 @@ func TestCrossProcessSingleFlight(t *testing.T) {
 		ch := make(chan string, 1)
 		go func() {
 			for p.out.Scan() {
-				if line := p.out.Text(); strings.HasPrefix(line, "HELPER ") {
+				line := p.out.Text()
+				if strings.HasPrefix(line, "HELPER ") {
 					ch <- strings.TrimPrefix(line, "HELPER ")
 					return
 				}
+				p.log.Write([]byte(line + "\n"))
 			}
 			ch <- "gone"
 		}()
@@ -83,7 +90,8 @@ func TestCrossProcessSingleFlight(t *testing.T) {
 	for _, p := range procs {
 		expect(p, "ready")
 	}
-	time.Sleep(2 * time.Second) // the stored access token expires
+	// The stored access token expires (the helpers refresh 500 ms early).
+	time.Sleep(time.Until(stored.expiry.Add(-400 * time.Millisecond)))
 	before := ctr.TokenRequests()["refresh_token"]
 	for _, p := range procs {
 		fmt.Fprintln(p.in, "go")

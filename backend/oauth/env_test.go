@@ -201,3 +201,21 @@ func fmtAny(v any) string {
 func newTestLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+// waitExpired waits until the stored access token of id is due for a
+// refresh (its expiry minus the manager's margin has passed), so tests do
+// not depend on how the provider rounds expires_in.
+func (e *env) waitExpired(id string) {
+	e.t.Helper()
+	r, err := loadRow(e.m.db, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tok, err := e.m.openAccess(r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for e.m.fresh(tok) {
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -78,7 +78,7 @@ func TestHydraAuthorizationCodePKCERefreshAndRevoke(t *testing.T) {
 	client := hydraPublicClient(t, h)
 	e := newEnv(t, t.TempDir(), Config{RefreshMargin: 500 * time.Millisecond})
 	id := connectCode(t, e, h, ctr.URL, ConnectRequest{ClientID: client, ClientAuth: ClientAuthNone,
-		Scopes: []string{"openid"}, Unattended: true, Owner: "alice", BackupRevoker: "bob"})
+		Scopes: []string{"openid", "offline_access"}, Unattended: true, Owner: "alice", BackupRevoker: "bob"})
 	v, err := e.m.Authorization(id)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestHydraAuthorizationCodePKCERefreshAndRevoke(t *testing.T) {
 	if got := ctr.TokenRequests()["refresh_token"]; got != 0 {
 		t.Fatalf("a fresh access token was refreshed anyway (%d requests)", got)
 	}
-	time.Sleep(2 * time.Second) // the access token expires
+	e.waitExpired(id)
 	if err := use(context.Background(), e.m, id, res.URL); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestHydraRevocationInactivatesRefreshToken(t *testing.T) {
 	h := hydratest.Start(t, hydratest.Options{})
 	client := hydraPublicClient(t, h)
 	e := newEnv(t, t.TempDir(), Config{})
-	id := connectCode(t, e, h, h.PublicURL, ConnectRequest{ClientID: client, ClientAuth: ClientAuthNone, Unattended: true, Owner: "alice", BackupRevoker: "bob"})
+	id := connectCode(t, e, h, h.PublicURL, ConnectRequest{ClientID: client, ClientAuth: ClientAuthNone, Scopes: []string{"offline_access"}, Unattended: true, Owner: "alice", BackupRevoker: "bob"})
 	r, _ := loadRow(e.m.db, id)
 	rt, err := e.vault.OpenBlob(purposeToken, tokenAD(id, "refresh", r.Generation), r.SealedRefresh)
 	if err != nil {
@@ -260,9 +260,9 @@ func TestHydraKilledBetweenTokenResponseAndStore(t *testing.T) {
 	client := hydraPublicClient(t, h)
 	dir := t.TempDir()
 	e := newEnv(t, dir, Config{RefreshMargin: 200 * time.Millisecond})
-	id := connectCode(t, e, h, ctr.URL, ConnectRequest{ClientID: client, ClientAuth: ClientAuthNone, Unattended: true, Owner: "a", BackupRevoker: "b"})
+	id := connectCode(t, e, h, ctr.URL, ConnectRequest{ClientID: client, ClientAuth: ClientAuthNone, Scopes: []string{"offline_access"}, Unattended: true, Owner: "a", BackupRevoker: "b"})
+	e.waitExpired(id)
 	e.close()
-	time.Sleep(1200 * time.Millisecond)
 
 	killed := make(chan struct{})
 	var once sync.Once

@@ -58,7 +58,7 @@ func TestDeviceFlowWithDPoPAndNonces(t *testing.T) {
 	if resp.Status != 200 || !strings.Contains(string(resp.Body), `"dpop":true`) {
 		t.Fatalf("resource with a DPoP-bound token: %d %s", resp.Status, resp.Body)
 	}
-	time.Sleep(2 * time.Second) // expire the access token: the refresh carries a proof too
+	e.waitExpired(id) // the refresh carries a proof too
 	if resp := call(); resp.Status != 200 {
 		t.Fatalf("resource after the DPoP refresh: %d", resp.Status)
 	}
@@ -111,7 +111,7 @@ func TestRevokeRetriesWhenProviderDown(t *testing.T) {
 	fv, err := e.m.Connect(context.Background(), ConnectRequest{
 		Name: "svc", Provider: "custom", Flow: FlowClientCredentials, Environment: "production",
 		Endpoints: Endpoints{TokenEndpoint: p.URL + "/token", RevocationEndpoint: "http://127.0.0.1:1/revoke", IntrospectionEndpoint: p.URL + "/introspect"},
-		ClientID: "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-secret-77aa"), Owner: "o", BackupRevoker: "b",
+		ClientID:  "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-secret-77aa"), Owner: "o", BackupRevoker: "b",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,151 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func metadataServer(t *testing.T, scopes []string) string {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{
+			"issuer": srv.URL, "authorization_endpoint": srv.URL + "/auth", "token_endpoint": srv.URL + "/token",
+			"scopes_supported": scopes,
+		})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestOfflineAccessOnlyWhereListed(t *testing.T) {
+	e := newEnv(t, t.TempDir(), Config{})
+	for _, c := range []struct {
+		listed     []string
+		unattended bool
+		want       bool
+	}{
+		{[]string{"openid", "offline_access"}, true, true},
+		{[]string{"openid", "offline_access"}, false, false},
+		{[]string{"read", "write"}, true, false},
+		{nil, true, false},
+	} {
+		iss := metadataServer(t, c.listed)
+		r, err := e.m.newRow(context.Background(), ConnectRequest{Name: "x", Provider: "custom", Flow: FlowAuthorizationCode,
+			Environment: "development", Endpoints: Endpoints{Issuer: iss}, ClientID: "c", ClientAuth: ClientAuthNone,
+			Scopes: []string{"openid"}, Unattended: c.unattended})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(r.RequestedScopes, "offline_access"); got != c.want {
+			t.Errorf("listed %v unattended %v: offline_access requested = %v", c.listed, c.unattended, got)
+		}
+	}
+}
+
+func TestConnectRefusesBadRequests(t *testing.T) {
+	e := newEnv(t, t.TempDir(), Config{})
+	good := ConnectRequest{Name: "x", Provider: "custom", Flow: FlowAuthorizationCode, Environment: "development",
+		Endpoints: Endpoints{AuthorizationEndpoint: "https://p.example/auth", TokenEndpoint: "https://p.example/token"},
+		ClientID:  "c", ClientAuth: ClientAuthNone}
+	if _, err := e.m.newRow(context.Background(), good); err != nil {
+		t.Fatalf("the good request is refused: %v", err)
+	}
+	for name, mut := range map[string]func(*ConnectRequest){
+		"no name":               func(r *ConnectRequest) { r.Name = " " },
+		"multi-line name":       func(r *ConnectRequest) { r.Name = "a\nb" },
+		"no environment":        func(r *ConnectRequest) { r.Environment = "" },
+		"unknown environment":   func(r *ConnectRequest) { r.Environment = "prod-ish" },
+		"password grant":        func(r *ConnectRequest) { r.Flow = "password" },
+		"no client id":          func(r *ConnectRequest) { r.ClientID = "" },
+		"http endpoint":         func(r *ConnectRequest) { r.Endpoints.TokenEndpoint = "http://p.example/token" },
+		"no token endpoint":     func(r *ConnectRequest) { r.Endpoints.TokenEndpoint = "" },
+		"scope with a quote":    func(r *ConnectRequest) { r.Scopes = []string{`a"b`} },
+		"public client secret":  func(r *ConnectRequest) { r.ClientSecret = []byte("s3cret-canary") },
+		"secret auth no secret": func(r *ConnectRequest) { r.ClientAuth = ClientAuthSecret },
+		"unknown key":           func(r *ConnectRequest) { r.ClientAuth, r.ClientKeyID = ClientAuthPrivateKeyJWT, "ck-none" },
+		"cc without auth":       func(r *ConnectRequest) { r.Flow = FlowClientCredentials },
+		"device w/o endpoint":   func(r *ConnectRequest) { r.Flow = FlowDeviceCode },
+		"unknown preset":        func(r *ConnectRequest) { r.Provider = "myspace" },
+		"microsoft bad tenant":  func(r *ConnectRequest) { r.Provider, r.Tenant = "microsoft", "not a tenant!" },
+	} {
+		r := good
+		mut(&r)
+		_, err := e.m.newRow(context.Background(), r)
+		if !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cret-canary") {
+			t.Errorf("%s: the error echoes the secret", name)
+		}
+	}
+}
+
+func TestOperationValidate(t *testing.T) {
+	good := fuzzOp
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, mut := range map[string]func(*Operation){
+		"bad name":             func(o *Operation) { o.Name = "CreateIssue" },
+		"reserved prefix":      func(o *Operation) { o.Name = "http.get" },
+		"method":               func(o *Operation) { o.Method = "TRACE" },
+		"http host":            func(o *Operation) { o.URLTemplate = "http://api.example.test/x" },
+		"host placeholder":     func(o *Operation) { o.URLTemplate = "https://{project}.example.test/x" },
+		"query in template":    func(o *Operation) { o.URLTemplate = "https://api.example.test/x?a=1" },
+		"credentials":          func(o *Operation) { o.URLTemplate = "https://u:p@api.example.test/x" },
+		"unknown placeholder":  func(o *Operation) { o.URLTemplate = "https://api.example.test/{nope}" },
+		"open string":          func(o *Operation) { o.Params = []Param{{Name: "project", Type: "string", Required: true}} },
+		"optional path param":  func(o *Operation) { o.Params = []Param{{Name: "project", Type: "string", Allowed: []string{"A"}}} },
+		"reserved param":       func(o *Operation) { o.Params = append(o.Params, Param{Name: "body", Type: "integer"}) },
+		"duplicate param":      func(o *Operation) { o.Params = append(o.Params, o.Params[0]) },
+		"bad pattern":          func(o *Operation) { o.Params[1].Pattern = "(" },
+		"body on GET":          func(o *Operation) { o.Method = "GET" },
+		"schema not an object": func(o *Operation) { o.BodySchema = json.RawMessage(`{"type":"string"}`) },
+		"schema unknown key":   func(o *Operation) { o.BodySchema = json.RawMessage(`{"type":"object","$ref":"#/x"}`) },
+		"approval":             func(o *Operation) { o.Approval = "never" },
+	} {
+		o := good
+		o.Params = append([]Param(nil), good.Params...)
+		mut(&o)
+		if err := o.Validate(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestOperationRender(t *testing.T) {
+	c, err := fuzzOp.Render(json.RawMessage(`{"project":"b c/d","limit":7,"body":{"title":"x","labels":["bug"]},"idempotency_key":"k-1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.URL != "https://api.example.test/projects/b%20c%2Fd/issues?limit=7" || c.Key != "k-1" || string(c.Body) != `{"labels":["bug"],"title":"x"}` {
+		t.Fatalf("rendered %q key %q body %s", c.URL, c.Key, c.Body)
+	}
+	for name, args := range map[string]string{
+		"value not allowed": `{"project":"B","body":{"title":"x"}}`,
+		"missing required":  `{"body":{"title":"x"}}`,
+		"unknown param":     `{"project":"A","host":"evil.example","body":{"title":"x"}}`,
+		"integer as text":   `{"project":"A","limit":"7; drop","body":{"title":"x"}}`,
+		"no body":           `{"project":"A"}`,
+		"body extra field":  `{"project":"A","body":{"title":"x","admin":true}}`,
+		"enum":              `{"project":"A","body":{"title":"x","labels":["secret"]}}`,
+		"too long":          `{"project":"A","body":{"title":"` + strings.Repeat("x", 51) + `"}}`,
+		"bad key":           `{"project":"A","body":{"title":"x"},"idempotency_key":"a b"}`,
+		"two objects":       `{"project":"A","body":{"title":"x"}}{}`,
+		"not an object":     `["A"]`,
+	} {
+		_, err := fuzzOp.Render(json.RawMessage(args))
+		var ae *ArgError
+		if !errors.As(err, &ae) {
+			t.Errorf("%s: %v", name, err)
+		} else if strings.Contains(ae.Msg, "evil.example") || strings.Contains(ae.Msg, "drop") {
+			t.Errorf("%s: the refusal echoes the value", name)
+		}
+	}
+}
