@@ -129,6 +129,9 @@ func (m *Manager) Reconnect(ctx context.Context, id string) (FlowView, error) {
 	if r.State == StateRevoked || r.State == StateDisabled {
 		return FlowView{}, fmt.Errorf("%w: a revoked or disabled authorization is not reconnected; connect a new one", ErrInvalid)
 	}
+	if r.StateReason == "vault_reset" && r.ClientAuth != ClientAuthNone {
+		return FlowView{}, fmt.Errorf("%w: the vault was reset, so this connection's client secret or key is gone; connect it again as a new authorization", ErrInvalid)
+	}
 	return m.start(ctx, r, true)
 }
 

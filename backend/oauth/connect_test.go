@@ -8,6 +8,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/yettdev/yett/backend/oauth/oauthtest"
+	"github.com/yettdev/yett/backend/vault"
 )
 
 func metadataServer(t *testing.T, scopes []string) string {
@@ -147,5 +150,44 @@ func TestOperationRender(t *testing.T) {
 		} else if strings.Contains(ae.Msg, "evil.example") || strings.Contains(ae.Msg, "drop") {
 			t.Errorf("%s: the refusal echoes the value", name)
 		}
+	}
+}
+
+// After a vault reset the sealed tokens are unreadable for good: the rows
+// stay, marked needs_reconnection (vault_reset), with nothing sealed left.
+func TestVaultResetMarksAuthorizationsForReconnection(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "canary-secret-reset"})
+	dir := t.TempDir()
+	e := newEnv(t, dir, Config{})
+	fv, err := e.m.Connect(context.Background(), ConnectRequest{
+		Name: "svc", Provider: "custom", Flow: FlowClientCredentials, Environment: "production",
+		Endpoints: Endpoints{Issuer: p.URL}, ClientID: "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-secret-reset"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m.Close()
+	if err := e.vault.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.vault.Create(vault.Passphrase(testPassphrase), false); err != nil {
+		t.Fatal(err)
+	}
+	if e.m, err = Open(Config{DataDir: dir, Vault: e.vault, Audit: e.audit}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.m.Authorization(fv.AuthorizationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.State != StateNeedsReconnection || v.StateReason != "vault_reset" {
+		t.Fatalf("after a vault reset: %s (%s)", v.State, v.StateReason)
+	}
+	r, _ := loadRow(e.m.db, fv.AuthorizationID)
+	if len(r.SealedAccess)+len(r.SealedRefresh)+len(r.SealedClientSecret) != 0 {
+		t.Fatal("sealed material of the old vault was kept")
+	}
+	if _, err := e.m.Acquire(context.Background(), fv.AuthorizationID, "x.y"); !errors.Is(err, ErrNeedsReconnection) {
+		t.Fatalf("acquire after reset: %v", err)
 	}
 }

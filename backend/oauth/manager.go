@@ -153,6 +153,10 @@ func Open(cfg Config) (*Manager, error) {
 		nonces: map[string]string{}, subs: map[int]func(Event){}, retryC: make(chan struct{}, 1),
 	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
+	if err := m.followVault(); err != nil {
+		store.Close(db)
+		return nil, err
+	}
 	m.unsub = cfg.Vault.Subscribe(func(ev vault.Event) {
 		if ev.Kind == vault.EventLocked {
 			m.dropCache("")
@@ -267,4 +271,42 @@ func clip(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// followVault binds the database to the vault it was sealed under. After a
+// vault reset every sealed token and key is unreadable for good: the rows
+// stay (they say which accounts were connected, and that the provider may
+// still hold their grants) but go to needs_reconnection, and the sealed
+// material is dropped.
+func (m *Manager) followVault() error {
+	current := m.vault.VaultID()
+	if current == "" {
+		return nil
+	}
+	var stored string
+	if err := m.db.Raw(`SELECT vault_id FROM oauth_settings WHERE id = 1`).Scan(&stored).Error; err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
+	if stored == current {
+		return nil
+	}
+	return m.db.Transaction(func(tx *gorm.DB) error {
+		if stored != "" {
+			m.log.Warn("the vault was reset: every connected account needs its owner to reconnect it")
+			if err := tx.Model(&row{}).Where("state = ?", StateActive).Updates(map[string]any{
+				"state": StateNeedsReconnection, "state_reason": "vault_reset",
+			}).Error; err != nil {
+				return err
+			}
+			if err := tx.Exec(`UPDATE oauth_authorizations SET sealed_refresh = NULL, sealed_access = NULL, sealed_client_secret = NULL, refresh_in_flight = 0`).Error; err != nil {
+				return err
+			}
+			for _, t := range []string{"oauth_keys", "oauth_revocations"} {
+				if err := tx.Exec(`DELETE FROM ` + t).Error; err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Exec(`UPDATE oauth_settings SET vault_id = ? WHERE id = 1`, current).Error
+	})
 }

@@ -101,9 +101,10 @@ var tables = []string{
 	)`,
 	`CREATE TABLE oauth_settings (
 		id INTEGER PRIMARY KEY CHECK (id = 1),
-		block_uncontrolled INTEGER NOT NULL
+		block_uncontrolled INTEGER NOT NULL,
+		vault_id TEXT NOT NULL
 	)`,
-	`INSERT INTO oauth_settings (id, block_uncontrolled) VALUES (1, 0)`,
+	`INSERT INTO oauth_settings (id, block_uncontrolled, vault_id) VALUES (1, 0, '')`,
 }
 
 // row is one authorization as stored.
