@@ -159,6 +159,7 @@ type AuthorizationView struct {
 	DisableProcedure string   `json:"disableProcedure"`
 	Operations       []string `json:"operations"`
 	State            string   `json:"state"`
+	StateReason      string   `json:"stateReason"` // why it needs reconnection: invalid_grant, response_lost, vault_reset, ...
 	Revocation       string   `json:"revocation"`
 	Unattended       bool     `json:"unattended"`
 	DPoP             bool     `json:"dpop"`
@@ -255,7 +256,7 @@ func authorizationView(a oauth.AuthorizationView) AuthorizationView {
 		Scopes: nonNil(a.Scopes), Owner: a.Owner, BackupRevoker: a.BackupRevoker, Environment: a.Environment,
 		CreatedHow: a.CreatedHow, ConnectedAt: rfc3339(a.ConnectedAt), LastRefresh: rfc3339(a.LastRefresh),
 		LastUsed: rfc3339(a.LastUsed), ReviewBy: rfc3339(a.ReviewBy), DisableProcedure: a.DisableProcedure,
-		Operations: nonNil(a.Operations), State: a.State, Revocation: a.Revocation, Unattended: a.Unattended,
+		Operations: nonNil(a.Operations), State: a.State, StateReason: a.StateReason, Revocation: a.Revocation, Unattended: a.Unattended,
 		DPoP: a.DPoP, ClientAuth: a.ClientAuth, Controlled: a.Controlled, Problems: nonNil(a.Problems),
 	}
 }

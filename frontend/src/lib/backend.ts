@@ -865,6 +865,8 @@ export interface AuthorizationView {
   disableProcedure: string;
   operations: string[];
   state: AuthorizationState;
+  /** Why it needs reconnection (invalid_grant, response_lost, vault_reset, ...), or ''. */
+  stateReason: string;
   revocation: RevocationState;
   unattended: boolean;
   dpop: boolean;
@@ -1019,7 +1021,7 @@ export function parseAuthorizationView(v: unknown): AuthorizationView {
       id: 'string', name: 'string', provider: 'string', providerHost: 'string', accountRef: 'string', owner: 'string',
       backupRevoker: 'string', environment: 'string', createdHow: 'string', connectedAt: 'string',
       lastRefresh: 'string', lastUsed: 'string', reviewBy: 'string', disableProcedure: 'string', state: 'string',
-      revocation: 'string', unattended: 'boolean', dpop: 'boolean', clientAuth: 'string', controlled: 'boolean',
+      stateReason: 'string', revocation: 'string', unattended: 'boolean', dpop: 'boolean', clientAuth: 'string', controlled: 'boolean',
     },
     what,
   );

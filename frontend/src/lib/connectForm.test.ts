@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { applyDiscovery, CUSTOM_PROVIDER, emptyConnect, offersDevice, splitScopes, validateConnect } from './connectForm';
+import {
+  applyDiscovery,
+  CUSTOM_PROVIDER,
+  emptyConnect,
+  offersDevice,
+  reconnectReason,
+  splitScopes,
+  validateConnect,
+} from './connectForm';
 import { discovery, preset } from '../test/fakeOAuth';
 
 const github = preset();
@@ -115,5 +123,14 @@ describe('applyDiscovery', () => {
     expect(next.dpop).toBe(false);
     expect(next.flow).toBe('authorization_code');
     expect(offersDevice(next, undefined)).toBe(false);
+  });
+});
+
+describe('reconnectReason', () => {
+  it('explains each reason Yett records, and falls back for others', () => {
+    expect(reconnectReason('invalid_grant')).toContain('invalid_grant');
+    expect(reconnectReason('response_lost')).toContain('does not resend');
+    expect(reconnectReason('vault_reset')).toContain('vault was reset');
+    expect(reconnectReason('something_new')).toBe('The provider no longer accepts this authorization.');
   });
 });

@@ -183,3 +183,22 @@ export function validateConnect(
   };
   return { errors, form };
 }
+
+/** Says in plain words why an authorization needs its owner to reconnect. */
+export function reconnectReason(reason: string): string {
+  switch (reason) {
+    case 'invalid_grant':
+      return 'The provider refused the stored refresh token (invalid_grant): it was revoked, expired or reused.';
+    case 'response_lost':
+      return 'A renewal was sent but its answer never arrived, so the provider may have replaced the token; Yett does not resend the old one.';
+    case 'expired_no_refresh_token':
+      return 'Its access expired, and Yett keeps no refresh token for a connection that is not unattended.';
+    case 'vault_reset':
+    case 'refresh_token_unreadable':
+      return 'The vault was reset, so its tokens are gone; the provider may still hold the grant until you revoke it there.';
+    case 'invalid_response':
+      return 'The provider answered a renewal with something Yett could not use.';
+    default:
+      return 'The provider no longer accepts this authorization.';
+  }
+}

@@ -46,6 +46,7 @@ export function authorization(over: Partial<AuthorizationView> = {}): Authorizat
     disableProcedure: '',
     operations: [],
     state: 'active',
+    stateReason: '',
     revocation: 'none',
     unattended: false,
     dpop: false,
