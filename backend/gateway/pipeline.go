@@ -90,7 +90,7 @@ func (c *conn) session(ctx context.Context, act *audit.Action) (approval.Session
 		return s, nil
 	}
 	change, reauth := g.changeFor(ctx, c)
-	tk, err := g.broker.RequestSession(c.run, change, "http", act.Target)
+	tk, err := g.broker.RequestSession(c.run, change, act.Channel, act.Target)
 	if err != nil {
 		code, reason, text := approvalRefusal(err)
 		g.denied(c, act, "", reason)

@@ -336,3 +336,71 @@ func TestHelperRefreshProcess(t *testing.T) {
 }
 
 var _ = filepath.Join
+
+// Revoking while a refresh is on the wire: the local disable does not wait
+// for the network, and the tokens the refresh brings back never go into
+// service; they are revoked at the provider too.
+func TestHydraRevokeDuringRefresh(t *testing.T) {
+	h := hydratest.Start(t, hydratest.Options{AccessTokenTTL: time.Second})
+	ctr := h.CountingProxy(t)
+	client := hydraPublicClient(t, h)
+	e := newEnv(t, t.TempDir(), Config{RefreshMargin: 200 * time.Millisecond, RevokeRetry: 100 * time.Millisecond})
+	id := connectCode(t, e, h, ctr.URL, ConnectRequest{ClientID: client, ClientAuth: ClientAuthNone, Scopes: []string{"offline_access"}, Unattended: true, Owner: "a", BackupRevoker: "b"})
+	e.waitExpired(id)
+	inHook, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	ctr.SetHook(func(grant string) {
+		if grant == "refresh_token" {
+			once.Do(func() { close(inHook) })
+			<-release
+		}
+	})
+	acquired := make(chan error, 1)
+	go func() {
+		_, err := e.m.Acquire(context.Background(), id, "test.op")
+		acquired <- err
+	}()
+	<-inHook
+	// The refresh is held at the provider's door. Revoke now: the local
+	// step must complete without it.
+	disabled := make(chan struct{})
+	go func() {
+		e.m.disable(context.Background(), id)
+		close(disabled)
+	}()
+	select {
+	case <-disabled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the local disable waited for the refresh on the wire")
+	}
+	close(release)
+	if err := <-acquired; !errors.Is(err, ErrDisabled) {
+		t.Fatalf("the refresh that raced the revoke returned %v", err)
+	}
+	r, _ := loadRow(e.m.db, id)
+	e.m.revokeQueued(context.Background(), r, true)
+	deadline := time.Now().Add(20 * time.Second)
+	var left int
+	for time.Now().Before(deadline) {
+		e.m.db.Raw(`SELECT count(*) FROM oauth_revocations`).Scan(&left)
+		if left == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left != 0 {
+		t.Fatal("the tokens the racing refresh brought back were not revoked")
+	}
+	if v, _ := e.m.Authorization(id); v.State != StateRevoked {
+		t.Errorf("state after the race: %s", v.State)
+	}
+	found := false
+	for _, ev := range e.auditEvents() {
+		if ev.OAuth != nil && ev.OAuth.ErrorCode == "revoked_meanwhile" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the orphaned refresh is not audited")
+	}
+}

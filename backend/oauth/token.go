@@ -245,6 +245,12 @@ func (m *Manager) refresh(ctx context.Context, r *row, op string) (*accessToken,
 		m.hookAfterTokenResponse()
 	}
 	t, err := m.storeRefreshed(r, tok, cc)
+	if err != nil && m.orphaned(r, tok) {
+		// Revoked while the refresh was on the wire: the new tokens go
+		// straight to the revocation queue, never into service.
+		m.record(ctx, audit.EventTokenRefreshed, r, "refresh", "revoked_meanwhile", false, op)
+		return nil, ErrDisabled
+	}
 	if err != nil {
 		// The provider rotated but we could not store: the new refresh
 		// token is lost with this process's memory; the old one must not
@@ -402,3 +408,33 @@ func (m *Manager) needsReconnection(ctx context.Context, r *row, reason, op stri
 }
 
 var _ = http.MethodPost
+
+// orphaned handles tokens a refresh obtained for an authorization that was
+// disabled (revoked) while the refresh was on the wire: they are queued for
+// provider revocation and the retry loop is woken. It reports whether that
+// was the case.
+func (m *Manager) orphaned(r *row, tok *oauth2.Token) bool {
+	cur, err := loadRow(m.db, r.ID)
+	if err != nil || cur.State == StateActive || cur.State == StateNeedsReconnection {
+		return false
+	}
+	m.db.Transaction(func(tx *gorm.DB) error {
+		for _, t := range []struct{ v, hint string }{{tok.RefreshToken, "refresh_token"}, {tok.AccessToken, "access_token"}} {
+			if t.v == "" {
+				continue
+			}
+			qid := randomID("rv-", 9)
+			st, err := m.vault.SealBlob(purposeRevocation, tokenAD(qid, t.hint, 0), []byte(t.v))
+			if err != nil {
+				return err
+			}
+			if err := tx.Exec(`INSERT INTO oauth_revocations (id, authorization_id, token_type_hint, sealed_token, attempts, next_attempt, last_error, created_at)
+				VALUES (?, ?, ?, ?, 0, 0, '', ?)`, qid, r.ID, t.hint, st, m.now().Unix()).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Model(&row{}).Where("id = ?", r.ID).Updates(map[string]any{"revocation": RevocationPending, "refresh_in_flight": 0}).Error
+	})
+	m.kickRetry()
+	return true
+}
