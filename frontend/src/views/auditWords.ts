@@ -22,6 +22,10 @@ const REASONS: Record<string, string> = {
   screen_locked: 'the screen locked',
   app_exit: 'Yett closed',
   vault_created: 'vault created',
+  // OAuth operations refused before anything was sent.
+  authorization_needs_reconnection: 'the account needs its owner to reconnect it',
+  provider_unreachable: 'the provider could not be reached to renew access',
+  provider_refused: 'the provider refused to renew access',
 };
 
 export function reasonWords(reason: string): string {
@@ -37,6 +41,10 @@ const TYPES: Record<string, string> = {
   session_ended: 'Session ended',
   approval_timeout: 'Approval timed out',
   audit_recovered: 'Log recovered after an interrupted write',
+  authorization_connected: 'Account connected',
+  token_refreshed: 'Access renewed',
+  authorization_disabled: 'Account disabled in Yett',
+  authorization_revoked: 'Account revoked at the provider',
 };
 
 export function typeWords(type: string): string {
