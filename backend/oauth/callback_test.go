@@ -18,7 +18,7 @@ func TestCallbackChecks(t *testing.T) {
 		t.Helper()
 		req := ConnectRequest{Name: "cb", Provider: "custom", Flow: FlowAuthorizationCode, Environment: "development",
 			Endpoints: Endpoints{Issuer: "https://issuer.example", AuthorizationEndpoint: "https://issuer.example/auth", TokenEndpoint: "https://issuer.example/token"},
-			ClientID: "c", ClientAuth: ClientAuthNone}
+			ClientID:  "c", ClientAuth: ClientAuthNone}
 		r, err := e.m.newRow(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
