@@ -106,6 +106,31 @@ describe('validateConnect', () => {
     expect(withCreds.errors.authorizationEndpoint).toBeUndefined();
   });
 
+  it('accepts plain http only for a provider on this computer, as the backend does', () => {
+    const custom = (url: string) =>
+      validateConnect(
+        complete({
+          provider: CUSTOM_PROVIDER,
+          issuer: url,
+          tokenEndpoint: `${url}/oauth2/token`,
+          introspectionEndpoint: `${url}/admin/oauth2/introspect`,
+          flow: 'client_credentials',
+          clientAuth: 'client_secret',
+          clientSecret: 's',
+        }),
+        undefined,
+      ).errors;
+    for (const local of ['http://127.0.0.1:4444', 'http://127.1.2.3', 'http://localhost:8080', 'http://LOCALHOST', 'http://[::1]:4444']) {
+      expect(custom(local), local).toEqual({});
+    }
+    for (const remote of ['http://auth.example.com', 'http://128.0.0.1', 'http://127.0.0.1.example.com', 'http://[::2]', 'ftp://127.0.0.1']) {
+      const errors = custom(remote);
+      expect(errors.issuer, remote).toContain('https');
+      expect(errors.tokenEndpoint, remote).toContain('https');
+      expect(errors.introspectionEndpoint, remote).toContain('https');
+    }
+  });
+
   it('sends a custom provider its discovered endpoints and DPoP', () => {
     const d = applyDiscovery(complete({ provider: CUSTOM_PROVIDER, issuer: 'https://auth.example.com', dpop: true }), discovery());
     const { errors, form } = validateConnect(d, undefined);
