@@ -152,6 +152,34 @@ describe('authorization inventory', () => {
     expect(screen.getByTestId('revoke-report')).toBeTruthy();
   });
 
+  it('reports each token of an authorization with a refresh token: the steps repeat per token', async () => {
+    const oauth = await openConnections({ authorizations: [authorization()] });
+    // backend/oauth revokes and verifies the refresh token, then the access token.
+    oauth.OAuthService.Revoke.mockResolvedValueOnce({
+      authorizationId: 'auth-1',
+      steps: [
+        { step: 'local_disable', ok: true, detail: 'disabled', at: '' },
+        { step: 'provider_revocation', ok: true, detail: 'revoked the refresh token', at: '' },
+        { step: 'verification', ok: true, detail: 'introspection reports the refresh token inactive', at: '' },
+        { step: 'provider_revocation', ok: true, detail: 'revoked the access token', at: '' },
+        { step: 'verification', ok: false, detail: 'the provider still reports the access token active', at: '' },
+      ],
+      retryPending: false,
+    });
+    await fireEvent.click(await screen.findByTestId('revoke'));
+    await fireEvent.click(screen.getByTestId('revoke-confirm-button'));
+    const rows = within(await screen.findByTestId('revoke-report')).getAllByTestId('revoke-step');
+    expect(rows.map((r) => `${r.dataset.step}:${r.dataset.ok}`)).toEqual([
+      'local_disable:true',
+      'provider_revocation:true',
+      'verification:true',
+      'provider_revocation:true',
+      'verification:false',
+    ]);
+    expect(rows[2].textContent).toContain('refresh token inactive');
+    expect(rows[4].textContent).toContain('access token active');
+  });
+
   it('says when the provider could not be reached and Yett retries', async () => {
     const oauth = await openConnections({ authorizations: [authorization()] });
     oauth.OAuthService.Revoke.mockResolvedValueOnce({
