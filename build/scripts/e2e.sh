@@ -2,8 +2,13 @@
 # End-to-end UI test: starts a dev build of the desktop app (real backend,
 # real vault in a throwaway directory) under Xvfb; its Wails dev server
 # serves the UI with live bindings on a free loopback port, and Playwright
-# drives Debian's Chromium against it. Afterwards the canary secret the test
-# typed must not appear in the app's log or in the vault file.
+# drives Debian's Chromium against it. Two scripts run against the same app:
+# vault.e2e.mjs (vault, credentials, audit views, a real agent), then
+# oauth.e2e.mjs (Connections against a real Ory Hydra v2.3.0 started here on
+# loopback, with a client_credentials client registered through its admin
+# API). Afterwards neither canary secret the tests typed (the credential's,
+# and the OAuth client secret) may appear in the app's log or in the data
+# directory.
 #
 # usage: build/scripts/e2e.sh DEV_BINARY ARTIFACT_DIR
 set -euo pipefail
@@ -11,30 +16,120 @@ bin=$(realpath "$1")
 artifacts=$(realpath -m "$2")
 mkdir -p "$artifacts"
 root=$(cd "$(dirname "$0")/../.." && pwd)
+hydra_bin=$("$root/build/scripts/hydra.sh")
 # shellcheck source=headless.sh
 . "$(dirname "$0")/headless.sh"
 
-port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+stop_hydra() {
+	[ -n "${hydra_pid:-}" ] || return 0
+	kill -TERM "$hydra_pid" 2>/dev/null || true
+	wait "$hydra_pid" 2>/dev/null || true
+	hydra_pid=""
+}
+trap 'stop_hydra; cleanup' EXIT
+
+random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+# Exits 0 once url answers 2xx.
+ready() { node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "$1"; }
+
+port=$(free_port)
+hydra_public=$(free_port)
+hydra_admin=$(free_port)
+while [ "$hydra_admin" = "$hydra_public" ] || [ "$hydra_admin" = "$port" ] || [ "$hydra_public" = "$port" ]; do
+	hydra_admin=$(free_port)
+	hydra_public=$(free_port)
+done
+issuer="http://127.0.0.1:$hydra_public"
+admin="http://127.0.0.1:$hydra_admin"
+
+# Hydra in memory, on loopback only; the login and consent addresses are
+# never visited (client credentials has no person signing in).
+env DSN=memory LOG_LEAK_SENSITIVE_VALUES=false \
+	SERVE_PUBLIC_HOST=127.0.0.1 SERVE_PUBLIC_PORT="$hydra_public" \
+	SERVE_ADMIN_HOST=127.0.0.1 SERVE_ADMIN_PORT="$hydra_admin" \
+	URLS_SELF_ISSUER="$issuer" URLS_LOGIN=http://127.0.0.1:1/login URLS_CONSENT=http://127.0.0.1:1/consent \
+	SECRETS_SYSTEM="$(random_hex 32)" \
+	"$hydra_bin" serve all --dev --sqa-opt-out >"$work/hydra.log" 2>&1 &
+hydra_pid=$!
+
 export YETT_DEV_THROWAWAY_VAULT=1
 export devserver="127.0.0.1:$port" assetdir="$root/frontend/dist" loglevel=Warning
 "$bin" >"$work/app.log" 2>&1 &
 app_pid=$!
 
 for _ in $(seq 150); do
-	node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "http://127.0.0.1:$port/" && break
+	ready "http://127.0.0.1:$port/" && break
 	kill -0 "$app_pid" 2>/dev/null || { cat "$work/app.log"; echo "e2e: app exited early"; exit 1; }
 	sleep 0.2
 done
+for i in $(seq 150); do
+	ready "$admin/health/ready" && ready "$issuer/health/ready" && break
+	kill -0 "$hydra_pid" 2>/dev/null || { tail -40 "$work/hydra.log"; echo "e2e: Hydra exited early"; exit 1; }
+	[ "$i" = 150 ] && { tail -40 "$work/hydra.log"; echo "e2e: Hydra was not ready in 30 s"; exit 1; }
+	sleep 0.2
+done
 
-canary="CANARY-e2e-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+canary="CANARY-e2e-$(random_hex 8)"
+oauth_canary="CANARY-oauth-$(random_hex 8)"
+client_id="yett-e2e-$(random_hex 4)"
+passphrase="e2e gate lattice $(random_hex 6)"
+
+# The client_credentials client. The secret travels by environment, never
+# on a command line, and neither it nor Hydra's answer (which echoes it) is
+# printed.
+YETT_E2E_OAUTH_SECRET="$oauth_canary" node -e '
+const [admin, id] = process.argv.slice(1);
+const fail = (m) => { console.error(`e2e: creating the Hydra client: ${m}`); process.exit(1); };
+fetch(`${admin}/admin/clients`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({
+    client_id: id, client_secret: process.env.YETT_E2E_OAUTH_SECRET,
+    grant_types: ["client_credentials"], response_types: ["token"],
+    scope: "tracker.read", token_endpoint_auth_method: "client_secret_basic",
+  }),
+}).then(async (r) => {
+  if (r.status === 201) return;
+  const e = await r.json().catch(() => ({}));
+  fail(`HTTP ${r.status} ${e.error ?? ""}`);
+}, (err) => fail(err.message));' "$admin" "$client_id"
+
 status=0
 (cd "$root/frontend" && YETT_E2E_URL="http://127.0.0.1:$port" YETT_E2E_CANARY="$canary" \
-	YETT_ARTIFACTS="$artifacts" node e2e/vault.e2e.mjs) || status=$?
+	YETT_E2E_PASSPHRASE="$passphrase" YETT_ARTIFACTS="$artifacts" node e2e/vault.e2e.mjs) || status=$?
+
+# Against the same app and vault, whatever the vault test left: the OAuth
+# test unlocks (or creates) the vault itself with the shared passphrase.
+oauth_status=0
+(cd "$root/frontend" && YETT_E2E_URL="http://127.0.0.1:$port" YETT_E2E_PASSPHRASE="$passphrase" \
+	YETT_E2E_HYDRA_PUBLIC="$issuer" YETT_E2E_HYDRA_ADMIN="$admin" \
+	YETT_E2E_OAUTH_CLIENT_ID="$client_id" YETT_E2E_OAUTH_SECRET="$oauth_canary" \
+	YETT_ARTIFACTS="$artifacts" node e2e/oauth.e2e.mjs) || oauth_status=$?
+[ "$oauth_status" = 0 ] || status=$oauth_status
 
 kill -TERM "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
+stop_hydra
 cp "$work/app.log" "$artifacts/e2e-app.log"
 if grep -rqa -- "$canary" "$work/app.log" "$work/data"; then
 	echo "e2e: the canary secret leaked into the app log or the data directory"
 	status=1
+fi
+# Self-check: the inventory (in the clear) names the client, so the grep
+# below reads where the connection was stored.
+if ! grep -rqa -- "$client_id" "$work/data"; then
+	echo "e2e: self-check: the data directory does not even name the OAuth client"
+	status=1
+fi
+if grep -rqa -- "$oauth_canary" "$work/app.log" "$work/data"; then
+	echo "e2e: the OAuth client secret leaked into the app log or the data directory"
+	status=1
+fi
+# Hydra's log is kept for a failed run, unless it holds the client secret
+# (Hydra's to guard, not Yett's; then it is not copied).
+if grep -qa -- "$oauth_canary" "$work/hydra.log"; then
+	echo "e2e: note: Hydra's log holds the client secret; not copied to the artifacts"
+else
+	cp "$work/hydra.log" "$artifacts/e2e-hydra.log"
 fi
 exit $status

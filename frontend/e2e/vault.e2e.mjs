@@ -11,61 +11,27 @@
 //
 // env: YETT_E2E_URL (default http://127.0.0.1:34115), YETT_ARTIFACTS
 // (default ../artifacts from frontend/), YETT_E2E_CANARY (default random),
-// YETT_CHROMIUM (default /usr/bin/chromium).
+// YETT_E2E_PASSPHRASE (default random), YETT_CHROMIUM (default
+// /usr/bin/chromium). The browser, recording and step runner are harness.mjs.
 // Exits non-zero on any failure; the last line is "N passed, N failed".
 
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { chromium } from 'playwright-core';
 import { agentSteps } from './agent-steps.mjs';
+import { STEP_TIMEOUT, assert, byId, log, pageText, runSteps, shot } from './harness.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const URL_ = process.env.YETT_E2E_URL || 'http://127.0.0.1:34115';
-const ARTIFACTS = resolve(process.env.YETT_ARTIFACTS || join(here, '..', '..', 'artifacts'));
-const CHROMIUM = process.env.YETT_CHROMIUM || '/usr/bin/chromium';
 const CANARY = process.env.YETT_E2E_CANARY || `CANARY-e2e-${randomBytes(8).toString('hex')}`;
-const PASSPHRASE = `e2e gate lattice ${randomBytes(6).toString('hex')}`;
+// e2e.sh shares the passphrase with the OAuth script, which runs next
+// against the same app and unlocks the vault again should it be locked.
+const PASSPHRASE = process.env.YETT_E2E_PASSPHRASE || `e2e gate lattice ${randomBytes(6).toString('hex')}`;
 const CREDENTIAL = `e2e-api-${randomBytes(3).toString('hex')}`;
-const STEP_TIMEOUT = 30_000;
 
-const results = [];
 let epochBeforeLock = 0;
 const received = []; // every websocket frame the page received
 const consoleLines = [];
 
-function log(msg) {
-  process.stdout.write(`e2e: ${msg}\n`);
-}
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-
-async function shot(page, name) {
-  try {
-    await page.screenshot({ path: join(ARTIFACTS, `e2e-${name}.png`), fullPage: true });
-  } catch (err) {
-    log(`screenshot ${name} failed: ${err.message}`);
-  }
-}
-
-const byId = (page, id) => page.locator(`[data-testid="${id}"]`);
-
 async function epochShown(page) {
   return Number(await byId(page, 'status-epoch').textContent());
-}
-
-// Everything the page itself holds: markup, visible text, live input values
-// (a password field's value is not in its HTML) and web storage.
-async function pageText(page) {
-  return page.evaluate(() => {
-    const values = [...document.querySelectorAll('input, textarea, select')].map((e) => e.value);
-    const storage = JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage });
-    return [document.documentElement.outerHTML, document.body.innerText, storage, ...values].join('\n');
-  });
 }
 
 const steps = [
@@ -222,65 +188,4 @@ const steps = [
 const agentRun = agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT });
 steps.push(...agentRun.steps);
 
-async function main() {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const profile = mkdtempSync(join(tmpdir(), 'yett-e2e-chromium-'));
-  let context;
-  let failed = 0;
-  let skipped = 0;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1100, height: 820 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    const page = context.pages()[0] ?? (await context.newPage());
-    page.on('websocket', (ws) => {
-      ws.on('framereceived', (f) => received.push(String(f.payload)));
-    });
-    page.on('console', (m) => consoleLines.push(m.text()));
-    page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
-
-    for (const [name, run] of steps) {
-      if (failed > 0) {
-        // Each step builds on the one before; after a failure the rest
-        // would only fail for the same reason.
-        skipped++;
-        log(`skip  ${name}`);
-        continue;
-      }
-      try {
-        await run(page);
-        results.push(name);
-        log(`ok    ${name}`);
-      } catch (err) {
-        failed++;
-        log(`FAIL  ${name}: ${err.message.split('\n')[0]}`);
-        await shot(page, 'failure');
-        for (const l of consoleLines.slice(-20)) log(`console: ${l}`);
-      }
-    }
-  } catch (err) {
-    failed++;
-    log(`FAIL  browser: ${err.message.split('\n')[0]}`);
-  } finally {
-    agentRun.cleanup();
-    await context?.close().catch(() => {});
-    rmSync(profile, { recursive: true, force: true });
-  }
-  const tail = skipped > 0 ? `, ${skipped} skipped` : '';
-  process.stdout.write(`${results.length} passed, ${failed} failed${tail}\n`);
-  process.exit(failed > 0 ? 1 : 0);
-}
-
-main();
+runSteps(steps, { rec: { received, consoleLines }, cleanup: () => agentRun.cleanup() });

@@ -1,0 +1,117 @@
+// What the browser end-to-end scripts share: Debian's Chromium through
+// playwright-core, screenshots into the artifacts directory, the recording of
+// everything the page received (each reply of a bound Go method and each
+// event crosses the Wails dev server's websocket) and the step runner.
+//
+// env: YETT_ARTIFACTS (default ../artifacts from frontend/), YETT_CHROMIUM
+// (default /usr/bin/chromium).
+
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const ARTIFACTS = resolve(process.env.YETT_ARTIFACTS || join(here, '..', '..', 'artifacts'));
+export const CHROMIUM = process.env.YETT_CHROMIUM || '/usr/bin/chromium';
+export const STEP_TIMEOUT = 30_000;
+
+export function log(msg) {
+  process.stdout.write(`e2e: ${msg}\n`);
+}
+
+export function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+export async function shot(page, name) {
+  try {
+    await page.screenshot({ path: join(ARTIFACTS, `e2e-${name}.png`), fullPage: true });
+  } catch (err) {
+    log(`screenshot ${name} failed: ${err.message}`);
+  }
+}
+
+export const byId = (page, id) => page.locator(`[data-testid="${id}"]`);
+
+// Everything the page itself holds: markup, visible text, live input values
+// (a password field's value is not in its HTML) and web storage.
+export async function pageText(page) {
+  return page.evaluate(() => {
+    const values = [...document.querySelectorAll('input, textarea, select')].map((e) => e.value);
+    const storage = JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage });
+    return [document.documentElement.outerHTML, document.body.innerText, storage, ...values].join('\n');
+  });
+}
+
+/**
+ * Runs steps in order in a fresh Chromium profile and exits: 0 when all
+ * passed, 1 otherwise. Each step builds on the one before, so after a failure
+ * the rest are reported as skipped. The last line is "N passed, N failed".
+ *
+ * rec collects what the page saw: received and sent websocket frames and
+ * console lines (including uncaught page errors). cleanup runs at the end.
+ */
+export async function runSteps(steps, { rec, cleanup = () => {}, failureShot = 'failure' }) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const profile = mkdtempSync(join(tmpdir(), 'yett-e2e-chromium-'));
+  const passed = [];
+  let context;
+  let failed = 0;
+  let skipped = 0;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1100, height: 820 },
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.on('websocket', (ws) => {
+      ws.on('framereceived', (f) => rec.received.push(String(f.payload)));
+      ws.on('framesent', (f) => rec.sent?.push(String(f.payload)));
+    });
+    page.on('console', (m) => rec.consoleLines.push(m.text()));
+    page.on('pageerror', (e) => rec.consoleLines.push(`pageerror: ${e.message}`));
+
+    for (const [name, run] of steps) {
+      if (failed > 0) {
+        skipped++;
+        log(`skip  ${name}`);
+        continue;
+      }
+      try {
+        await run(page);
+        passed.push(name);
+        log(`ok    ${name}`);
+      } catch (err) {
+        failed++;
+        log(`FAIL  ${name}: ${err.message.split('\n')[0]}`);
+        await shot(page, failureShot);
+        for (const l of rec.consoleLines.slice(-20)) log(`console: ${l}`);
+      }
+    }
+  } catch (err) {
+    failed++;
+    log(`FAIL  browser: ${err.message.split('\n')[0]}`);
+  } finally {
+    await Promise.resolve()
+      .then(cleanup)
+      .catch((err) => log(`cleanup: ${err.message}`));
+    await context?.close().catch(() => {});
+    rmSync(profile, { recursive: true, force: true });
+  }
+  const tail = skipped > 0 ? `, ${skipped} skipped` : '';
+  process.stdout.write(`${passed.length} passed, ${failed} failed${tail}\n`);
+  process.exit(failed > 0 ? 1 : 0);
+}
