@@ -167,12 +167,17 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	return g.send(ctx, c, &outgoing{
 		req:  action.Request{Method: call.Method, URL: call.URL, Body: call.Body, Headers: bodyHeaders(call.Body)},
 		host: call.Host, path: call.Path, key: call.Key, credRef: op.AuthorizationID, operation: name,
-		credential: func(ctx context.Context) (*action.Credential, func(bool), *refusal) {
+		credential: func(ctx context.Context) (*action.Credential, func(int), *refusal) {
 			lease, err := g.oauth.Acquire(ctx, op.AuthorizationID, name)
 			if err != nil {
 				return nil, nil, oauthRefusal(err)
 			}
-			return lease.Credential(), lease.Release, nil
+			return lease.Credential(), func(status int) {
+				if status == 401 {
+					lease.Invalidate()
+				}
+				lease.Release(status != 0)
+			}, nil
 		},
 	}, sess, act), nil
 }

@@ -149,7 +149,7 @@ func (g *Gateway) changeFor(ctx context.Context, c *conn) (approval.Change, stri
 func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vault.CredentialView, sess approval.Session, act *audit.Action) *mcp.CallToolResult {
 	return g.send(ctx, c, &outgoing{
 		req: call.req, host: call.host, path: call.path, key: call.key, credRef: cv.ID,
-		credential: func(ctx context.Context) (*action.Credential, func(bool), *refusal) {
+		credential: func(ctx context.Context) (*action.Credential, func(int), *refusal) {
 			cv2, sec, err := g.vault.CredentialFor(call.host, call.path)
 			if err != nil || cv2.ID != cv.ID || cv2.Version != cv.Version {
 				if sec != nil {
@@ -159,7 +159,7 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 					answer: toolError(CodeUnavailable, "the credential changed or became unavailable while this call waited; nothing was sent")}
 			}
 			lent := &lentSecret{v: g.vault, epoch: sess.VaultEpoch, s: sec}
-			return &action.Credential{Injection: actionInjection(cv2.Injection), Secret: lent}, func(bool) { lent.wipe() }, nil
+			return &action.Credential{Injection: actionInjection(cv2.Injection), Secret: lent}, func(int) { lent.wipe() }, nil
 		},
 	}, sess, act)
 }
@@ -174,8 +174,9 @@ type outgoing struct {
 	credRef   string
 	operation string // named operation, "" for http.request
 	// credential is asked right before dispatch, after every approval and
-	// the durable intent: a refusal then means nothing was sent.
-	credential func(ctx context.Context) (*action.Credential, func(used bool), *refusal)
+	// the durable intent: a refusal then means nothing was sent. release
+	// gets the HTTP status (0 when nothing came back).
+	credential func(ctx context.Context) (*action.Credential, func(status int), *refusal)
 }
 
 // refusal is a credential that could not be had right before dispatch.
@@ -242,8 +243,8 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 		g.denied(c, act, sess.ID, ref.reason)
 		return ref.answer
 	}
-	used := false
-	defer func() { release(used) }()
+	status := 0
+	defer func() { release(status) }()
 	// 9. Dispatched is durable before a byte leaves: first in the audit log
 	// (fail closed), then in the journal. In this order a crash between the
 	// two leaves the journal at "intent", which answers RETRY_SAFE, and that
@@ -266,7 +267,9 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	call.req.IdempotencyKey = key
 	start := time.Now()
 	resp, err := g.exec.Do(context.WithoutCancel(ctx), call.req, cred)
-	used = err == nil
+	if err == nil {
+		status = resp.Status
+	}
 	return g.finish(ctx, c, sess, act, id, key, start, resp, err)
 }
 

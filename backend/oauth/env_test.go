@@ -215,7 +215,14 @@ func (e *env) waitExpired(id string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	if tok.expiry.IsZero() {
+		e.t.Fatal("the provider's access token has no expiry (expires_in missing or 0): the test's TTL is too short to be rounded")
+	}
+	deadline := time.Now().Add(time.Minute)
 	for e.m.fresh(tok) {
+		if time.Now().After(deadline) {
+			e.t.Fatal("the access token did not come due within a minute")
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -122,6 +123,28 @@ func TestRefreshErrorClasses(t *testing.T) {
 		}
 		if v, _ := e.m.Authorization(id); v.StateReason != "response_lost" {
 			t.Errorf("state reason %q", v.StateReason)
+		}
+	})
+	t.Run("a token the API refused is refreshed on the next call", func(t *testing.T) {
+		e := newEnv(t, t.TempDir(), Config{})
+		var n atomic.Int32
+		id := seedRow(t, e, tokenServer(t, func(w http.ResponseWriter, r *http.Request) {
+			k := n.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			// No expires_in: only the API can say the token is no good.
+			fmt.Fprintf(w, `{"access_token":"at-canary-%04d","token_type":"Bearer","refresh_token":"rt-canary-%04d"}`, k, k+100)
+		}))
+		l, err := e.m.Acquire(ctx, id, "x.y")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Invalidate()
+		l.Release(true)
+		if _, err := e.m.Acquire(ctx, id, "x.y"); err != nil || n.Load() != 2 {
+			t.Fatalf("after a 401 the next call did not refresh (%d requests): %v", n.Load(), err)
+		}
+		if _, err := e.m.Acquire(ctx, id, "x.y"); err != nil || n.Load() != 2 {
+			t.Fatalf("a fresh token was refreshed again (%d requests): %v", n.Load(), err)
 		}
 	})
 	t.Run("uncontrolled rows can be blocked", func(t *testing.T) {

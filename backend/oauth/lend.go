@@ -112,3 +112,17 @@ func (m *Manager) markUsed(id string) {
 	m.mu.Unlock()
 	m.db.Model(&row{}).Where("id = ?", id).Update("last_used", now.Unix())
 }
+
+// Invalidate drops the lent access token from the cache and the store when
+// the API refused it (401): a provider may revoke or shorten a token before
+// its stated expiry, or state none. The next call refreshes. The refused
+// call itself is not repeated.
+func (l *Lease) Invalidate() {
+	m := l.m
+	m.mu.Lock()
+	if c := m.cache[l.id]; c == l.t {
+		delete(m.cache, l.id)
+	}
+	m.mu.Unlock()
+	m.db.Model(&row{}).Where("id = ? AND generation = ?", l.id, l.t.gen).Update("sealed_access", nil)
+}
