@@ -88,7 +88,7 @@ type Manager struct {
 
 	mu      sync.Mutex
 	cache   map[string]*accessToken // live access tokens, dropped on lock and disable
-	flights map[string]chan struct{}
+	flights map[string]*flight
 	flows   map[string]*flow
 	nonces  map[string]string // DPoP nonces by origin
 	usedAt  map[string]time.Time
@@ -149,7 +149,7 @@ func Open(cfg Config) (*Manager, error) {
 	}
 	m := &Manager{
 		cfg: cfg, db: db, log: cfg.Logger, vault: cfg.Vault, http: cfg.HTTPClient, locks: locks,
-		cache: map[string]*accessToken{}, flights: map[string]chan struct{}{}, flows: map[string]*flow{},
+		cache: map[string]*accessToken{}, flights: map[string]*flight{}, flows: map[string]*flow{},
 		nonces: map[string]string{}, subs: map[int]func(Event){}, retryC: make(chan struct{}, 1),
 	}
 	m.ctx, m.stop = context.WithCancel(context.Background())

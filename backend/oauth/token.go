@@ -73,36 +73,85 @@ func (m *Manager) usable(r *row) error {
 }
 
 // access returns a fresh access token for authorization id, refreshing it
-// at most once at a time per authorization across goroutines (a channel
-// per id) and processes (a lock file per id). A caller that waited uses
-// what the first one stored.
+// at most once at a time per authorization: across goroutines, one caller
+// leads and the others wait for its result and use it; across processes, a
+// lock file per id serializes the leaders, and a leader reads the row again
+// under it, so it uses what another process stored.
 func (m *Manager) access(ctx context.Context, id, op string) (*accessToken, error) {
-	r, err := loadRow(m.db, id)
-	if err != nil {
-		return nil, notFound(err)
+	for {
+		r, err := loadRow(m.db, id)
+		if err != nil {
+			return nil, notFound(err)
+		}
+		if err := m.usable(r); err != nil {
+			return nil, err
+		}
+		if t := m.cached(id, r.Generation); t != nil {
+			return t, nil
+		}
+		f, leader := m.join(id)
+		if leader {
+			f.t, f.err = m.lead(ctx, id, op)
+			m.mu.Lock()
+			delete(m.flights, id)
+			m.mu.Unlock()
+			close(f.done)
+			return f.t, f.err
+		}
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		switch {
+		case f.err == nil && m.current(id, f.t):
+			return f.t, nil
+		case f.err == nil, errors.Is(f.err, context.Canceled), errors.Is(f.err, context.DeadlineExceeded):
+			// The token was dropped meanwhile (a revoke, a lock), or the
+			// leader's caller went away: look again.
+			continue
+		default:
+			return nil, f.err
+		}
 	}
-	if err := m.usable(r); err != nil {
-		return nil, err
+}
+
+// flight is one refresh (or reload) in progress for an authorization.
+type flight struct {
+	done chan struct{}
+	t    *accessToken
+	err  error
+}
+
+// join returns id's flight in progress, or a new one the caller leads.
+func (m *Manager) join(id string) (*flight, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if f, ok := m.flights[id]; ok {
+		return f, false
 	}
-	if t := m.cached(id, r.Generation); t != nil {
-		return t, nil
-	}
-	release, err := m.flight(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	if t := m.cached(id, -1); t != nil {
-		return t, nil
-	}
+	f := &flight{done: make(chan struct{})}
+	m.flights[id] = f
+	return f, true
+}
+
+// current says whether t is still the token in service for id.
+func (m *Manager) current(id string, t *accessToken) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cache[id] == t && m.fresh(t)
+}
+
+// lead runs under the authorization's lock file: what is stored now is
+// the truth (another process may have refreshed meanwhile).
+func (m *Manager) lead(ctx context.Context, id, op string) (*accessToken, error) {
 	unlock, err := lockFile(ctx, filepath.Join(m.locks, id+".lock"))
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	// Under both locks: what is stored now is the truth (another process
-	// may have refreshed meanwhile).
-	if r, err = loadRow(m.db, id); err != nil {
+	r, err := loadRow(m.db, id)
+	if err != nil {
 		return nil, notFound(err)
 	}
 	if err := m.usable(r); err != nil {
@@ -122,12 +171,12 @@ func notFound(err error) error {
 	return err
 }
 
-// cached returns a fresh cached token of generation gen (-1: any).
+// cached returns a fresh cached token of generation gen.
 func (m *Manager) cached(id string, gen int64) *accessToken {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.cache[id]
-	if t == nil || (gen >= 0 && t.gen != gen) || !m.fresh(t) {
+	if t == nil || t.gen != gen || !m.fresh(t) {
 		return nil
 	}
 	return t
@@ -141,31 +190,6 @@ func (m *Manager) keep(id string, t *accessToken) {
 		delete(m.cache, id)
 	}
 	m.cache[id] = t
-}
-
-// flight takes the in-process refresh slot of id.
-func (m *Manager) flight(ctx context.Context, id string) (func(), error) {
-	for {
-		m.mu.Lock()
-		ch, busy := m.flights[id]
-		if !busy {
-			ch = make(chan struct{})
-			m.flights[id] = ch
-			m.mu.Unlock()
-			return func() {
-				m.mu.Lock()
-				delete(m.flights, id)
-				m.mu.Unlock()
-				close(ch)
-			}, nil
-		}
-		m.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
 }
 
 func (m *Manager) openAccess(r *row) (*accessToken, error) {
