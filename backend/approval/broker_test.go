@@ -138,9 +138,19 @@ func TestTimeoutAndDeny(t *testing.T) {
 	if _, err := tk.Wait(context.Background()); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("%v", err)
 	}
-	rec.mu.Lock()
-	expired := rec.expired
-	rec.mu.Unlock()
+	// The waiter is woken first; the expiry is recorded right after, outside
+	// the broker's lock.
+	deadline := time.Now().Add(5 * time.Second)
+	expired := 0
+	for time.Now().Before(deadline) {
+		rec.mu.Lock()
+		expired = rec.expired
+		rec.mu.Unlock()
+		if expired != 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if expired != 1 || len(b.Pending()) != 0 {
 		t.Fatal("expiry not recorded or card kept")
 	}
