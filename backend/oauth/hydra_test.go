@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -334,8 +333,6 @@ func TestHelperRefreshProcess(t *testing.T) {
 	t.Logf("helper use: %v", err)
 	time.Sleep(5 * time.Second) // killed before this ends
 }
-
-var _ = filepath.Join
 
 // Revoking while a refresh is on the wire: the local disable does not wait
 // for the network, and the tokens the refresh brings back never go into

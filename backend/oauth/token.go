@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -430,8 +429,6 @@ func (m *Manager) needsReconnection(ctx context.Context, r *row, reason, op stri
 	m.changed()
 	return fmt.Errorf("%w (%s)", ErrNeedsReconnection, reason)
 }
-
-var _ = http.MethodPost
 
 // orphaned handles tokens a refresh obtained for an authorization that was
 // disabled (revoked) while the refresh was on the wire: they are queued for

@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -175,5 +174,3 @@ func (m *Manager) SetBlockUncontrolled(on bool) error {
 	m.changed()
 	return nil
 }
-
-var _ = errors.New
