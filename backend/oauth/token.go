@@ -78,6 +78,14 @@ func (m *Manager) usable(r *row) error {
 // under it, so it uses what another process stored.
 func (m *Manager) access(ctx context.Context, id, op string) (*accessToken, error) {
 	for {
+		// A refresh already in progress: wait for it without reading the row
+		// (its leader reads it under the lock; 100 waiters need not).
+		if f := m.inFlight(id); f != nil {
+			if t, again, err := m.await(ctx, id, f); !again {
+				return t, err
+			}
+			continue
+		}
 		r, err := loadRow(m.db, id)
 		if err != nil {
 			return nil, notFound(err)
@@ -97,22 +105,35 @@ func (m *Manager) access(ctx context.Context, id, op string) (*accessToken, erro
 			close(f.done)
 			return f.t, f.err
 		}
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		switch {
-		case f.err == nil && m.current(id, f.t):
-			return f.t, nil
-		case f.err == nil, errors.Is(f.err, context.Canceled), errors.Is(f.err, context.DeadlineExceeded):
-			// The token was dropped meanwhile (a revoke, a lock), or the
-			// leader's caller went away: look again.
-			continue
-		default:
-			return nil, f.err
+		if t, again, err := m.await(ctx, id, f); !again {
+			return t, err
 		}
 	}
+}
+
+// await waits for another caller's flight and takes its result. again:
+// the token was dropped meanwhile (a revoke, a lock), or the leader's caller
+// went away, so the caller looks again.
+func (m *Manager) await(ctx context.Context, id string, f *flight) (*accessToken, bool, error) {
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+	switch {
+	case f.err == nil && m.current(id, f.t):
+		return f.t, false, nil
+	case f.err == nil, errors.Is(f.err, context.Canceled), errors.Is(f.err, context.DeadlineExceeded):
+		return nil, true, nil
+	default:
+		return nil, false, f.err
+	}
+}
+
+func (m *Manager) inFlight(id string) *flight {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.flights[id]
 }
 
 // flight is one refresh (or reload) in progress for an authorization.
