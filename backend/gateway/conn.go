@@ -29,6 +29,7 @@ type conn struct {
 	mu        sync.Mutex
 	httpTool  bool
 	opTools   map[string]bool
+	opSig     string
 	closeOnce sync.Once
 }
 

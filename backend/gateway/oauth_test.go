@@ -119,6 +119,7 @@ func TestOperationSingleFlightAcrossAgents(t *testing.T) {
 	time.Sleep(ttl + 1500*time.Millisecond) // every access token Yett holds has expired, however the provider rounds expires_in
 	before := ctr.TokenRequests()["refresh_token"]
 	_, hitsBefore := res.snapshot()
+	changesBefore := agents[0].do(agentCmd{Op: "list"}).Changes
 	n := []int{17, 17, 16}
 	waits := make([]func() agentReply, 3)
 	for i, a := range agents {
@@ -157,6 +158,9 @@ func TestOperationSingleFlightAcrossAgents(t *testing.T) {
 		if slices.Contains(presented[:i], presented[i]) {
 			t.Fatal("a refresh token was presented twice")
 		}
+	}
+	if got := agents[0].do(agentCmd{Op: "list"}).Changes; got != changesBefore {
+		t.Errorf("a refresh told the agents their tool list changed (%d notifications)", got-changesBefore)
 	}
 	last, hits := res.snapshot()
 	if hits-hitsBefore != 50 {

@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -83,8 +86,16 @@ func (c *conn) syncOperations(unlocked bool) {
 	if unlocked {
 		tools = c.g.operationTools()
 	}
+	// Only a real change of the catalogue reaches the agents: every AddTool
+	// sends them notifications/tools/list_changed, and the manager reports
+	// changes (a refresh, an inventory edit) that leave the tools as they are.
+	sig := toolsSignature(tools)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.opTools != nil && sig == c.opSig {
+		return
+	}
+	c.opSig = sig
 	want := map[string]bool{}
 	for _, t := range tools {
 		want[t.Name] = true
@@ -214,4 +225,13 @@ func oauthRefusal(err error) *refusal {
 		return &refusal{notSent: "provider_refused", reason: audit.Reason("provider_refused"),
 			answer: toolError(CodeUnavailable, "Yett could not get access for this operation from the provider; nothing was sent")}
 	}
+}
+
+func toolsSignature(tools []*mcp.Tool) string {
+	h := sha256.New()
+	for _, t := range tools {
+		schema, _ := json.Marshal(t.InputSchema)
+		fmt.Fprintf(h, "%q %q %s\n", t.Name, t.Description, schema)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
