@@ -5,8 +5,11 @@
 # drives Debian's Chromium against it. Two scripts run against the same app:
 # vault.e2e.mjs (vault, credentials, audit views, a real agent), then
 # oauth.e2e.mjs (Connections against a real Ory Hydra v2.3.0 started here on
-# loopback, with a client_credentials client registered through its admin
-# API). Afterwards neither canary secret the tests typed (the credential's,
+# loopback, with a client_credentials client and a public authorization-code
+# client registered through its admin API, and hydra-login.mjs as its login
+# and consent app). The app's "open in the system browser" is pointed at a
+# stub that only records the address: the test opens it in its own tab.
+# Afterwards neither canary secret the tests typed (the credential's,
 # and the OAuth client secret) may appear in the app's log or in the data
 # directory.
 #
@@ -21,6 +24,11 @@ hydra_bin=$("$root/build/scripts/hydra.sh")
 . "$(dirname "$0")/headless.sh"
 
 stop_hydra() {
+	if [ -n "${login_pid:-}" ]; then
+		kill -TERM "$login_pid" 2>/dev/null || true
+		wait "$login_pid" 2>/dev/null || true
+		login_pid=""
+	fi
 	[ -n "${hydra_pid:-}" ] || return 0
 	kill -TERM "$hydra_pid" 2>/dev/null || true
 	wait "$hydra_pid" 2>/dev/null || true
@@ -36,26 +44,43 @@ ready() { node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>pro
 port=$(free_port)
 hydra_public=$(free_port)
 hydra_admin=$(free_port)
-while [ "$hydra_admin" = "$hydra_public" ] || [ "$hydra_admin" = "$port" ] || [ "$hydra_public" = "$port" ]; do
+login_port=$(free_port)
+while [ "$(printf '%s\n' "$port" "$hydra_public" "$hydra_admin" "$login_port" | sort -u | wc -l)" != 4 ]; do
 	hydra_admin=$(free_port)
 	hydra_public=$(free_port)
+	login_port=$(free_port)
 done
 issuer="http://127.0.0.1:$hydra_public"
 admin="http://127.0.0.1:$hydra_admin"
+login="http://127.0.0.1:$login_port"
 
-# Hydra in memory, on loopback only; the login and consent addresses are
-# never visited (client credentials has no person signing in).
+# Hydra's login and consent app: signs alice@example.test in and grants
+# what was asked.
+node "$root/frontend/e2e/hydra-login.mjs" "$login_port" "$admin" >"$work/login.log" 2>&1 &
+login_pid=$!
+
+# Hydra in memory, on loopback only.
 env DSN=memory LOG_LEAK_SENSITIVE_VALUES=false \
 	SERVE_PUBLIC_HOST=127.0.0.1 SERVE_PUBLIC_PORT="$hydra_public" \
 	SERVE_ADMIN_HOST=127.0.0.1 SERVE_ADMIN_PORT="$hydra_admin" \
-	URLS_SELF_ISSUER="$issuer" URLS_LOGIN=http://127.0.0.1:1/login URLS_CONSENT=http://127.0.0.1:1/consent \
+	URLS_SELF_ISSUER="$issuer" URLS_LOGIN="$login/login" URLS_CONSENT="$login/consent" \
 	SECRETS_SYSTEM="$(random_hex 32)" \
 	"$hydra_bin" serve all --dev --sqa-opt-out >"$work/hydra.log" 2>&1 &
 hydra_pid=$!
 
+# The system browser, for the app only: a stub that records the address
+# (under Xvfb, xdg-open would otherwise start a real browser that signs in
+# on its own).
+mkdir -p "$work/bin"
+browser_log="$work/browser-opened"
+for b in xdg-open x-www-browser www-browser; do
+	printf '#!/bin/sh\nprintf "%%s\\n" "$1" >>"%s"\n' "$browser_log" >"$work/bin/$b"
+	chmod +x "$work/bin/$b"
+done
+
 export YETT_DEV_THROWAWAY_VAULT=1
 export devserver="127.0.0.1:$port" assetdir="$root/frontend/dist" loglevel=Warning
-"$bin" >"$work/app.log" 2>&1 &
+PATH="$work/bin:$PATH" "$bin" >"$work/app.log" 2>&1 &
 app_pid=$!
 
 for _ in $(seq 150); do
@@ -64,15 +89,17 @@ for _ in $(seq 150); do
 	sleep 0.2
 done
 for i in $(seq 150); do
-	ready "$admin/health/ready" && ready "$issuer/health/ready" && break
+	ready "$admin/health/ready" && ready "$issuer/health/ready" && ready "$login/health" && break
+	kill -0 "$login_pid" 2>/dev/null || { cat "$work/login.log"; echo "e2e: the login app exited early"; exit 1; }
 	kill -0 "$hydra_pid" 2>/dev/null || { tail -40 "$work/hydra.log"; echo "e2e: Hydra exited early"; exit 1; }
-	[ "$i" = 150 ] && { tail -40 "$work/hydra.log"; echo "e2e: Hydra was not ready in 30 s"; exit 1; }
+	[ "$i" = 150 ] && { tail -40 "$work/hydra.log"; echo "e2e: Hydra or its login app was not ready in 30 s"; exit 1; }
 	sleep 0.2
 done
 
 canary="CANARY-e2e-$(random_hex 8)"
 oauth_canary="CANARY-oauth-$(random_hex 8)"
 client_id="yett-e2e-$(random_hex 4)"
+public_client_id="yett-e2e-public-$(random_hex 4)"
 passphrase="e2e gate lattice $(random_hex 6)"
 
 # The client_credentials client. The secret travels by environment, never
@@ -95,6 +122,25 @@ fetch(`${admin}/admin/clients`, {
   fail(`HTTP ${r.status} ${e.error ?? ""}`);
 }, (err) => fail(err.message));' "$admin" "$client_id"
 
+# The public authorization-code client (PKCE, no secret). Hydra ignores the
+# port of a loopback redirect (RFC 8252 §7.3), so Yett's ephemeral one fits.
+node -e '
+const [admin, id] = process.argv.slice(1);
+const fail = (m) => { console.error(`e2e: creating the public Hydra client: ${m}`); process.exit(1); };
+fetch(`${admin}/admin/clients`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({
+    client_id: id, token_endpoint_auth_method: "none",
+    grant_types: ["authorization_code", "refresh_token"], response_types: ["code"],
+    scope: "openid offline_access offline", redirect_uris: ["http://127.0.0.1/callback"],
+  }),
+}).then(async (r) => {
+  if (r.status === 201) return;
+  const e = await r.json().catch(() => ({}));
+  fail(`HTTP ${r.status} ${e.error ?? ""} ${e.error_description ?? ""}`);
+}, (err) => fail(err.message));' "$admin" "$public_client_id"
+
 status=0
 (cd "$root/frontend" && YETT_E2E_URL="http://127.0.0.1:$port" YETT_E2E_CANARY="$canary" \
 	YETT_E2E_PASSPHRASE="$passphrase" YETT_ARTIFACTS="$artifacts" node e2e/vault.e2e.mjs) || status=$?
@@ -105,12 +151,14 @@ oauth_status=0
 (cd "$root/frontend" && YETT_E2E_URL="http://127.0.0.1:$port" YETT_E2E_PASSPHRASE="$passphrase" \
 	YETT_E2E_HYDRA_PUBLIC="$issuer" YETT_E2E_HYDRA_ADMIN="$admin" \
 	YETT_E2E_OAUTH_CLIENT_ID="$client_id" YETT_E2E_OAUTH_SECRET="$oauth_canary" \
+	YETT_E2E_OAUTH_PUBLIC_CLIENT_ID="$public_client_id" YETT_E2E_BROWSER_LOG="$browser_log" \
 	YETT_ARTIFACTS="$artifacts" node e2e/oauth.e2e.mjs) || oauth_status=$?
 [ "$oauth_status" = 0 ] || status=$oauth_status
 
 kill -TERM "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
 stop_hydra
 cp "$work/app.log" "$artifacts/e2e-app.log"
+cp "$work/login.log" "$artifacts/e2e-hydra-login.log"
 if grep -rqa -- "$canary" "$work/app.log" "$work/data"; then
 	echo "e2e: the canary secret leaked into the app log or the data directory"
 	status=1

@@ -9,19 +9,30 @@
 // credentials, staging, an owner and a backup revoker; see it listed active
 // and under control; add a named operation on it; revoke it and read the
 // report: disabled in Yett, revoked at Hydra (RFC 7009) and verified inactive
-// by Hydra's introspection (RFC 7662); the row ends revoked. The client
+// by Hydra's introspection (RFC 7662); the row ends revoked. Then the same
+// with a person signing in: a public client (no secret), authorization code
+// with PKCE, unattended, development; the panel shows the sign-in address,
+// which a second tab (the person's browser) opens: Hydra, the login and
+// consent app e2e.sh runs (it signs in alice@example.test), and back to
+// Yett's loopback callback; the panel closes on the "oauth:flow" event and the
+// row lists alice; Revoke reports the refresh and the access token revoked
+// at Hydra and each verified inactive by introspection. The client
 // secret (a canary) goes out once, in the Connect call, and must appear
 // nowhere the page can see afterwards: DOM, inputs, storage, console, or any
 // frame the backend sent to the page.
 //
 // env: YETT_E2E_URL (the app's dev server), YETT_E2E_HYDRA_PUBLIC (issuer),
 // YETT_E2E_HYDRA_ADMIN, YETT_E2E_OAUTH_CLIENT_ID, YETT_E2E_OAUTH_SECRET,
+// YETT_E2E_OAUTH_PUBLIC_CLIENT_ID (the authorization-code client),
+// YETT_E2E_BROWSER_LOG (where the stub system browser records what the app
+// asked it to open),
 // YETT_E2E_PASSPHRASE (creates or unlocks the vault when the page shows
 // setup or unlock; after vault.e2e.mjs it is normally unlocked already),
 // plus harness.mjs's YETT_ARTIFACTS and YETT_CHROMIUM.
 // Exits non-zero on any failure; the last line is "N passed, N failed".
 
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { STEP_TIMEOUT, assert, byId, log, pageText, runSteps, shot } from './harness.mjs';
 
 function need(name) {
@@ -39,6 +50,8 @@ const ADMIN = need('YETT_E2E_HYDRA_ADMIN').replace(/\/$/, '');
 const CLIENT_ID = need('YETT_E2E_OAUTH_CLIENT_ID');
 const SECRET = need('YETT_E2E_OAUTH_SECRET');
 const PASSPHRASE = need('YETT_E2E_PASSPHRASE');
+const PUBLIC_CLIENT_ID = need('YETT_E2E_OAUTH_PUBLIC_CLIENT_ID');
+const BROWSER_LOG = need('YETT_E2E_BROWSER_LOG');
 
 const NAME = `tracker e2e ${randomBytes(3).toString('hex')}`;
 const OWNER = 'ana@example.test';
@@ -47,13 +60,27 @@ const OPERATION = 'tracker.list_issues';
 const OP_URL = 'https://api.example.test/projects/{project}/issues';
 const INTROSPECTION = `${ADMIN}/admin/oauth2/introspect`;
 const PROVIDER_HOST = new URL(ISSUER).host;
+const CODE_NAME = `hydra alice e2e ${randomBytes(3).toString('hex')}`;
+const ALICE = 'alice@example.test'; // whom hydra-login.mjs signs in
+const CODE_OWNER = 'bea@example.test';
+const CODE_BACKUP = 'oncall@example.test';
 
 const received = []; // every websocket frame the page received
 const sent = []; // every websocket frame the page sent
 const consoleLines = [];
 let authId = '';
+let codeId = '';
+let signInUrl = '';
 
 const row = (page) => page.locator('[data-testid="authorization-row"]', { hasText: NAME });
+const codeRow = (page) => page.locator('[data-testid="authorization-row"]', { hasText: CODE_NAME });
+const browserOpened = () => {
+  try {
+    return readFileSync(BROWSER_LOG, 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+};
 const text = async (loc) => (await loc.textContent()).trim();
 
 // Waits for the first of several outcomes and returns its index, so a form
@@ -262,6 +289,148 @@ const steps = [
     assert(!offered.includes(authId), 'the operation editor still offers the revoked authorization');
     assert((await byId(page, 'uncontrolled-summary').count()) === 0, 'a revoked row is counted as not under control');
     await shot(page, 'oauth-08-revoked');
+  }],
+
+  ['authorization code: a public client, unattended (the warning shows), development; the panel shows the sign-in address', async (page) => {
+    await byId(page, 'connect-start').click();
+    await byId(page, 'connect-form').waitFor({ timeout: STEP_TIMEOUT });
+    await byId(page, 'oc-provider').selectOption({ label: 'Other provider' });
+    await byId(page, 'oc-issuer').fill(ISSUER);
+    await byId(page, 'oc-discover').click();
+    const found = await first(byId(page, 'oc-discovered'), byId(page, 'connect-form-error'));
+    if (found === 1) throw new Error(`Discover failed: ${await text(byId(page, 'connect-form-error'))}`);
+    assert((await byId(page, 'oc-authorizationEndpoint').inputValue()) === `${ISSUER}/oauth2/auth`, 'authorization endpoint not filled in');
+    await byId(page, 'oc-name').fill(CODE_NAME);
+    await byId(page, 'oc-introspectionEndpoint').fill(INTROSPECTION);
+    await byId(page, 'oc-client-id').fill(PUBLIC_CLIENT_ID);
+    await byId(page, 'oc-auth-none').check();
+    assert((await byId(page, 'oc-secret').count()) === 0, 'a client secret field is shown for client authentication none');
+    await byId(page, 'oc-scopes').fill('openid offline_access');
+    await byId(page, 'oc-environment').selectOption('development');
+    await byId(page, 'oc-flow-code').check();
+    assert((await byId(page, 'oc-unattended-warning').count()) === 0, 'the unattended warning shows before Unattended is checked');
+    await byId(page, 'oc-unattended').check();
+    const warning = byId(page, 'oc-unattended-warning');
+    await warning.waitFor({ timeout: STEP_TIMEOUT });
+    assert(await warning.isVisible(), 'the unattended warning is not visible');
+    assert(/long-lived refresh token/.test(await text(warning)), `the unattended warning reads: ${await text(warning)}`);
+    await byId(page, 'oc-owner').fill(CODE_OWNER);
+    await byId(page, 'oc-backup').fill(CODE_BACKUP);
+    await shot(page, 'oauth-09-code-form');
+    const before = browserOpened().length;
+    await byId(page, 'oc-submit').click();
+    const outcome = await first(
+      byId(page, 'flow-panel'),
+      byId(page, 'connect-form-error'),
+      page.locator('[data-testid^="connect-error-"]').first(),
+      byId(page, 'connections-notice'),
+    );
+    if (outcome === 1) throw new Error(`Connect failed: ${await text(byId(page, 'connect-form-error'))}`);
+    if (outcome === 2) {
+      const field = page.locator('[data-testid^="connect-error-"]').first();
+      throw new Error(`the form refused ${await field.getAttribute('data-testid')}: ${await text(field)}`);
+    }
+    if (outcome === 3) throw new Error(`connected without a sign-in: ${await text(byId(page, 'connections-notice'))}`);
+    const panel = byId(page, 'flow-panel');
+    assert((await panel.getAttribute('data-state')) === 'waiting', `the flow panel is ${await panel.getAttribute('data-state')}, not waiting`);
+    assert(/Finish signing in in your browser/.test(await panel.innerText()), 'the panel does not say to finish in the browser');
+    signInUrl = await byId(page, 'flow-auth-url').inputValue();
+    const u = new URL(signInUrl);
+    const q = u.searchParams;
+    assert(`${u.origin}${u.pathname}` === `${ISSUER}/oauth2/auth`, `the sign-in address is not Hydra's authorization endpoint: ${u.origin}${u.pathname}`);
+    assert(q.get('response_type') === 'code', `response_type is ${q.get('response_type')}`);
+    assert(q.get('client_id') === PUBLIC_CLIENT_ID, `client_id is ${q.get('client_id')}`);
+    assert(q.get('code_challenge_method') === 'S256' && /^[A-Za-z0-9_-]{43}$/.test(q.get('code_challenge') ?? ''), 'the address carries no S256 PKCE challenge');
+    assert(/^http:\/\/127\.0\.0\.1:\d+\/callback$/.test(q.get('redirect_uri') ?? ''), `the redirect is not a loopback callback: ${q.get('redirect_uri')}`);
+    assert((q.get('state') ?? '').length >= 16, 'the address carries no state');
+    const scopes = (q.get('scope') ?? '').split(' ');
+    assert(scopes.includes('openid') && scopes.includes('offline_access'), `the scopes asked are ${q.get('scope')}`);
+    // The app asked the system browser (e2e.sh's stub) to open the same address.
+    for (let i = 0; i < 50 && browserOpened().length === before; i++) await page.waitForTimeout(100);
+    const opened = browserOpened().slice(before);
+    assert(opened.length === 1 && opened[0] === signInUrl, `the app asked the system browser to open ${opened.length} address(es), want the panel's one`);
+    await shot(page, 'oauth-10-code-waiting');
+  }],
+
+  ['a second tab signs in at Hydra (login and consent app) and lands on Yett\'s callback page', async (page) => {
+    const tab = await page.context().newPage();
+    try {
+      const seen = [];
+      tab.on('request', (r) => { if (r.isNavigationRequest()) seen.push(new URL(r.url()).origin + new URL(r.url()).pathname); });
+      const resp = await tab.goto(signInUrl, { waitUntil: 'load', timeout: STEP_TIMEOUT });
+      const landed = new URL(tab.url());
+      const redirect = new URL(new URL(signInUrl).searchParams.get('redirect_uri'));
+      assert(landed.origin === redirect.origin && landed.pathname === '/callback', `the tab ended at ${landed.origin}${landed.pathname}, not Yett's callback (went through ${seen.join(' → ')})`);
+      assert(seen.some((s) => s.endsWith('/login')) && seen.some((s) => s.endsWith('/consent')), `the tab did not go through the login and consent app: ${seen.join(' → ')}`);
+      assert(resp?.status() === 200, `the callback answered HTTP ${resp?.status()}`);
+      const body = await tab.locator('body').innerText();
+      assert(body.includes(`Yett connected ${CODE_NAME}. You can close this tab.`), `the callback page reads: ${body.slice(0, 300)}`);
+      await shot(tab, 'oauth-11-code-callback');
+    } finally {
+      await tab.close();
+    }
+  }],
+
+  ['the panel closes on the "oauth:flow" event and the row is listed: active, alice, development, authorization code, unattended', async (page) => {
+    await byId(page, 'flow-panel').waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    assert(/Connected/.test(await text(byId(page, 'connections-notice'))), 'the notice does not say connected');
+    const events = received.filter((f) => f.includes('oauth:flow') && f.includes('"connected"'));
+    assert(events.length > 0, 'no "oauth:flow" event with the connected state reached the page');
+    const r = codeRow(page);
+    await r.waitFor({ timeout: STEP_TIMEOUT });
+    codeId = (await r.getAttribute('data-authorization-id')) ?? '';
+    assert(codeId !== '' && codeId !== authId, 'the row carries no new authorization id');
+    assert((await text(r.locator('[data-testid="authorization-state"]'))) === 'Active', 'the state is not Active');
+    assert((await text(r.locator('[data-testid="authorization-host"]'))) === PROVIDER_HOST, `the provider host is not ${PROVIDER_HOST}`);
+    assert((await text(r.locator('[data-testid="authorization-environment"]'))) === 'development', 'the environment is not development');
+    assert((await text(r.locator('[data-testid="authorization-account"]'))) === ALICE, `the account is not ${ALICE}`);
+    const scopes = await r.locator('[data-testid="authorization-scopes"] code').allTextContents();
+    assert(scopes.includes('openid') && scopes.includes('offline_access'), `the scopes are ${scopes.join(' ')}`);
+    assert((await text(r.locator('[data-testid="authorization-owner"]'))) === CODE_OWNER, 'the owner is not shown');
+    assert((await text(r.locator('[data-testid="authorization-backup"]'))) === CODE_BACKUP, 'the backup revoker is not shown');
+    const all = await r.innerText();
+    assert(/Connected by\s+Sign-in in the browser \(authorization code \+ PKCE\)/.test(all), `the row does not say it was connected by authorization code: ${all}`);
+    assert(all.includes('Unattended'), 'the row is not marked unattended');
+    assert((await r.locator('[data-testid="authorization-uncontrolled"]').count()) === 0, `the row is flagged not under control: ${all}`);
+    assert((await byId(page, 'uncontrolled-summary').count()) === 0, 'the list says an authorization is not under control');
+    await shot(page, 'oauth-12-code-connected');
+  }],
+
+  ['Revoke the signed-in account: the refresh and the access token revoked at Hydra, each verified by introspection', async (page) => {
+    const r = codeRow(page);
+    await r.locator('[data-testid="revoke"]').click();
+    await r.locator('[data-testid="revoke-confirm"]').waitFor({ timeout: STEP_TIMEOUT });
+    await r.locator('[data-testid="revoke-confirm-button"]').click();
+    const outcome = await first(r.locator('[data-testid="revoke-report"]'), r.locator('[data-testid="revoke-error"]'));
+    if (outcome === 1) throw new Error(`Revoke failed: ${await text(r.locator('[data-testid="revoke-error"]'))}`);
+    const got = await r.locator('[data-testid="revoke-step"]').evaluateAll((els) =>
+      els.map((e) => ({ step: e.dataset.step, ok: e.dataset.ok, text: e.innerText })),
+    );
+    const summary = got.map((s) => `${s.step}=${s.ok}`).join(', ');
+    const want = ['local_disable', 'provider_revocation', 'verification', 'provider_revocation', 'verification'];
+    assert(got.length === want.length && got.every((s, i) => s.step === want[i]), `the report's steps are [${summary}], want ${want.join(', ')}`);
+    for (const s of got) assert(s.ok === 'true', `step ${s.step} failed: ${s.text}`);
+    assert(/Disabled in Yett/.test(got[0].text), `local disable reads: ${got[0].text}`);
+    // Each token once: revoked, then verified inactive by introspection.
+    for (const [i, token] of [[1, 'refresh token'], [3, 'access token']]) {
+      assert(new RegExp(`Revoked at the provider.*${token}`, 's').test(got[i].text), `the ${token}'s revocation reads: ${got[i].text}`);
+      assert(new RegExp(`Verified.*introspection reports the ${token} inactive`, 's').test(got[i + 1].text), `the ${token}'s verification reads: ${got[i + 1].text}`);
+    }
+    assert((await r.locator('[data-testid="revoke-retry"]').count()) === 0, 'the report says a retry is pending');
+    await shot(page, 'oauth-13-code-revoke-report');
+  }],
+
+  ['the signed-in account\'s row shows revoked', async (page) => {
+    const r = codeRow(page);
+    await page.waitForFunction(
+      (id) => document.querySelector(`[data-authorization-id="${id}"] [data-testid="authorization-state"]`)?.textContent?.trim() === 'Revoked',
+      codeId,
+      { timeout: STEP_TIMEOUT },
+    );
+    assert((await r.locator('[data-testid="revoke"]').count()) === 0, 'Revoke is still offered on a revoked row');
+    assert((await r.locator('[data-testid="authorization-revocation"]').count()) === 0, 'the row says the revocation at the provider is pending or failed');
+    assert((await byId(page, 'uncontrolled-summary').count()) === 0, 'a revoked row is counted as not under control');
+    await shot(page, 'oauth-14-code-revoked');
   }],
 
   ['after revoking, the client secret is still nowhere the page can see', async (page) => {
