@@ -75,19 +75,3 @@ func (m *Manager) loadKey(id string) (*proof.Key, error) {
 	defer clear(der)
 	return proof.ParseKey(der)
 }
-
-// ClientKeys lists the client keys' public halves.
-func (m *Manager) ClientKeys() ([]ClientKey, error) {
-	var rows []struct {
-		ID        string
-		PublicJWK string
-	}
-	if err := m.db.Raw(`SELECT id, public_jwk FROM oauth_keys WHERE purpose = ? ORDER BY created_at`, keyPurposeClient).Scan(&rows).Error; err != nil {
-		return nil, fmt.Errorf("oauth: %w", err)
-	}
-	out := make([]ClientKey, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, ClientKey{ID: r.ID, PublicJWK: r.PublicJWK, JWKS: `{"keys":[` + r.PublicJWK + `]}`})
-	}
-	return out, nil
-}

@@ -3,41 +3,22 @@
 package oauth
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"os"
-	"time"
 
 	"golang.org/x/sys/windows"
 )
 
-// lockFile takes an exclusive LockFileEx lock on path, waiting until ctx
-// ends; Windows releases it when the process dies.
-func lockFile(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("oauth: lock file: %w", err)
+// tryLock takes f's LockFileEx lock without waiting; false: another holds
+// it.
+func tryLock(f *os.File) (bool, error) {
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, new(windows.Overlapped))
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
+		return false, nil
 	}
-	h := windows.Handle(f.Fd())
-	for {
-		ol := new(windows.Overlapped)
-		err := windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
-		if err == nil {
-			return func() {
-				windows.UnlockFileEx(h, 0, 1, 0, new(windows.Overlapped))
-				f.Close()
-			}, nil
-		}
-		if !errors.Is(err, windows.ERROR_LOCK_VIOLATION) && !errors.Is(err, windows.ERROR_IO_PENDING) {
-			f.Close()
-			return nil, fmt.Errorf("oauth: lock file: %w", err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	return err == nil, err
+}
+
+func unlockFile(f *os.File) {
+	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
 }

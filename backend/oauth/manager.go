@@ -65,12 +65,6 @@ type Config struct {
 	// RevokeRetry is the first delay before a provider revocation that
 	// failed is tried again (it doubles up to 1 h); 0 means 30 s.
 	RevokeRetry time.Duration
-	// OnDisable runs after an authorization was disabled locally (the
-	// gateway ends the sessions that could use it). It must not block.
-	OnDisable func(authorizationID string)
-	// OnChange runs after the inventory, operations or a flow changed (the
-	// app refreshes its view). It must not block.
-	OnChange func()
 	// OpenBrowser opens the authorization URL in the system browser; nil
 	// leaves it to the UI.
 	OpenBrowser func(url string)
@@ -225,12 +219,7 @@ func (m *Manager) notify(ev Event) {
 	}
 }
 
-func (m *Manager) changed() {
-	if m.cfg.OnChange != nil {
-		m.cfg.OnChange()
-	}
-	m.notify(Event{})
-}
+func (m *Manager) changed() { m.notify(Event{}) }
 
 // dropCache forgets cached access tokens of one authorization ("" = all).
 func (m *Manager) dropCache(id string) {

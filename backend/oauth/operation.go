@@ -362,8 +362,25 @@ func (m *Manager) RemoveOperation(name string) error {
 
 // Operations lists every operation by name.
 func (m *Manager) Operations() ([]Operation, error) {
+	return m.loadOperations(`SELECT spec FROM oauth_operations ORDER BY name`)
+}
+
+// Operation returns one operation.
+func (m *Manager) Operation(name string) (Operation, error) {
+	ops, err := m.loadOperations(`SELECT spec FROM oauth_operations WHERE name = ?`, name)
+	if err != nil {
+		return Operation{}, err
+	}
+	if len(ops) != 1 {
+		return Operation{}, ErrNotFound
+	}
+	return ops[0], nil
+}
+
+// loadOperations runs a query for spec columns and decodes each.
+func (m *Manager) loadOperations(query string, args ...any) ([]Operation, error) {
 	var rows []struct{ Spec string }
-	if err := m.db.Raw(`SELECT spec FROM oauth_operations ORDER BY name`).Scan(&rows).Error; err != nil {
+	if err := m.db.Raw(query, args...).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
 	out := make([]Operation, 0, len(rows))
@@ -375,22 +392,6 @@ func (m *Manager) Operations() ([]Operation, error) {
 		out = append(out, o)
 	}
 	return out, nil
-}
-
-// Operation returns one operation.
-func (m *Manager) Operation(name string) (Operation, error) {
-	var rows []struct{ Spec string }
-	if err := m.db.Raw(`SELECT spec FROM oauth_operations WHERE name = ?`, name).Scan(&rows).Error; err != nil {
-		return Operation{}, fmt.Errorf("oauth: %w", err)
-	}
-	if len(rows) != 1 {
-		return Operation{}, ErrNotFound
-	}
-	var o Operation
-	if err := json.Unmarshal([]byte(rows[0].Spec), &o); err != nil {
-		return Operation{}, fmt.Errorf("oauth: a stored operation does not decode")
-	}
-	return o, nil
 }
 
 func (m *Manager) opsByAuthorization() (map[string][]string, error) {

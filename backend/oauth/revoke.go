@@ -51,7 +51,7 @@ type queued struct {
 
 // Revoke cuts authorization id off. First, locally and without any network
 // call: the refresh token and cached access tokens leave service, the
-// sessions that could use it end (Config.OnDisable), and its operations are
+// sessions that could use it end (subscribers get Event.Disabled), and its operations are
 // refused from then on. Then the tokens are revoked at the provider (RFC
 // 7009), retried durably if it cannot be reached, and the revocation is
 // verified by introspection (RFC 7662) where the provider offers it. Each
@@ -102,9 +102,6 @@ func (m *Manager) disable(ctx context.Context, id string) (*row, error) {
 		return nil, err
 	}
 	m.dropCache(id)
-	if m.cfg.OnDisable != nil {
-		m.cfg.OnDisable(id)
-	}
 	m.notify(Event{Disabled: id})
 	m.record(ctx, audit.EventAuthorizationDisabled, r, StepLocalDisable, "", true, "")
 	m.changed()
@@ -131,13 +128,26 @@ func (m *Manager) enqueue(tx *gorm.DB, r *row, sealed []byte, field string, gen 
 		}
 		v = []byte(sa.Value)
 	}
+	if err := m.queueToken(tx, r.ID, hint, v); err != nil && !errors.Is(err, errNotSealed) {
+		return err
+	}
+	return nil
+}
+
+// errNotSealed: the vault could not seal a token for the queue (it locked
+// meanwhile).
+var errNotSealed = errors.New("oauth: the token could not be sealed for revocation")
+
+// queueToken seals a token for purposeRevocation only and adds it to the
+// revocation queue of authorization id, in tx.
+func (m *Manager) queueToken(tx *gorm.DB, id, hint string, value []byte) error {
 	qid := randomID("rv-", 9)
-	st, err := m.vault.SealBlob(purposeRevocation, tokenAD(qid, hint, 0), v)
+	st, err := m.vault.SealBlob(purposeRevocation, tokenAD(qid, hint, 0), value)
 	if err != nil {
-		return nil
+		return errNotSealed
 	}
 	return tx.Exec(`INSERT INTO oauth_revocations (id, authorization_id, token_type_hint, sealed_token, attempts, next_attempt, last_error, created_at)
-		VALUES (?, ?, ?, ?, 0, 0, '', ?)`, qid, r.ID, hint, st, m.now().Unix()).Error
+		VALUES (?, ?, ?, ?, 0, 0, '', ?)`, qid, id, hint, st, m.now().Unix()).Error
 }
 
 // revokeQueued revokes and verifies r's queued tokens; first is true for

@@ -465,13 +465,7 @@ func (m *Manager) orphaned(r *row, tok *oauth2.Token) bool {
 			if t.v == "" {
 				continue
 			}
-			qid := randomID("rv-", 9)
-			st, err := m.vault.SealBlob(purposeRevocation, tokenAD(qid, t.hint, 0), []byte(t.v))
-			if err != nil {
-				return err
-			}
-			if err := tx.Exec(`INSERT INTO oauth_revocations (id, authorization_id, token_type_hint, sealed_token, attempts, next_attempt, last_error, created_at)
-				VALUES (?, ?, ?, ?, 0, 0, '', ?)`, qid, r.ID, t.hint, st, m.now().Unix()).Error; err != nil {
+			if err := m.queueToken(tx, r.ID, t.hint, []byte(t.v)); err != nil {
 				return err
 			}
 		}
