@@ -73,7 +73,7 @@ func (g *Gateway) handle(nc net.Conn) {
 	g.conns[c] = struct{}{}
 	unlocked := g.unlocked
 	g.mu.Unlock()
-	c.setTools(unlocked)
+	c.setTools(unlocked, g.catalogue(unlocked))
 	defer func() {
 		g.mu.Lock()
 		delete(g.conns, c)
@@ -123,10 +123,11 @@ func (c *conn) close() {
 	})
 }
 
-// setTools lists http.request only while the vault is unlocked; the SDK
+// setTools lists http.request and the operations (ops, from catalogue)
+// only while the vault is unlocked; the SDK
 // tells the client with notifications/tools/list_changed.
-func (c *conn) setTools(unlocked bool) {
-	c.syncOperations(unlocked)
+func (c *conn) setTools(unlocked bool, ops []*mcp.Tool) {
+	c.syncOperations(ops)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if unlocked == c.httpTool {

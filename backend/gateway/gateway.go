@@ -293,8 +293,9 @@ func (g *Gateway) onVaultEvent(ev vault.Event) {
 		conns = append(conns, c)
 	}
 	g.mu.Unlock()
+	ops := g.catalogue(unlocked)
 	for _, c := range conns {
-		c.setTools(unlocked)
+		c.setTools(unlocked, ops)
 	}
 }
 

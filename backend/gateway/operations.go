@@ -14,7 +14,6 @@ import (
 	"github.com/yettdev/yett/backend/action"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
-	"github.com/yettdev/yett/backend/procid"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -65,9 +64,19 @@ func (g *Gateway) operationsChanged() {
 	}
 	unlocked := g.unlocked
 	g.mu.Unlock()
+	ops := g.catalogue(unlocked)
 	for _, c := range conns {
-		c.syncOperations(unlocked)
+		c.syncOperations(ops)
 	}
+}
+
+// catalogue is the operation tools to list: none while the vault is
+// locked. Callers read it once and hand it to every connection.
+func (g *Gateway) catalogue(unlocked bool) []*mcp.Tool {
+	if !unlocked {
+		return nil
+	}
+	return g.operationTools()
 }
 
 // authorizationDisabled ends every session: a session covers every
@@ -79,13 +88,9 @@ func (g *Gateway) authorizationDisabled(id string) {
 	g.log.Info("an authorization was disabled; its sessions ended", "authorization", id)
 }
 
-// syncOperations makes the connection's operation tools match the catalogue
-// (none while the vault is locked).
-func (c *conn) syncOperations(unlocked bool) {
-	var tools []*mcp.Tool
-	if unlocked {
-		tools = c.g.operationTools()
-	}
+// syncOperations makes the connection's operation tools match tools (the
+// catalogue; none while the vault is locked).
+func (c *conn) syncOperations(tools []*mcp.Tool) {
 	// Only a real change of the catalogue reaches the agents: every AddTool
 	// sends them notifications/tools/list_changed, and the manager reports
 	// changes (a refresh, an inventory edit) that leave the tools as they are.
@@ -154,14 +159,8 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		g.denied(c, act, "", ref.reason)
 		return ref.answer, nil
 	}
-	if err := g.insp.Matches(c.run); err != nil {
-		reason := audit.ReasonIdentityMismatch
-		if errors.Is(err, procid.ErrProcessGone) {
-			reason = audit.ReasonProcessExited
-		}
-		g.broker.EndRun(c.runID, reason)
-		g.denied(c, act, "", reason)
-		return toolError(CodeReauth+" "+ReauthProcessChanged, "this agent process no longer matches the one Yett inspected; restart the agent's connection to Yett"), nil
+	if res := c.identityChanged(act); res != nil {
+		return res, nil
 	}
 	sess, res := c.session(ctx, act)
 	if res != nil {

@@ -54,17 +54,8 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return toolError(CodeInvalid, "headers: the credential's header is set by Yett only"), nil
 	}
 	// 3. The run still matches the live process.
-	if err := g.insp.Matches(c.run); err != nil {
-		reason := audit.ReasonIdentityMismatch
-		if errors.Is(err, procid.ErrProcessGone) {
-			reason = audit.ReasonProcessExited
-		}
-		g.broker.EndRun(c.runID, reason)
-		g.denied(c, act, "", reason)
-		// The connection stays (the answer must reach the agent), but the
-		// run is over: every later call fails this check again, and the
-		// broker refuses new cards for an ended run.
-		return toolError(CodeReauth+" "+ReauthProcessChanged, "this agent process no longer matches the one Yett inspected; restart the agent's connection to Yett"), nil
+	if res := c.identityChanged(act); res != nil {
+		return res, nil
 	}
 	// 4. A session approval valid for this boot, epoch and launch nonce.
 	sess, res := c.session(ctx, act)
@@ -81,6 +72,25 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		}
 	}
 	return g.dispatch(ctx, c, call, cv, sess, act), nil
+}
+
+// identityChanged checks that the run still matches the live process and
+// returns the answer to give when it does not. The connection stays (the
+// answer must reach the agent), but the run is over: every later call fails
+// this check again, and the broker refuses new cards for an ended run.
+func (c *conn) identityChanged(act *audit.Action) *mcp.CallToolResult {
+	g := c.g
+	err := g.insp.Matches(c.run)
+	if err == nil {
+		return nil
+	}
+	reason := audit.ReasonIdentityMismatch
+	if errors.Is(err, procid.ErrProcessGone) {
+		reason = audit.ReasonProcessExited
+	}
+	g.broker.EndRun(c.runID, reason)
+	g.denied(c, act, "", reason)
+	return toolError(CodeReauth+" "+ReauthProcessChanged, "this agent process no longer matches the one Yett inspected; restart the agent's connection to Yett")
 }
 
 // session returns the run's valid session, or the answer to give instead.
