@@ -36,47 +36,54 @@ func blobAD(purpose string, ad []byte) []byte {
 	return append(out, ad...)
 }
 
-// SealBlob seals plaintext for purpose. Errors: ErrLocked (and the other
-// states' errors), ErrInvalid for a bad purpose.
-func (v *Vault) SealBlob(purpose string, ad, plaintext []byte) ([]byte, error) {
+// withBlobKey runs use with purpose's key while the vault is unlocked, and
+// clears the key afterwards.
+func (v *Vault) withBlobKey(purpose string, use func(key []byte) error) error {
 	info, err := blobKeyInfo(purpose)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.usable(); err != nil {
-		return nil, err
+		return err
 	}
 	key := hkdfKey(v.keys.data, v.hdr.VaultID[:], info)
 	defer clear(key)
-	return append([]byte{envelopeV1}, seal(key, plaintext, blobAD(purpose, ad))...), nil
+	return use(key)
+}
+
+// SealBlob seals plaintext for purpose. Errors: ErrLocked (and the other
+// states' errors), ErrInvalid for a bad purpose.
+func (v *Vault) SealBlob(purpose string, ad, plaintext []byte) ([]byte, error) {
+	var out []byte
+	err := v.withBlobKey(purpose, func(key []byte) error {
+		out = append([]byte{envelopeV1}, seal(key, plaintext, blobAD(purpose, ad))...)
+		return nil
+	})
+	return out, err
 }
 
 // OpenBlob opens what SealBlob sealed with the same purpose and associated
 // data. The caller owns (and should clear) the plaintext. Errors: ErrLocked
 // and the other states' errors, ErrInvalid, ErrBlob.
 func (v *Vault) OpenBlob(purpose string, ad, sealed []byte) ([]byte, error) {
-	info, err := blobKeyInfo(purpose)
-	if err != nil {
+	if _, err := blobKeyInfo(purpose); err != nil {
 		return nil, err
 	}
 	nonce, ct, err := decodeEnvelope(sealed)
 	if err != nil {
 		return nil, ErrBlob
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if err := v.usable(); err != nil {
-		return nil, err
-	}
-	key := hkdfKey(v.keys.data, v.hdr.VaultID[:], info)
-	defer clear(key)
-	pt, err := open(key, nonce, ct, blobAD(purpose, ad))
-	if err != nil {
-		return nil, ErrBlob
-	}
-	return pt, nil
+	var pt []byte
+	err = v.withBlobKey(purpose, func(key []byte) error {
+		var err error
+		if pt, err = open(key, nonce, ct, blobAD(purpose, ad)); err != nil {
+			return ErrBlob
+		}
+		return nil
+	})
+	return pt, err
 }
 
 // VaultID returns the vault's id as hex ("" before Create). Blobs are bound
