@@ -43,14 +43,7 @@ func (j *Journal) Close() error { return store.Close(j.db) }
 
 // history is the journal database's migration history (append only).
 var history = []store.Migration{
-	{Version: 1, Name: "journal tables", Up: func(tx *gorm.DB) error {
-		for _, stmt := range schema {
-			if err := tx.Exec(stmt).Error; err != nil {
-				return err
-			}
-		}
-		return nil
-	}},
+	{Version: 1, Name: "journal tables", Up: store.Statements(schema...)},
 }
 
 var schema = []string{

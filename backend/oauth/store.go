@@ -18,14 +18,7 @@ import (
 const FileName = "oauth.db"
 
 var history = []store.Migration{
-	{Version: 1, Name: "oauth tables", Up: func(tx *gorm.DB) error {
-		for _, stmt := range tables {
-			if err := tx.Exec(stmt).Error; err != nil {
-				return err
-			}
-		}
-		return nil
-	}},
+	{Version: 1, Name: "oauth tables", Up: store.Statements(tables...)},
 }
 
 var tables = []string{

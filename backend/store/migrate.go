@@ -21,6 +21,19 @@ type Migration struct {
 	Up      func(tx *gorm.DB) error
 }
 
+// Statements is a migration step that runs stmts in order (inside the
+// migration's transaction).
+func Statements(stmts ...string) func(tx *gorm.DB) error {
+	return func(tx *gorm.DB) error {
+		for _, stmt := range stmts {
+			if err := tx.Exec(stmt).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // SchemaVersion returns the highest migration applied to db (0 for none).
 func SchemaVersion(db *gorm.DB) (int, error) {
 	var exists int
