@@ -142,3 +142,59 @@ func TestRevokeRetriesWhenProviderDown(t *testing.T) {
 	}
 	e.checkNoToken("canary-secret-77aa")
 }
+
+// The person's Revoke and the retry loop must not race for the same queued
+// tokens. The CI run of the e2e suite once showed a finished revocation
+// turned to "failed": the loop had picked the authorization up while the
+// person's call was sending its tokens, then found the queue empty.
+func TestRetryLoopLeavesThePersonsRevocationAlone(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "canary-secret-91bc"})
+	e := newEnv(t, t.TempDir(), Config{RevokeRetry: time.Hour})
+	fv, err := e.m.Connect(context.Background(), ConnectRequest{
+		Name: "svc", Provider: "custom", Flow: FlowClientCredentials, Environment: "production",
+		Endpoints: Endpoints{TokenEndpoint: p.URL + "/token", RevocationEndpoint: p.URL + "/revoke", IntrospectionEndpoint: p.URL + "/introspect"},
+		ClientID:  "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-secret-91bc"), Owner: "o", BackupRevoker: "b",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fv.AuthorizationID
+
+	// The local step queues the tokens for the person's own call, not for
+	// the loop: none is due before the first retry delay.
+	r, err := e.m.disable(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queuedN, due int64
+	e.m.db.Raw(`SELECT COUNT(*) FROM oauth_revocations WHERE authorization_id = ?`, id).Scan(&queuedN)
+	e.m.db.Raw(`SELECT COUNT(*) FROM oauth_revocations WHERE authorization_id = ? AND next_attempt <= ?`, id, time.Now().Unix()).Scan(&due)
+	if queuedN == 0 || due != 0 {
+		t.Fatalf("after the local disable: %d queued, %d due for the loop; want some queued, none due", queuedN, due)
+	}
+	// A loop that arrives early sends nothing and changes nothing.
+	if steps, pending := e.m.revokeQueued(context.Background(), r, false); len(steps) != 0 || pending {
+		t.Fatalf("the loop acted on tokens that were not due: %+v %v", steps, pending)
+	}
+	if v, _ := e.m.Authorization(id); v.State != StateDisabled || v.Revocation != RevocationPending {
+		t.Fatalf("after an early loop pass: %s %s", v.State, v.Revocation)
+	}
+
+	// The person's call sends every queued token and finishes the revocation.
+	steps, pending := e.m.revokeQueued(context.Background(), r, true)
+	if pending || len(steps) == 0 {
+		t.Fatalf("the person's call: %+v pending=%v", steps, pending)
+	}
+	for _, s := range steps {
+		if !s.OK {
+			t.Fatalf("step %s failed: %s", s.Step, s.Detail)
+		}
+	}
+	// A loop pass that looked before the person's call and arrives after
+	// it finds nothing left and keeps the outcome.
+	e.m.revokeQueued(context.Background(), r, false)
+	if v, _ := e.m.Authorization(id); v.State != StateRevoked || v.Revocation != RevocationDone {
+		t.Fatalf("a late loop pass changed the finished revocation: %s %s", v.State, v.Revocation)
+	}
+	e.checkNoToken("canary-secret-91bc")
+}

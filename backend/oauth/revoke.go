@@ -128,7 +128,9 @@ func (m *Manager) enqueue(tx *gorm.DB, r *row, sealed []byte, field string, gen 
 		}
 		v = []byte(sa.Value)
 	}
-	if err := m.queueToken(tx, r.ID, hint, v); err != nil && !errors.Is(err, errNotSealed) {
+	// Due only after the first retry delay: the person's own Revoke sends
+	// it now, and the retry loop must not race that call for it.
+	if err := m.queueToken(tx, r.ID, hint, v, m.now().Add(m.cfg.RevokeRetry)); err != nil && !errors.Is(err, errNotSealed) {
 		return err
 	}
 	return nil
@@ -139,31 +141,37 @@ func (m *Manager) enqueue(tx *gorm.DB, r *row, sealed []byte, field string, gen 
 var errNotSealed = errors.New("oauth: the token could not be sealed for revocation")
 
 // queueToken seals a token for purposeRevocation only and adds it to the
-// revocation queue of authorization id, in tx.
-func (m *Manager) queueToken(tx *gorm.DB, id, hint string, value []byte) error {
+// revocation queue of authorization id, in tx; the retry loop takes it
+// from due on.
+func (m *Manager) queueToken(tx *gorm.DB, id, hint string, value []byte, due time.Time) error {
 	qid := randomID("rv-", 9)
 	st, err := m.vault.SealBlob(purposeRevocation, tokenAD(qid, hint, 0), value)
 	if err != nil {
 		return errNotSealed
 	}
 	return tx.Exec(`INSERT INTO oauth_revocations (id, authorization_id, token_type_hint, sealed_token, attempts, next_attempt, last_error, created_at)
-		VALUES (?, ?, ?, ?, 0, 0, '', ?)`, qid, id, hint, st, m.now().Unix()).Error
+		VALUES (?, ?, ?, ?, 0, ?, '', ?)`, qid, id, hint, st, due.Unix(), m.now().Unix()).Error
 }
 
 // revokeQueued revokes and verifies r's queued tokens; first is true for
-// the person's own click (its steps are reported), false for retries.
+// the person's own click (every queued token is sent, its steps are
+// reported), false for the retry loop (only the tokens that are due).
 func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps []RevokeStep, pending bool) {
 	m.revMu.Lock()
 	defer m.revMu.Unlock()
 	var qs []queued
-	m.db.Raw(`SELECT id, authorization_id, token_type_hint, sealed_token, attempts FROM oauth_revocations WHERE authorization_id = ? ORDER BY token_type_hint DESC`, r.ID).Scan(&qs)
+	m.db.Raw(`SELECT id, authorization_id, token_type_hint, sealed_token, attempts FROM oauth_revocations
+		WHERE authorization_id = ? AND (? OR next_attempt <= ?) ORDER BY token_type_hint DESC`, r.ID, first, m.now().Unix()).Scan(&qs)
 	step := func(name string, ok bool, format string, a ...any) {
 		steps = append(steps, RevokeStep{Step: name, OK: ok, Detail: fmt.Sprintf(format, a...), At: m.now().UTC()})
 	}
 	if len(qs) == 0 {
-		if first {
-			step(StepProviderRevocation, false, "Yett held no token it could send to the provider (none was stored, or the vault is locked)")
+		if !first {
+			// Another call sent them since the loop looked: the outcome
+			// it recorded stands.
+			return nil, false
 		}
+		step(StepProviderRevocation, false, "Yett held no token it could send to the provider (none was stored, or the vault is locked)")
 		m.finishRevocation(r, RevocationFailed)
 		return steps, false
 	}
@@ -218,7 +226,9 @@ func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps [
 		}
 		m.db.Exec(`DELETE FROM oauth_revocations WHERE id = ?`, q.ID)
 	}
-	if !pending {
+	var left int64
+	m.db.Raw(`SELECT COUNT(*) FROM oauth_revocations WHERE authorization_id = ?`, r.ID).Scan(&left)
+	if !pending && left == 0 {
 		if allOK {
 			m.finishRevocation(r, RevocationDone)
 		} else {

@@ -465,7 +465,7 @@ func (m *Manager) orphaned(r *row, tok *oauth2.Token) bool {
 			if t.v == "" {
 				continue
 			}
-			if err := m.queueToken(tx, r.ID, t.hint, []byte(t.v)); err != nil {
+			if err := m.queueToken(tx, r.ID, t.hint, []byte(t.v), m.now()); err != nil {
 				return err
 			}
 		}
