@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -197,4 +199,53 @@ func TestRetryLoopLeavesThePersonsRevocationAlone(t *testing.T) {
 		t.Fatalf("a late loop pass changed the finished revocation: %s %s", v.State, v.Revocation)
 	}
 	e.checkNoToken("canary-secret-91bc")
+}
+
+// A token the provider refuses to revoke makes the revocation a manual step
+// at once, even while other tokens of the authorization wait for their
+// retry; and a later successful revocation does not hide that failure.
+func TestRevocationFailureStands(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "canary-secret-3d4e"})
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"error":"unsupported_token_type"}`))
+	}))
+	t.Cleanup(refusing.Close)
+	e := newEnv(t, t.TempDir(), Config{RevokeRetry: time.Hour})
+	fv, err := e.m.Connect(context.Background(), ConnectRequest{
+		Name: "svc", Provider: "custom", Flow: FlowClientCredentials, Environment: "production",
+		Endpoints: Endpoints{TokenEndpoint: p.URL + "/token", RevocationEndpoint: refusing.URL, IntrospectionEndpoint: p.URL + "/introspect"},
+		ClientID:  "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-secret-3d4e"), Owner: "o", BackupRevoker: "b",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fv.AuthorizationID
+	r, err := e.m.disable(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second token (as a refresh that raced the revoke would leave) that
+	// is not due yet; the disable's own token is made due now.
+	if err := e.m.queueToken(e.m.db, id, "refresh_token", []byte("late-token"), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	e.m.db.Exec(`UPDATE oauth_revocations SET next_attempt = 0 WHERE token_type_hint = 'access_token'`)
+	e.m.revokeQueued(context.Background(), r, false)
+	var left int64
+	e.m.db.Raw(`SELECT COUNT(*) FROM oauth_revocations WHERE authorization_id = ?`, id).Scan(&left)
+	if v, _ := e.m.Authorization(id); v.State != StateRevoked || v.Revocation != RevocationFailed || left != 1 {
+		t.Fatalf("after the provider refused one token: %s %s, %d left in the queue; want revoked, failed, 1", v.State, v.Revocation, left)
+	}
+	// The provider now accepts the remaining token: the row stays failed.
+	e.m.db.Exec(`UPDATE oauth_authorizations SET revocation_endpoint = ? WHERE id = ?`, p.URL+"/revoke", id)
+	e.m.db.Exec(`UPDATE oauth_revocations SET next_attempt = 0`)
+	r, _ = loadRow(e.m.db, id)
+	e.m.revokeQueued(context.Background(), r, false)
+	e.m.db.Raw(`SELECT COUNT(*) FROM oauth_revocations WHERE authorization_id = ?`, id).Scan(&left)
+	if v, _ := e.m.Authorization(id); v.Revocation != RevocationFailed || left != 0 {
+		t.Fatalf("a later revocation hid the failure: %s, %d left", v.Revocation, left)
+	}
+	e.checkNoToken("canary-secret-3d4e")
 }

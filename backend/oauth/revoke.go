@@ -226,22 +226,28 @@ func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps [
 		}
 		m.db.Exec(`DELETE FROM oauth_revocations WHERE id = ?`, q.ID)
 	}
+	// A token the provider refused, or still reports active, makes the
+	// revocation a manual step at once. Done waits until no token of r is
+	// left in the queue (some may not be due yet).
 	var left int64
 	m.db.Raw(`SELECT COUNT(*) FROM oauth_revocations WHERE authorization_id = ?`, r.ID).Scan(&left)
-	if !pending && left == 0 {
-		if allOK {
-			m.finishRevocation(r, RevocationDone)
-		} else {
-			m.finishRevocation(r, RevocationFailed)
-		}
+	switch {
+	case !allOK:
+		m.finishRevocation(r, RevocationFailed)
+	case !pending && left == 0:
+		m.finishRevocation(r, RevocationDone)
 	}
 	return steps, pending
 }
 
 func hintName(h string) string { return strings.ReplaceAll(h, "_", " ") }
 
+// finishRevocation marks r revoked, its provider step done or failed. A
+// failure stands: tokens revoked later (a retry, or a refresh that raced
+// the revoke) do not turn it into done.
 func (m *Manager) finishRevocation(r *row, how string) {
-	m.db.Model(&row{}).Where("id = ?", r.ID).Updates(map[string]any{"state": StateRevoked, "revocation": how})
+	m.db.Exec(`UPDATE oauth_authorizations SET state = ?, revocation = CASE WHEN revocation = ? THEN revocation ELSE ? END WHERE id = ?`,
+		StateRevoked, RevocationFailed, how, r.ID)
 	m.changed()
 }
 

@@ -469,7 +469,8 @@ func (m *Manager) orphaned(r *row, tok *oauth2.Token) bool {
 				return err
 			}
 		}
-		return tx.Model(&row{}).Where("id = ?", r.ID).Updates(map[string]any{"revocation": RevocationPending, "refresh_in_flight": 0}).Error
+		return tx.Exec(`UPDATE oauth_authorizations SET revocation = CASE WHEN revocation = ? THEN revocation ELSE ? END, refresh_in_flight = 0 WHERE id = ?`,
+			RevocationFailed, RevocationPending, r.ID).Error
 	})
 	m.kickRetry()
 	return true
