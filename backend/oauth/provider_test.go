@@ -110,15 +110,7 @@ func TestRevokeRetriesWhenProviderDown(t *testing.T) {
 	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "canary-secret-77aa"})
 	dir := t.TempDir()
 	e := newEnv(t, dir, Config{RevokeRetry: 200 * time.Millisecond})
-	fv, err := e.m.Connect(context.Background(), ConnectRequest{
-		Name: "svc", Provider: "custom", Flow: FlowClientCredentials, Environment: "production",
-		Endpoints: Endpoints{TokenEndpoint: p.URL + "/token", RevocationEndpoint: "http://127.0.0.1:1/revoke", IntrospectionEndpoint: p.URL + "/introspect"},
-		ClientID:  "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-secret-77aa"), Owner: "o", BackupRevoker: "b",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := fv.AuthorizationID
+	id := connectService(t, e, p, "http://127.0.0.1:1/revoke", "canary-secret-77aa")
 	rep, err := e.m.Revoke(context.Background(), id)
 	if err != nil || !rep.RetryPending || rep.Steps[0].Step != StepLocalDisable || !rep.Steps[0].OK {
 		t.Fatalf("revoke with the provider down: %+v %v", rep, err)
@@ -152,15 +144,7 @@ func TestRevokeRetriesWhenProviderDown(t *testing.T) {
 func TestRetryLoopLeavesThePersonsRevocationAlone(t *testing.T) {
 	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "canary-secret-91bc"})
 	e := newEnv(t, t.TempDir(), Config{RevokeRetry: time.Hour})
-	fv, err := e.m.Connect(context.Background(), ConnectRequest{
-		Name: "svc", Provider: "custom", Flow: FlowClientCredentials, Environment: "production",
-		Endpoints: Endpoints{TokenEndpoint: p.URL + "/token", RevocationEndpoint: p.URL + "/revoke", IntrospectionEndpoint: p.URL + "/introspect"},
-		ClientID:  "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-secret-91bc"), Owner: "o", BackupRevoker: "b",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := fv.AuthorizationID
+	id := connectService(t, e, p, p.URL + "/revoke", "canary-secret-91bc")
 
 	// The local step queues the tokens for the person's own call, not for
 	// the loop: none is due before the first retry delay.
@@ -213,15 +197,7 @@ func TestRevocationFailureStands(t *testing.T) {
 	}))
 	t.Cleanup(refusing.Close)
 	e := newEnv(t, t.TempDir(), Config{RevokeRetry: time.Hour})
-	fv, err := e.m.Connect(context.Background(), ConnectRequest{
-		Name: "svc", Provider: "custom", Flow: FlowClientCredentials, Environment: "production",
-		Endpoints: Endpoints{TokenEndpoint: p.URL + "/token", RevocationEndpoint: refusing.URL, IntrospectionEndpoint: p.URL + "/introspect"},
-		ClientID:  "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-secret-3d4e"), Owner: "o", BackupRevoker: "b",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := fv.AuthorizationID
+	id := connectService(t, e, p, refusing.URL, "canary-secret-3d4e")
 	r, err := e.m.disable(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -248,4 +224,19 @@ func TestRevocationFailureStands(t *testing.T) {
 		t.Fatalf("a later revocation hid the failure: %s, %d left", v.Revocation, left)
 	}
 	e.checkNoToken("canary-secret-3d4e")
+}
+
+// connectService connects a client-credentials authorization at p with the
+// given revocation endpoint, and returns its id.
+func connectService(t *testing.T, e *env, p *oauthtest.Provider, revocationEndpoint, secret string) string {
+	t.Helper()
+	fv, err := e.m.Connect(context.Background(), ConnectRequest{
+		Name: "svc", Provider: "custom", Flow: FlowClientCredentials, Environment: "production",
+		Endpoints: Endpoints{TokenEndpoint: p.URL + "/token", RevocationEndpoint: revocationEndpoint, IntrospectionEndpoint: p.URL + "/introspect"},
+		ClientID:  "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte(secret), Owner: "o", BackupRevoker: "b",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fv.AuthorizationID
 }
