@@ -144,7 +144,7 @@ func TestRevokeRetriesWhenProviderDown(t *testing.T) {
 func TestRetryLoopLeavesThePersonsRevocationAlone(t *testing.T) {
 	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "canary-secret-91bc"})
 	e := newEnv(t, t.TempDir(), Config{RevokeRetry: time.Hour})
-	id := connectService(t, e, p, p.URL + "/revoke", "canary-secret-91bc")
+	id := connectService(t, e, p, p.URL+"/revoke", "canary-secret-91bc")
 
 	// The local step queues the tokens for the person's own call, not for
 	// the loop: none is due before the first retry delay.
