@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/url"
@@ -9,11 +8,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/yettdev/yett/backend/oauth/oauthtest"
+	"github.com/yettdev/yett/backend/syncbuf"
 )
 
 const (
@@ -27,7 +26,7 @@ const (
 type oauthApp struct {
 	*App
 	rec  *recorder
-	logs *syncBuffer
+	logs *syncbuf.Buffer
 	// shown is every value the UI was handed, to check none carries a secret.
 	shown []any
 }
@@ -35,7 +34,7 @@ type oauthApp struct {
 func newOAuthApp(t *testing.T) *oauthApp {
 	t.Helper()
 	base := t.TempDir()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	a, err := New(Config{
 		DataDir:    filepath.Join(base, "data"),
 		RuntimeDir: filepath.Join(base, "run"),
@@ -58,24 +57,6 @@ func (o *oauthApp) create(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { _, err := o.OAuth.manager(); return err == nil })
-}
-
-// syncBuffer is a log destination the test reads while the app writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func (o *oauthApp) show(v any) { o.shown = append(o.shown, v) }

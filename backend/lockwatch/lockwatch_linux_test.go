@@ -1,7 +1,6 @@
 package lockwatch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -11,9 +10,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/yettdev/yett/backend/syncbuf"
 )
 
 // harness is a watcher under test with what it has done so far.
@@ -93,7 +93,7 @@ func TestSourcesWithBothBuses(t *testing.T) {
 
 func TestLogsSources(t *testing.T) {
 	session := startSessionBus(t, t.TempDir())
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	_, err := start(t, testContext(t), Options{
 		SystemBusAddress: "unix:path=/nonexistent/bus", SessionBusAddress: session.addr,
 		Logger: slog.New(slog.NewTextHandler(&buf, nil)),
@@ -110,24 +110,6 @@ func TestLogsSources(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the watcher's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestScreenSaverSignals(t *testing.T) {

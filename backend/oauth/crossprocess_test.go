@@ -14,6 +14,7 @@ import (
 
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth/hydratest"
+	"github.com/yettdev/yett/backend/syncbuf"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -39,7 +40,7 @@ func TestCrossProcessSingleFlight(t *testing.T) {
 		cmd *exec.Cmd
 		in  *os.File
 		out *bufio.Scanner
-		log *syncBuffer
+		log *syncbuf.Buffer
 	}
 	procs := make([]*proc, 3)
 	for i := range procs {
@@ -50,7 +51,7 @@ func TestCrossProcessSingleFlight(t *testing.T) {
 		}
 		cmd.Stdin = r
 		stdout, _ := cmd.StdoutPipe()
-		log := &syncBuffer{}
+		log := &syncbuf.Buffer{}
 		cmd.Stderr = log
 		cmd.Env = append(os.Environ(), "YETT_OAUTH_HELPER_DIR="+dir, "YETT_OAUTH_HELPER_ID="+id,
 			fmt.Sprintf("YETT_OAUTH_HELPER_AUDIT=%s", filepath.Join(t.TempDir(), "audit")), "DBUS_SESSION_BUS_ADDRESS=disabled:")

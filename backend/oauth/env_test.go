@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth/hydratest"
+	"github.com/yettdev/yett/backend/syncbuf"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -31,30 +30,13 @@ type env struct {
 	audit    *audit.Log
 	identity *age.X25519Identity
 	m        *Manager
-	logs     *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs     *syncbuf.Buffer
 }
 
 // newEnv creates a vault in dir (or opens and unlocks the one there).
 func newEnv(t testing.TB, dir string, cfg Config) *env {
 	t.Helper()
-	e := &env{t: t, dir: dir, logs: &syncBuffer{}}
+	e := &env{t: t, dir: dir, logs: &syncbuf.Buffer{}}
 	v, err := vault.Open(filepath.Join(dir, "vault"), vault.Options{KDF: vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth/hydratest"
+	"github.com/yettdev/yett/backend/syncbuf"
 )
 
 // resource is the API behind the named operations: it records the
@@ -266,7 +267,7 @@ func TestHydraKilledBetweenTokenResponseAndStore(t *testing.T) {
 	killed := make(chan struct{})
 	var once sync.Once
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRefreshProcess$", "-test.v")
-	var out syncBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.Env = append(os.Environ(), "YETT_OAUTH_HELPER_DIR="+dir, "YETT_OAUTH_HELPER_ID="+id, "DBUS_SESSION_BUS_ADDRESS=disabled:")
 	proc := make(chan *os.Process, 1)
