@@ -3,36 +3,20 @@
 // the client authenticates as itself. The backend validates again; no
 // message ever includes the client secret.
 
-import type { ClientAuth, ConnectForm, DiscoveryView, Environment, GrantFlow, OAuthProvider, PresetView } from './backend';
+import type { ConnectForm, DiscoveryView, Environment, OAuthProvider, PresetView } from './backend';
 
 export const CUSTOM_PROVIDER = 'custom';
 
-/** What the form fields hold while the person types. */
-export interface ConnectDraft {
-  name: string;
+/**
+ * What the form fields hold while the person types: the connect form, with
+ * the fields the person types as free text before they are checked.
+ */
+export interface ConnectDraft extends Omit<ConnectForm, 'provider' | 'scopes' | 'environment'> {
   /** A preset id, or 'custom' for another provider. */
   provider: string;
-  tenant: string;
-  issuer: string;
-  authorizationEndpoint: string;
-  tokenEndpoint: string;
-  revocationEndpoint: string;
-  introspectionEndpoint: string;
-  deviceAuthorizationEndpoint: string;
-  clientId: string;
-  clientAuth: ClientAuth;
-  clientSecret: string;
-  clientKeyId: string;
   /** Scopes separated by spaces or commas. */
   scopes: string;
   environment: Environment | '';
-  unattended: boolean;
-  flow: GrantFlow;
-  owner: string;
-  backupRevoker: string;
-  reviewBy: string;
-  disableProcedure: string;
-  dpop: boolean;
 }
 
 export type ConnectErrors = Partial<Record<keyof ConnectDraft, string>>;
