@@ -10,18 +10,10 @@ import (
 // Unknown tokens are answered with 200 too (§2.2), so the answer says
 // nothing about which tokens exist.
 func (p *Provider) handleRevoke(w http.ResponseWriter, r *http.Request) {
-	form, oerr := readForm(w, r)
-	if oerr == nil {
-		oerr = p.authenticateClient(r, form)
-	}
-	if oerr == nil && form.Get("token") == "" {
-		oerr = errInvalidRequest("token missing")
-	}
-	if oerr != nil {
-		writeOAuthError(w, oerr)
+	token, ok := p.tokenForm(w, r)
+	if !ok {
 		return
 	}
-	token := form.Get("token")
 	// token_type_hint only orders a search that covers every type anyway.
 	p.mu.Lock()
 	if rt := p.refresh[token]; rt != nil {
@@ -34,8 +26,9 @@ func (p *Provider) handleRevoke(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// handleIntrospect is RFC 7662 §2.
-func (p *Provider) handleIntrospect(w http.ResponseWriter, r *http.Request) {
+// tokenForm reads a revocation or introspection request: an authenticated
+// client and a token. On an error it has answered, and ok is false.
+func (p *Provider) tokenForm(w http.ResponseWriter, r *http.Request) (token string, ok bool) {
 	form, oerr := readForm(w, r)
 	if oerr == nil {
 		oerr = p.authenticateClient(r, form)
@@ -45,9 +38,16 @@ func (p *Provider) handleIntrospect(w http.ResponseWriter, r *http.Request) {
 	}
 	if oerr != nil {
 		writeOAuthError(w, oerr)
-		return
+		return "", false
 	}
-	writeJSON(w, http.StatusOK, p.introspect(form.Get("token")))
+	return form.Get("token"), true
+}
+
+// handleIntrospect is RFC 7662 §2.
+func (p *Provider) handleIntrospect(w http.ResponseWriter, r *http.Request) {
+	if token, ok := p.tokenForm(w, r); ok {
+		writeJSON(w, http.StatusOK, p.introspect(token))
+	}
 }
 
 func (p *Provider) introspect(token string) map[string]any {
