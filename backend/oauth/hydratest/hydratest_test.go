@@ -49,6 +49,22 @@ func newCallback(t *testing.T) *callback {
 
 func (cb *callback) url() string { return cb.srv.URL + "/callback" }
 
+// publicClient registers a public client (no secret, PKCE) with the loopback
+// redirect at Hydra, and configures it for cb, tokenURL and scopes.
+func publicClient(t *testing.T, h *Hydra, cb *callback, tokenURL string, scopes ...string) *oauth2.Config {
+	t.Helper()
+	return &oauth2.Config{
+		ClientID: h.CreateClient(t, ClientSpec{AuthMethod: "none", RedirectURIs: []string{loopbackRedirect}}),
+		Endpoint: oauth2.Endpoint{
+			AuthURL:   h.PublicURL + "/oauth2/auth",
+			TokenURL:  tokenURL,
+			AuthStyle: oauth2.AuthStyleInParams,
+		},
+		RedirectURL: cb.url(),
+		Scopes:      scopes,
+	}
+}
+
 // authorize runs the browser part of the code flow and returns the query the
 // app's callback received.
 func authorize(t *testing.T, h *Hydra, cb *callback, authURL string) url.Values {
@@ -142,16 +158,7 @@ func TestPublicClientPKCERotationAndReuse(t *testing.T) {
 		answered = append(answered, grantType+" "+http.StatusText(status))
 	})
 	cb := newCallback(t)
-	conf := &oauth2.Config{
-		ClientID: h.CreateClient(t, ClientSpec{AuthMethod: "none", RedirectURIs: []string{loopbackRedirect}}),
-		Endpoint: oauth2.Endpoint{
-			AuthURL:   h.PublicURL + "/oauth2/auth",
-			TokenURL:  counter.URL + "/oauth2/token",
-			AuthStyle: oauth2.AuthStyleInParams,
-		},
-		RedirectURL: cb.url(),
-		Scopes:      []string{"offline_access"},
-	}
+	conf := publicClient(t, h, cb, counter.URL+"/oauth2/token", "offline_access")
 	ctx := t.Context()
 
 	verifier, state := oauth2.GenerateVerifier(), randomState(t)
@@ -258,16 +265,7 @@ func TestDenyConsentAndSubject(t *testing.T) {
 	t.Parallel()
 	h := Start(t, Options{Subject: "bob@example.test", RefreshTokenTTL: 2 * time.Hour})
 	cb := newCallback(t)
-	conf := &oauth2.Config{
-		ClientID: h.CreateClient(t, ClientSpec{AuthMethod: "none", RedirectURIs: []string{loopbackRedirect}}),
-		Endpoint: oauth2.Endpoint{
-			AuthURL:   h.PublicURL + "/oauth2/auth",
-			TokenURL:  h.PublicURL + "/oauth2/token",
-			AuthStyle: oauth2.AuthStyleInParams,
-		},
-		RedirectURL: cb.url(),
-		Scopes:      []string{"openid", "offline_access"},
-	}
+	conf := publicClient(t, h, cb, h.PublicURL+"/oauth2/token", "openid", "offline_access")
 
 	h.DenyConsent(true)
 	verifier, state := oauth2.GenerateVerifier(), randomState(t)
@@ -306,16 +304,7 @@ func TestRotationGracePeriod(t *testing.T) {
 	t.Parallel()
 	h := Start(t, Options{RotationGracePeriod: time.Minute})
 	cb := newCallback(t)
-	conf := &oauth2.Config{
-		ClientID: h.CreateClient(t, ClientSpec{AuthMethod: "none", RedirectURIs: []string{loopbackRedirect}}),
-		Endpoint: oauth2.Endpoint{
-			AuthURL:   h.PublicURL + "/oauth2/auth",
-			TokenURL:  h.PublicURL + "/oauth2/token",
-			AuthStyle: oauth2.AuthStyleInParams,
-		},
-		RedirectURL: cb.url(),
-		Scopes:      []string{"offline_access"},
-	}
+	conf := publicClient(t, h, cb, h.PublicURL+"/oauth2/token", "offline_access")
 	verifier := oauth2.GenerateVerifier()
 	q := authorize(t, h, cb, conf.AuthCodeURL(randomState(t), oauth2.S256ChallengeOption(verifier)))
 	first, err := conf.Exchange(t.Context(), q.Get("code"), oauth2.VerifierOption(verifier))
