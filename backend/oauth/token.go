@@ -356,18 +356,14 @@ func (m *Manager) storeRefreshed(r *row, tok *oauth2.Token, cc bool) (*accessTok
 		}
 		updates["sealed_refresh"] = sr
 	}
-	err = m.db.Transaction(func(tx *gorm.DB) error {
-		res := tx.Model(&row{}).Where("id = ? AND generation = ?", r.ID, r.Generation).Updates(updates)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return errors.New("the authorization changed while it was refreshed")
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	// One UPDATE, so one atomic write: the tokens, the generation and the
+	// cleared mark land together or not at all.
+	res := m.db.Model(&row{}).Where("id = ? AND generation = ?", r.ID, r.Generation).Updates(updates)
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected != 1 {
+		return nil, errors.New("the authorization changed while it was refreshed")
 	}
 	return t, nil
 }
