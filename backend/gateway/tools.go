@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/journal"
 )
 
 // Tool names.
@@ -28,7 +29,6 @@ const (
 	maxMapEntries = 64
 	maxNameLen    = 256
 	maxValueLen   = 8192
-	maxKeyLen     = 128
 )
 
 func httpRequestTool() *mcp.Tool {
@@ -232,15 +232,11 @@ func checkKey(k string, optional bool) (string, error) {
 		}
 		return "", argErr("idempotency_key is required")
 	}
-	if len(k) > maxKeyLen {
-		return "", argErr("idempotency_key may be at most %d characters", maxKeyLen)
+	if len(k) > journal.MaxKeyLen {
+		return "", argErr("idempotency_key may be at most %d characters", journal.MaxKeyLen)
 	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-'
-		if !ok {
-			return "", argErr("idempotency_key may contain only letters, digits and . _ : -")
-		}
+	if !journal.KeyAlphabet(k) {
+		return "", argErr("idempotency_key may contain only letters, digits and . _ : -")
 	}
 	return k, nil
 }

@@ -19,6 +19,22 @@ const (
 	StateResult        State = "result"         // outcome recorded
 )
 
+// MaxKeyLen is the longest idempotency key an agent may give.
+const MaxKeyLen = 128
+
+// KeyAlphabet reports whether k uses only the characters an idempotency key
+// may hold: ASCII letters, digits and . _ : - (a key is echoed back to
+// agents and stored as a column, so nothing that needs quoting).
+func KeyAlphabet(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // Intent is what the gateway knows about a call before anything is sent.
 type Intent struct {
 	ID            string // gateway-made request id

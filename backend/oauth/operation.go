@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/yettdev/yett/backend/journal"
 )
 
 // Param is one typed parameter of an operation. A parameter named in the
@@ -275,16 +277,7 @@ func (o *Operation) Render(raw json.RawMessage) (*Call, error) {
 }
 
 func validKey(k string) bool {
-	if k == "" || len(k) > 128 {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return k != "" && len(k) <= journal.MaxKeyLen && journal.KeyAlphabet(k)
 }
 
 // InputSchema is the operation's MCP tool input schema.
