@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -147,9 +146,9 @@ func (s *OAuthService) Discover(issuer string) (DiscoveryView, error) {
 	return discoveryView(md), nil
 }
 
-// discoveryClient talks only to the issuer the person typed; like the
-// manager's own client it ignores proxy settings from the environment.
-var discoveryClient = &http.Client{Timeout: discoverTimeout, Transport: &http.Transport{Proxy: nil, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second}}
+// discoveryClient talks only to the issuer the person typed, as the
+// manager's own client does.
+var discoveryClient = oauth.ProviderClient(discoverTimeout)
 
 // NewClientKey makes a P-256 key for private_key_jwt and returns its public
 // half to register with the provider; the private half is sealed.

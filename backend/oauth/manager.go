@@ -128,7 +128,7 @@ func Open(cfg Config) (*Manager, error) {
 		cfg.BootID = func() string { return "" }
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second}}
+		cfg.HTTPClient = ProviderClient(30 * time.Second)
 	}
 	if err := userdir.Ensure(cfg.DataDir); err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
@@ -298,4 +298,11 @@ func (m *Manager) followVault() error {
 		}
 		return tx.Exec(`UPDATE oauth_settings SET vault_id = ? WHERE id = 1`, current).Error
 	})
+}
+
+// ProviderClient is an HTTP client for a provider's endpoints (token,
+// revocation, introspection, discovery): it goes to the provider directly,
+// ignoring proxy settings from the environment, and gives up after timeout.
+func ProviderClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{Proxy: nil, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second}}
 }
