@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/yettdev/yett/backend/syncbuf"
 )
 
 // openPassphrasePTY opens a real pseudo-terminal pair from /dev/ptmx.
@@ -31,24 +31,6 @@ func openPassphrasePTY(t *testing.T) (master *os.File, slavePath string) {
 	return master, "/dev/pts/" + strconv.Itoa(n)
 }
 
-// screenBuffer collects what the terminal shows.
-type screenBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *screenBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *screenBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The real terminal reader: it prompts on the terminal, reads one line with
 // echo off (the passphrase never appears on the screen) and works end to end
 // through `yett audit show`.
@@ -57,7 +39,7 @@ func TestTTYPassphraseOverARealPTY(t *testing.T) {
 	master, slave := openPassphrasePTY(t)
 	usePassphrases(t, ttyPassphrase{path: slave})
 
-	var screen screenBuffer
+	var screen syncbuf.Buffer // what the terminal shows
 	go func() {
 		buf := make([]byte, 1024)
 		for {

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
+	"github.com/yettdev/yett/backend/syncbuf"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -51,22 +50,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 }
 
 // ttyLog collects what yett serve writes to its terminal.
-type ttyLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *ttyLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *ttyLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type ttyLog struct{ syncbuf.Buffer }
 
 func (l *ttyLog) waitFor(t *testing.T, s string) {
 	t.Helper()
