@@ -43,20 +43,30 @@ func TestToolListFollowsVault(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	a := startAgent(t, w.runDir)
 	a.connect()
-	if r := a.do(agentCmd{Op: "list"}); strings.Join(r.Tools, ",") != "http.request,yett.status" {
+	r := a.do(agentCmd{Op: "list"})
+	if strings.Join(r.Tools, ",") != "http.request,yett.status" {
 		t.Fatalf("unlocked tools %v", r.Tools)
 	}
+	// The SDK debounces tools/list_changed, so a lock and an unlock in quick
+	// succession may reach the agent as one notification. What the agent
+	// needs is to hear that the list changed after each change, and then to
+	// read the right list: wait for each notification before the next change.
+	listAfterChange := func(seen int, want string) agentReply {
+		t.Helper()
+		deadline := time.Now().Add(testWait)
+		for {
+			r := a.do(agentCmd{Op: "list"})
+			if r.Changes > seen && strings.Join(r.Tools, ",") == want {
+				return r
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tools %v after %d list_changed (had %d), want %s", r.Tools, r.Changes, seen, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	w.lock()
-	if r := a.do(agentCmd{Op: "list"}); strings.Join(r.Tools, ",") != "yett.status" {
-		t.Fatalf("locked tools %v", r.Tools)
-	}
+	r = listAfterChange(r.Changes, "yett.status")
 	w.unlock()
-	r := a.do(agentCmd{Op: "list"})
-	for i := 0; i < 100 && r.Changes < 2; i++ { // notifications may trail the list reply
-		time.Sleep(20 * time.Millisecond)
-		r = a.do(agentCmd{Op: "list"})
-	}
-	if strings.Join(r.Tools, ",") != "http.request,yett.status" || r.Changes < 2 {
-		t.Fatalf("tools %v after unlock, %d list_changed", r.Tools, r.Changes)
-	}
+	listAfterChange(r.Changes, "http.request,yett.status")
 }

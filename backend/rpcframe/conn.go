@@ -2,6 +2,8 @@ package rpcframe
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 
@@ -27,6 +29,8 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	c := &Connection{
 		rwc:      t.Conn,
 		onReject: t.OnReject,
+		lim:      t.Limits.withDefaults(),
+		held:     map[any]int{},
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
 	}
@@ -40,8 +44,16 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 type Connection struct {
 	rwc      io.ReadWriteCloser
 	onReject func(*Rejection)
+	lim      Limits
 
 	writeMu sync.Mutex
+
+	// The calls handed to the SDK and not answered yet, by id, with their
+	// frame sizes: the work this connection holds (Limits.MaxInFlight,
+	// MaxHeldBytes).
+	heldMu    sync.Mutex
+	held      map[any]int
+	heldBytes int
 
 	incoming  chan readResult
 	closeOnce sync.Once
@@ -59,6 +71,9 @@ type readResult struct {
 func (c *Connection) readLoop(r *Reader) {
 	for {
 		msg, rej, err := r.Next()
+		if rej == nil && err == nil {
+			rej = c.admit(msg, r.LastFrameSize())
+		}
 		if rej != nil {
 			if rej.Reply != nil {
 				if werr := c.writeRaw(rej.Reply); werr != nil {
@@ -86,6 +101,51 @@ func (c *Connection) readLoop(r *Reader) {
 	}
 }
 
+// admit takes a call into the connection's held work, or rejects it BUSY
+// when the connection holds its limit already. Nothing of a rejected call
+// is kept or run.
+func (c *Connection) admit(msg jsonrpc.Message, size int) *Rejection {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.ID.IsValid() {
+		return nil // notifications and responses hold no work here
+	}
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	key := req.ID.Raw()
+	if _, dup := c.held[key]; !dup && len(c.held) < c.lim.MaxInFlight && c.heldBytes+size <= c.lim.MaxHeldBytes {
+		c.held[key] = size
+		c.heldBytes += size
+		return nil
+	}
+	// A duplicate id cannot be answered apart from the call it repeats;
+	// refusing it keeps the count honest.
+	id, _ := json.Marshal(key) // a string or an integer: parse.go built it
+	return &Rejection{Reason: fmt.Errorf("%w", ErrBusy), Reply: ErrorReply(id, CodeBusy, fmt.Sprintf(
+		"BUSY: this connection already has %d calls (%d bytes) waiting for an answer, at most %d calls and %d bytes; "+
+			"this call was not started. Wait for answers before sending more", len(c.held), c.heldBytes, c.lim.MaxInFlight, c.lim.MaxHeldBytes))}
+}
+
+// release drops an answered call from the held work.
+func (c *Connection) release(msg jsonrpc.Message) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || !resp.ID.IsValid() {
+		return
+	}
+	c.heldMu.Lock()
+	if size, ok := c.held[resp.ID.Raw()]; ok {
+		delete(c.held, resp.ID.Raw())
+		c.heldBytes -= size
+	}
+	c.heldMu.Unlock()
+}
+
+// Held reports the calls and bytes the connection holds now.
+func (c *Connection) Held() (calls, bytes int) {
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	return len(c.held), c.heldBytes
+}
+
 // Read implements mcp.Connection.
 func (c *Connection) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
@@ -107,7 +167,9 @@ func (c *Connection) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	return c.writeRaw(append(data, '\n'))
+	err = c.writeRaw(append(data, '\n'))
+	c.release(msg)
+	return err
 }
 
 func (c *Connection) writeRaw(line []byte) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,5 +68,68 @@ func TestConnectionRejectsAndDelivers(t *testing.T) {
 	}
 	if err := conn.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestConnectionBoundsHeldWork: calls beyond the in-flight bound (in count
+// or in bytes) are answered BUSY with their own id and never reach Read;
+// answering a call frees its place.
+func TestConnectionBoundsHeldWork(t *testing.T) {
+	srv, cli := socketPair(t)
+	var busy int
+	var mu sync.Mutex
+	conn, err := (&Transport{Conn: srv, Limits: Limits{MaxInFlight: 2, MaxHeldBytes: 200}, OnReject: func(r *Rejection) {
+		if errors.Is(r.Reason, ErrBusy) {
+			mu.Lock()
+			busy++
+			mu.Unlock()
+		}
+	}}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &rawClient{t: t, conn: cli, sc: newScanner(cli)}
+	read := func() *jsonrpc.Request {
+		t.Helper()
+		msg, err := conn.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg.(*jsonrpc.Request)
+	}
+	go io.WriteString(cli, `{"jsonrpc":"2.0","id":1,"method":"a"}`+"\n"+`{"jsonrpc":"2.0","method":"notifications/x"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"b"}`+"\n"+`{"jsonrpc":"2.0","id":3,"method":"c"}`+"\n")
+	first, second := read(), read()
+	if first.Method != "a" || second.Method != "notifications/x" {
+		t.Fatalf("got %s %s", first.Method, second.Method)
+	}
+	if read().Method != "b" {
+		t.Fatal("b did not arrive")
+	}
+	r, ok := c.recv()
+	if !ok || string(r["id"]) != "3" || !strings.Contains(string(r["error"]), "BUSY") {
+		t.Fatalf("third call: %v", r)
+	}
+	// Answer 1: its place is free again; a call whose frame would pass the
+	// byte bound is still refused.
+	if err := conn.Write(context.Background(), &jsonrpc.Response{ID: first.ID, Result: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	c.recv()
+	go io.WriteString(cli, `{"jsonrpc":"2.0","id":4,"method":"d","params":{"x":"`+strings.Repeat("x", 200)+`"}}`+"\n"+
+		`{"jsonrpc":"2.0","id":5,"method":"e"}`+"\n")
+	if r, ok := c.recv(); !ok || string(r["id"]) != "4" || !strings.Contains(string(r["error"]), "BUSY") {
+		t.Fatalf("oversized held bytes: %v", r)
+	}
+	if read().Method != "e" {
+		t.Fatal("e did not arrive")
+	}
+	if calls, _ := conn.(*Connection).Held(); calls != 2 {
+		t.Fatalf("held %d calls", calls)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if busy != 2 {
+		t.Fatalf("OnReject saw %d BUSY", busy)
 	}
 }

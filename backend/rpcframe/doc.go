@@ -21,6 +21,15 @@
 //     top-level keys and a wrong "jsonrpc" version are rejected.
 //   - The id of a rejected frame is echoed only when it was recovered from a
 //     well-formed object with no duplicate keys; otherwise the reply says null.
+//     An oversized frame is never held, so its id is recovered by a streaming
+//     scan of the bytes being discarded: echoed when the frame is an object
+//     with exactly one plainly spelled top-level "id" whose value is a plain
+//     string or integer, so the client's call ends at once instead of at its
+//     own timeout.
+//   - Transport bounds the work one connection holds: at most
+//     Limits.MaxInFlight unanswered calls and Limits.MaxHeldBytes of their
+//     frames. A call beyond either is answered BUSY (code -32000) with its
+//     id and is never handed on: nothing is queued silently.
 //   - After any rejection the stream stays usable: the next line is read as a
 //     fresh frame.
 //

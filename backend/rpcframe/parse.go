@@ -23,7 +23,12 @@ func Parse(frame []byte, lim Limits) (jsonrpc.Message, *Rejection) {
 
 func parse(frame []byte, lim Limits) (jsonrpc.Message, *rejectedFrame) {
 	if len(frame) > lim.MaxFrameBytes {
-		return nil, tooLarge()
+		// The frame is whole here, but parsing a frame over the limit is
+		// what the limit forbids; the same scan as for a streamed one
+		// recovers its id.
+		var s idScanner
+		s.feed(frame)
+		return nil, tooLarge(s.id())
 	}
 	if !utf8.Valid(frame) {
 		return nil, &rejectedFrame{sentinel: ErrMalformed, code: CodeParseError, text: "parse error: invalid UTF-8"}
@@ -51,8 +56,11 @@ func parse(frame []byte, lim Limits) (jsonrpc.Message, *rejectedFrame) {
 	return fields.message()
 }
 
-func tooLarge() *rejectedFrame {
-	return &rejectedFrame{sentinel: ErrFrameTooLarge, code: CodeInvalidRequest, text: "invalid request: message exceeds the size limit"}
+// tooLarge rejects a frame over the size limit; id is its recovered id, nil
+// when none could be trusted.
+func tooLarge(id []byte) *rejectedFrame {
+	return &rejectedFrame{sentinel: ErrFrameTooLarge, code: CodeInvalidRequest, id: id,
+		text: "invalid request: message exceeds the size limit"}
 }
 
 func invalid(id json.RawMessage, silent bool, text string) *rejectedFrame {

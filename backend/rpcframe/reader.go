@@ -12,9 +12,10 @@ import (
 // Reader cuts a newline-delimited stream into frames and checks each one.
 // It is not safe for concurrent use.
 type Reader struct {
-	br  *bufio.Reader
-	lim Limits
-	buf []byte
+	br   *bufio.Reader
+	lim  Limits
+	buf  []byte
+	size int // bytes of the last frame returned, terminator included
 }
 
 // NewReader reads frames from r.
@@ -28,9 +29,10 @@ func NewReader(r io.Reader, lim Limits) *Reader {
 // called again after it.
 func (r *Reader) Next() (jsonrpc.Message, *Rejection, error) {
 	for {
-		line, tooBig, err := r.readLine()
+		line, tooBig, id, err := r.readLine()
+		r.size = len(line)
 		if tooBig {
-			return nil, tooLarge().rejection(), nil
+			return nil, tooLarge(id).rejection(), nil
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			msg, rej := Parse(line, r.lim)
@@ -44,29 +46,46 @@ func (r *Reader) Next() (jsonrpc.Message, *Rejection, error) {
 
 // readLine returns one line without its terminator. A line longer than the
 // limit is consumed up to its newline without being kept: memory stays
-// bounded by the limit whatever the peer sends. err is set only when no more
-// lines can follow (a final unterminated line is still returned with it).
-func (r *Reader) readLine() (line []byte, tooBig bool, err error) {
+// bounded by the limit whatever the peer sends. Its id, when a streaming
+// scan of the discarded bytes finds a plain one, is returned so the answer
+// can carry it. err is set only when no more lines can follow (a final
+// unterminated line is still returned with it).
+func (r *Reader) readLine() (line []byte, tooBig bool, id []byte, err error) {
 	r.buf = r.buf[:0]
+	var scan *idScanner
 	for {
 		chunk, err := r.br.ReadSlice('\n')
-		if !tooBig {
-			if len(r.buf)+len(chunk) > r.lim.MaxFrameBytes+2 { // room for "\r\n"
-				tooBig = true
-				r.buf = r.buf[:0]
-			} else {
-				r.buf = appendBounded(r.buf, chunk, r.lim.MaxFrameBytes+2)
-			}
+		switch {
+		case scan != nil:
+			scan.feed(chunk)
+		case len(r.buf)+len(chunk) > r.lim.MaxFrameBytes+2: // room for "\r\n"
+			tooBig, scan = true, &idScanner{}
+			scan.feed(r.buf)
+			scan.feed(chunk)
+			r.buf = r.buf[:0]
+		default:
+			r.buf = appendBounded(r.buf, chunk, r.lim.MaxFrameBytes+2)
 		}
 		switch {
 		case err == nil:
-			return trimEOL(r.buf), tooBig, nil
+			return trimEOL(r.buf), tooBig, scanID(scan), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		default:
-			return trimEOL(r.buf), tooBig, err
+			return trimEOL(r.buf), tooBig, scanID(scan), err
 		}
 	}
+}
+
+// LastFrameSize is the size of the frame Next returned last (what the
+// reader held of it).
+func (r *Reader) LastFrameSize() int { return r.size }
+
+func scanID(s *idScanner) []byte {
+	if s == nil {
+		return nil
+	}
+	return s.id()
 }
 
 // appendBounded appends like append but never grows the buffer beyond

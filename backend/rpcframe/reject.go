@@ -14,12 +14,18 @@ var (
 	ErrBatch          = errors.New("rpcframe: JSON-RPC batches are not accepted")
 	ErrNotObject      = errors.New("rpcframe: frame is not a JSON object")
 	ErrInvalidRequest = errors.New("rpcframe: not a valid JSON-RPC 2.0 message")
+	// ErrBusy: a call arrived while the connection already held its limit
+	// of unanswered calls (Limits.MaxInFlight, MaxHeldBytes).
+	ErrBusy = errors.New("rpcframe: too much work in flight on this connection")
 )
 
 // JSON-RPC 2.0 error codes used in replies.
 const (
 	CodeParseError     = -32700
 	CodeInvalidRequest = -32600
+	// CodeBusy is in the range JSON-RPC leaves to servers; its message
+	// starts with BUSY.
+	CodeBusy = -32000
 )
 
 // Rejection describes a frame that was not handed on.
