@@ -1,11 +1,10 @@
 package procid
 
 import (
-	"errors"
+	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"time"
-
-	"github.com/shirou/gopsutil/v4/process"
 )
 
 // Inspector builds and re-checks run records. It holds the executable-hash
@@ -38,12 +37,17 @@ type procInfo struct {
 // shells is normal, a chain of dozens of copies is not.
 const maxWalk = 32
 
-// Origin finds the process the user approves for a shim: the first ancestor
-// of shimPID that runs a different executable than the shim, and records it.
+// Origin finds the process that started a shim and records it: the first
+// ancestor of shimPID that runs a different executable than the shim,
+// passing over wrappers (a shell, npx) that handed their own stdin and
+// stdout on to the shim when the process above them holds the other ends.
+// The record says in Stdio whether the origin holds the shim's stdio;
+// when it does not (StdioNotHeld), Identify names another origin.
 //
 // Errors: ErrProcessGone (the shim or an ancestor exited during the walk),
 // ErrNoOrigin (nothing above the shim but init), ErrPeerChanged (the tree
 // changed under the walk). On such errors the connection must be refused.
+// Close the record when done with it.
 func (in *Inspector) Origin(shimPID int) (*RunRecord, error) {
 	shim, err := readProc(shimPID)
 	if err != nil {
@@ -56,51 +60,168 @@ func (in *Inspector) Origin(shimPID int) (*RunRecord, error) {
 	if err != nil {
 		return nil, err
 	}
+	stdio := readShimStdio(shimPID)
+	var named, origin *procInfo
 	cur := shim
 	for range maxWalk {
 		if cur.ppid <= 1 {
-			return nil, ErrNoOrigin
+			break
 		}
-		parent, err := readProc(cur.ppid)
+		parent, err := parentOf(cur)
 		if err != nil {
-			return nil, fmt.Errorf("%w: parent of %d: %w", ErrPeerChanged, cur.pid, err)
-		}
-		// If cur still has the same parent after we read the parent, that
-		// parent did not exit meanwhile (cur would have been reparented),
-		// so what we read belongs to the real parent, not to a reused pid.
-		if again, err := readProc(cur.pid); err != nil || again.ppid != cur.ppid || again.startKey != cur.startKey {
-			return nil, fmt.Errorf("%w: %d was reparented", ErrPeerChanged, cur.pid)
-		}
-		// A parent cannot be younger than its child; one that is holds a
-		// reused pid (Windows keeps a dead creator's pid as the parent).
-		if parent.startKey > cur.startKey {
-			return nil, fmt.Errorf("%w: parent pid %d was reused", ErrPeerChanged, cur.ppid)
+			return nil, err
 		}
 		exe, err := exeIDOf(parent.pid)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrPeerChanged, err)
 		}
-		if !exe.sameFile(shimExe) {
-			rec, err := in.record(parent)
-			if err != nil {
-				return nil, err
-			}
-			rec.ShimPID = shimPID
-			if rec.ShimExePath, rec.ShimExeSHA256, err = in.exeHash(shimPID, shimExe); err != nil {
-				return nil, err
-			}
-			if again, err := readProc(shimPID); err != nil || again.startKey != shim.startKey {
-				return nil, ErrPeerChanged
-			}
-			return rec, nil
-		}
 		cur = parent
+		if exe.sameFile(shimExe) {
+			continue // a copy of the shim is never the origin
+		}
+		if named == nil {
+			named = &parent
+		}
+		if stdio.status != stdioEnds {
+			break
+		}
+		rel := stdio.relationOf(parent.pid)
+		if rel == relPeer {
+			origin = &parent
+			break
+		}
+		if rel != relSame {
+			break
+		}
+		// A wrapper: it holds the same ends as the shim, as its own stdin
+		// and stdout; the process above it may hold the other ends.
 	}
-	return nil, ErrNoOrigin
+	if named == nil {
+		return nil, ErrNoOrigin
+	}
+	state := StdioHeld
+	switch {
+	case stdio.status == stdioUnknown:
+		origin, state = named, StdioNotChecked
+	case origin == nil:
+		origin, state = named, StdioNotHeld
+	}
+	rec, err := in.record(*origin)
+	if err != nil {
+		return nil, err
+	}
+	rec.Stdio = state
+	if err := in.addShim(rec, shim, shimExe); err != nil {
+		rec.Close()
+		return nil, err
+	}
+	return rec, nil
+}
+
+// parentOf reads cur's parent and makes sure it really is cur's parent.
+func parentOf(cur procInfo) (procInfo, error) {
+	parent, err := readProc(cur.ppid)
+	if err != nil {
+		return procInfo{}, fmt.Errorf("%w: parent of %d: %w", ErrPeerChanged, cur.pid, err)
+	}
+	// If cur still has the same parent after we read the parent, that
+	// parent did not exit meanwhile (cur would have been reparented), so
+	// what we read belongs to the real parent, not to a reused pid.
+	if again, err := readProc(cur.pid); err != nil || again.ppid != cur.ppid || again.startKey != cur.startKey {
+		return procInfo{}, fmt.Errorf("%w: %d was reparented", ErrPeerChanged, cur.pid)
+	}
+	// A parent cannot be younger than its child; one that is holds a
+	// reused pid (Windows keeps a dead creator's pid as the parent).
+	if parent.startKey > cur.startKey {
+		return procInfo{}, fmt.Errorf("%w: parent pid %d was reused", ErrPeerChanged, cur.ppid)
+	}
+	return parent, nil
+}
+
+// actingOrigin is the origin when the process that started the shim does
+// not hold its stdio (named.Stdio is StdioNotHeld): the one process of
+// this user that holds the other ends, or else the shim itself. Naming
+// the holder shows the person the process that would act; naming the shim
+// says that no process Yett can name drives this connection, and binds an
+// approval to the shim's own run, which ends when it exits. Either way
+// the process that started the shim gets no approval it did not ask for
+// (seed 000: a helper acts through its parent or asks for itself).
+func (in *Inspector) actingOrigin(named *RunRecord) (*RunRecord, error) {
+	shimPID := named.ShimPID
+	stdio := readShimStdio(shimPID)
+	target, state := shimPID, StdioNotHeld
+	if stdio.status == stdioEnds {
+		if h, ok := stdio.soleHolder(shimPID); ok {
+			target, state = h, StdioHeldNotParent
+			if isAncestor(h, shimPID) {
+				state = StdioHeld
+			}
+		}
+	}
+	p, err := readProc(target)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPeerChanged, err)
+	}
+	rec, err := in.record(p)
+	if err != nil {
+		return nil, err
+	}
+	// The record pins the process now; it must still hold the ends.
+	if target != shimPID && stdio.relationOf(target) != relPeer {
+		rec.Close()
+		return nil, fmt.Errorf("%w: %d let go of the shim's stdio", ErrPeerChanged, target)
+	}
+	rec.Stdio = state
+	rec.ShimPID, rec.ShimExePath, rec.ShimExeSHA256 = named.ShimPID, named.ShimExePath, named.ShimExeSHA256
+	rec.ShimStartTime, rec.ShimParent = named.ShimStartTime, named.ShimParent
+	return rec, nil
+}
+
+// isAncestor reports whether pid is above child in the process tree.
+func isAncestor(pid, child int) bool {
+	cur := child
+	for range maxWalk {
+		info, err := readProc(cur)
+		if err != nil || info.ppid <= 0 {
+			return false
+		}
+		if info.ppid == pid {
+			return true
+		}
+		cur = info.ppid
+	}
+	return false
+}
+
+// addShim records the shim's own facts and who started it.
+func (in *Inspector) addShim(rec *RunRecord, shim procInfo, shimExe FileID) error {
+	var err error
+	rec.ShimPID, rec.ShimStartTime = shim.pid, shim.startTime
+	if rec.ShimExePath, rec.ShimExeSHA256, err = in.exeHash(shim.pid, shimExe); err != nil {
+		return err
+	}
+	rec.ShimParent = processFacts(shim.ppid)
+	if again, err := readProc(shim.pid); err != nil || again.startKey != shim.startKey {
+		return ErrPeerChanged
+	}
+	return nil
 }
 
 // record inspects p fully. The nonce is drawn last, after every fact is in.
 func (in *Inspector) record(p procInfo) (*RunRecord, error) {
+	live, err := openLive(p.pid, p.startKey)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := in.inspect(p, live)
+	if err != nil {
+		live.close()
+		return nil, err
+	}
+	return rec, nil
+}
+
+func (in *Inspector) inspect(p procInfo, live *liveProc) (*RunRecord, error) {
 	f, path, id, err := openExe(p.pid)
 	if err != nil {
 		return nil, err
@@ -118,22 +239,24 @@ func (in *Inspector) record(p procInfo) (*RunRecord, error) {
 		ExeID:     id,
 		ExeSHA256: sum,
 		PPID:      p.ppid,
+		live:      live,
 	}
-	rec.Signer = codeSigner(p.pid, path)
-	rec.Name, rec.CmdLine = displayFacts(p.pid)
-	rec.Parents = parentChain(p.ppid)
-	// The facts above are only the origin's if it is still the same
-	// process now; a pid reused mid-inspection shows a new start stamp.
-	again, err := readProc(p.pid)
+	raw, err := live.cmdLine(p.pid)
 	if err != nil {
 		return nil, err
 	}
-	if again.startKey != p.startKey {
-		return nil, ErrPIDReused
-	}
-	// An execve keeps the start stamp, so check the executable too.
-	if now, err := exeIDOf(p.pid); err != nil || !now.sameFile(id) {
-		return nil, ErrExeChanged
+	rec.CmdLineSHA256 = sha256.Sum256(raw)
+	rec.CmdLine = displayCmdLine(splitArgs(raw))
+	rec.Signer = codeSigner(p.pid, path)
+	rec.Name = sanitize(processName(p.pid), maxName)
+	rec.Parents = parentChain(p.ppid)
+	// The facts above are only the origin's if it is still the same
+	// process running the same program now: a pid reused mid-inspection
+	// shows a new start stamp, an execve another file or command line.
+	// (The file at ExePath is left to Matches: a replaced file ends the
+	// authority of an approved run, it does not refuse the connection.)
+	if err := in.matches(rec, false); err != nil {
+		return nil, err
 	}
 	rec.InspectedAt = time.Now()
 	rec.LaunchNonce = newLaunchNonce()
@@ -141,54 +264,48 @@ func (in *Inspector) record(p procInfo) (*RunRecord, error) {
 }
 
 // Matches re-checks rec against the live process: still running, same
-// kernel start stamp, same executable file and content, and the file at the
-// recorded path is still that file. It returns nil or an error wrapping
-// ErrProcessGone, ErrPIDReused, ErrExeChanged or ErrExeChangedOnDisk.
-func (in *Inspector) Matches(rec *RunRecord) error {
-	live, err := readProc(rec.PID)
+// kernel start stamp, same executable file and content, same command line,
+// and the file at the recorded path is still that file. It returns nil or
+// an error wrapping ErrProcessGone, ErrPIDReused, ErrExeChanged,
+// ErrCmdLineChanged or ErrExeChangedOnDisk.
+//
+// It runs before every call. On Linux a record from Origin or Identify
+// keeps the process open, and Matches re-reads only what can change: a
+// poll of the pidfd, one stat of the running executable, one read of the
+// command line and one stat of the path.
+func (in *Inspector) Matches(rec *RunRecord) error { return in.matches(rec, true) }
+
+// processFacts describes pid for display; a process that is gone shows
+// only its pid.
+func processFacts(pid int) ProcessFacts {
+	pf := ProcessFacts{PID: pid}
+	if pid <= 0 {
+		return pf
+	}
+	info, err := readProc(pid)
 	if err != nil {
-		return err
+		return pf
 	}
-	if live.startKey != rec.StartKey {
-		return ErrPIDReused
+	pf.StartTime = info.startTime
+	pf.Name = sanitize(processName(pid), maxName)
+	if raw, err := cmdLineRaw(pid); err == nil {
+		pf.CmdLine = displayCmdLine(splitArgs(raw))
 	}
-	f, _, id, err := openExe(rec.PID)
-	if err != nil {
-		if errors.Is(err, ErrProcessGone) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", ErrExeChanged, err)
-	}
-	defer f.Close()
-	if !id.sameFile(rec.ExeID) {
-		return ErrExeChanged
-	}
-	if id != rec.ExeID {
-		sum, err := in.hashes().sum(f, id)
-		if err != nil || sum != rec.ExeSHA256 {
-			return ErrExeChangedOnDisk
-		}
-	}
-	onDisk, err := statPath(rec.ExePath)
-	if err != nil || onDisk != rec.ExeID {
-		return ErrExeChangedOnDisk
-	}
-	if again, err := readProc(rec.PID); err != nil || again.startKey != rec.StartKey {
-		return ErrProcessGone
-	}
-	return nil
+	return pf
 }
 
-// displayFacts returns the sanitized name and command line of pid; they are
-// for people only, so a failure yields a placeholder, not an error.
-func displayFacts(pid int) (name, cmdline string) {
-	name = sanitize(processName(pid), maxName)
-	p, err := process.NewProcess(int32(pid))
-	if err != nil {
-		return name, ""
+// splitArgs turns the kernel's NUL-separated argv into arguments.
+func splitArgs(raw []byte) []string {
+	raw = bytes.TrimSuffix(raw, []byte{0})
+	if len(raw) == 0 {
+		return nil
 	}
-	argv, _ := p.CmdlineSlice()
-	return name, displayCmdLine(argv)
+	parts := bytes.Split(raw, []byte{0})
+	args := make([]string, len(parts))
+	for i, p := range parts {
+		args[i] = string(p)
+	}
+	return args
 }
 
 // parentChain lists the ancestors from pid upwards for display.

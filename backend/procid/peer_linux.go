@@ -76,6 +76,9 @@ func (p *Peer) StillSame() bool {
 	if p.pidfd >= 0 {
 		fds := []unix.PollFd{{Fd: int32(p.pidfd), Events: unix.POLLIN}}
 		n, err := unix.Poll(fds, 0)
+		for err == unix.EINTR { // the runtime's preemption signal, not an answer
+			n, err = unix.Poll(fds, 0)
+		}
 		if err != nil || n > 0 { // readable pidfd: the process exited
 			return false
 		}

@@ -22,6 +22,10 @@ var (
 	ErrPIDReused = errors.New("procid: pid belongs to another process now")
 	// ErrExeChanged: the process now runs another executable (execve).
 	ErrExeChanged = errors.New("procid: process runs a different executable")
+	// ErrCmdLineChanged: the process runs the same executable with another
+	// command line: an exec of the same interpreter with another program
+	// (`exec node other.js`), or the process rewrote its own argv.
+	ErrCmdLineChanged = errors.New("procid: process runs another command line")
 	// ErrExeChangedOnDisk: the file at the recorded path is no longer the
 	// one the process started from (replaced, upgraded or modified).
 	ErrExeChangedOnDisk = errors.New("procid: executable changed on disk")
@@ -72,7 +76,39 @@ type Ancestor struct {
 	Name string
 }
 
+// Stdio says who holds the other ends of the shim's stdin and stdout: the
+// process that writes requests into the shim is the one that acts, whoever
+// started it.
+type Stdio string
+
+const (
+	// StdioHeld: the origin started the shim (itself, or through wrappers
+	// that handed their own stdin and stdout on) and holds the other ends.
+	StdioHeld Stdio = "held"
+	// StdioHeldNotParent: the origin holds the other ends but did not
+	// start the shim: another program started it on pipes this process
+	// holds (the poser of issue 9, item 6).
+	StdioHeldNotParent Stdio = "held-not-parent"
+	// StdioNotHeld: no single process of this user holds the other ends
+	// (or they are a terminal, a file, /dev/null). After Identify the shim
+	// is then its own origin.
+	StdioNotHeld Stdio = "not-held"
+	// StdioNotChecked: this OS (or kernel) offers no way to check here;
+	// the origin is the process that started the shim.
+	StdioNotChecked Stdio = "not-checked"
+)
+
+// ProcessFacts describe a process for display: sanitized, no authority.
+type ProcessFacts struct {
+	PID       int
+	Name      string
+	StartTime time.Time
+	CmdLine   string
+}
+
 // RunRecord is one run of one origin process as the gateway inspected it.
+// A record from Origin or Identify keeps the process open (Linux: a pidfd
+// and /proc handles) so Matches is cheap; Close releases them.
 type RunRecord struct {
 	PID int
 	// StartTime is when the kernel started the process, for display and
@@ -87,6 +123,11 @@ type RunRecord struct {
 	ExeID   FileID
 	// ExeSHA256 is the hash of the file the process actually runs.
 	ExeSHA256 [32]byte
+	// CmdLineSHA256 is the hash of the command line exactly as the kernel
+	// reported it. An exec of the same interpreter keeps pid, start time
+	// and executable; the arguments tell the new program apart. A process
+	// can rewrite its own argv, so this is a tripwire, not a proof.
+	CmdLineSHA256 [32]byte
 	// Signer is the code signer or requirement, SignerUnsigned or
 	// SignerNotChecked.
 	Signer string
@@ -103,8 +144,28 @@ type RunRecord struct {
 	ShimPID       int
 	ShimExePath   string
 	ShimExeSHA256 [32]byte
-	LaunchNonce   LaunchNonce
-	InspectedAt   time.Time
+	ShimStartTime time.Time
+	// ShimParent is the process that started the shim (its parent when it
+	// connected), shown apart from the origin: a program can exec the
+	// genuine shim so that its parent is the agent while another process
+	// holds its stdio.
+	ShimParent ProcessFacts
+	// Stdio says whether the origin holds the shim's stdin and stdout.
+	Stdio       Stdio
+	LaunchNonce LaunchNonce
+	InspectedAt time.Time
+
+	live *liveProc
+}
+
+// Close releases what the record keeps open. Copies of a record share it;
+// Matches on a closed record still works, only slower.
+func (r *RunRecord) Close() error {
+	if r == nil || r.live == nil {
+		return nil
+	}
+	r.live.close()
+	return nil
 }
 
 // ExeHash returns the executable hash as "sha256:<hex>".

@@ -21,20 +21,22 @@ var forceNoPidfdOpen = false
 // process; where pidfd_open is missing it re-reads /proc every 50 ms.
 func WatchExit(ctx context.Context, rec *RunRecord) <-chan struct{} {
 	done := make(chan struct{})
-	pidfd := -1
-	if !forceNoPidfdOpen {
+	// The record's own pidfd names its process already; a copy of it
+	// needs no start-stamp check.
+	pidfd := rec.live.dupPidfd()
+	if pidfd < 0 && !forceNoPidfdOpen {
 		if fd, err := unix.PidfdOpen(rec.PID, unix.PIDFD_NONBLOCK); err == nil {
+			// The pidfd pins whatever process has the pid now; only after
+			// checking the start stamp do we know it is ours.
+			if info, err := readProc(rec.PID); err != nil || info.startKey != rec.StartKey {
+				unix.Close(fd)
+				close(done)
+				return done
+			}
 			pidfd = fd
 		}
 	}
 	if pidfd >= 0 {
-		// The pidfd pins whatever process has the pid now; only after
-		// checking the start stamp do we know it is ours.
-		if info, err := readProc(rec.PID); err != nil || info.startKey != rec.StartKey {
-			unix.Close(pidfd)
-			close(done)
-			return done
-		}
 		go watchPidfd(ctx, pidfd, done)
 		return done
 	}
