@@ -49,6 +49,7 @@ func (g *Gateway) handle(nc net.Conn) {
 		nc.Close()
 		return
 	}
+	defer run.Close()
 	if !g.allowedShim(run) {
 		g.log.Warn("refused a connection", "reason", "not_yett_mcp", "peer_pid", run.ShimPID)
 		nc.Close()
