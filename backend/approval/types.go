@@ -56,6 +56,19 @@ type Requester struct {
 	// Via is the executable that connected on the agent's behalf (the
 	// `yett mcp` shim), for display.
 	Via string `json:"via"`
+	// ShimPID and ShimStartedAt are the connected shim's. ShimParent* is
+	// the process that started it, shown apart from the origin: a program
+	// can exec the genuine shim so that its parent is the agent while
+	// another process holds its stdio.
+	ShimPID             int       `json:"shim_pid"`
+	ShimStartedAt       time.Time `json:"shim_started_at"`
+	ShimParentPID       int       `json:"shim_parent_pid"`
+	ShimParentName      string    `json:"shim_parent_name"`
+	ShimParentStartedAt time.Time `json:"shim_parent_started_at"`
+	ShimParentCmdLine   string    `json:"shim_parent_cmdline"`
+	// Stdio says whether the origin holds the shim's stdin and stdout, or
+	// that this OS cannot check it (procid.Stdio).
+	Stdio procid.Stdio `json:"stdio"`
 }
 
 // RequesterOf describes a run record for a card.
@@ -64,6 +77,10 @@ func RequesterOf(r *procid.RunRecord) Requester {
 		Name: r.Name, Executable: r.ExePath, ExeSHA256: r.ExeHash(), Signer: r.Signer,
 		PID: r.PID, StartedAt: r.StartTime, Parents: append([]procid.Ancestor(nil), r.Parents...),
 		CmdLine: r.CmdLine, Via: r.ShimExePath,
+		ShimPID: r.ShimPID, ShimStartedAt: r.ShimStartTime,
+		ShimParentPID: r.ShimParent.PID, ShimParentName: r.ShimParent.Name,
+		ShimParentStartedAt: r.ShimParent.StartTime, ShimParentCmdLine: r.ShimParent.CmdLine,
+		Stdio: r.Stdio,
 	}
 }
 
