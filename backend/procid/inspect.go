@@ -275,8 +275,9 @@ func (in *Inspector) inspect(p procInfo, live *liveProc) (*RunRecord, error) {
 // command line and one stat of the path.
 func (in *Inspector) Matches(rec *RunRecord) error { return in.matches(rec, true) }
 
-// processFacts describes pid for display; a process that is gone shows
-// only its pid.
+// processFacts describes pid for display, its command line with what
+// looks like a secret hidden (it is shown on cards); a process that is
+// gone shows only its pid.
 func processFacts(pid int) ProcessFacts {
 	pf := ProcessFacts{PID: pid}
 	if pid <= 0 {
@@ -289,7 +290,7 @@ func processFacts(pid int) ProcessFacts {
 	pf.StartTime = info.startTime
 	pf.Name = sanitize(processName(pid), maxName)
 	if raw, err := cmdLineRaw(pid); err == nil {
-		pf.CmdLine = displayCmdLine(splitArgs(raw))
+		pf.CmdLine = displayCmdLine(redactArgs(splitArgs(raw)))
 	}
 	return pf
 }

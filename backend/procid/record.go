@@ -98,7 +98,8 @@ const (
 	StdioNotChecked Stdio = "not-checked"
 )
 
-// ProcessFacts describe a process for display: sanitized, no authority.
+// ProcessFacts describe a process for display: sanitized, what looks like
+// a secret in CmdLine hidden, no authority.
 type ProcessFacts struct {
 	PID       int
 	Name      string
