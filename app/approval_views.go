@@ -12,9 +12,11 @@ import (
 )
 
 // AgentView is who asks, as the person reads it on a card: facts the
-// gateway got from the kernel. The command line is left out on purpose:
-// agents are often started with tokens in their arguments, and the card
-// must never become the place a secret is shown.
+// gateway got from the kernel. The agent's command line is left out on
+// purpose: agents are often started with tokens in their arguments, and
+// the card must never become the place a secret is shown. The command line
+// of the process that started the shim is shown, with what looks like a
+// secret hidden by procid, because it may not be the agent at all.
 type AgentView struct {
 	Name       string `json:"name"`
 	Executable string `json:"executable"` // base name of the running file
@@ -30,12 +32,34 @@ type AgentView struct {
 	// Via is the program that connected for the agent (normally the
 	// `yett mcp` shim), so a stranger on the socket would show here.
 	Via string `json:"via"`
+	// ShimPID and ShimStartedAt are the `yett mcp` that connected, and
+	// ShimParent the process that started it. They are shown apart from
+	// the agent: a program can exec the genuine shim so that its parent is
+	// the agent while another process holds its stdio.
+	ShimPID       int         `json:"shimPid"`
+	ShimStartedAt string      `json:"shimStartedAt"`
+	ShimParent    ProcessView `json:"shimParent"`
+	// Stdio is procid's word for whether the agent holds the shim's input
+	// and output ("held", "held-not-parent", "not-held", "not-checked");
+	// StdioText says it to the person, and StdioOK is true only when the
+	// agent started the shim and holds both.
+	Stdio     string `json:"stdio"`
+	StdioText string `json:"stdioText"`
+	StdioOK   bool   `json:"stdioOk"`
 }
 
 // ParentView is one link of the parent chain, nearest first.
 type ParentView struct {
 	Name string `json:"name"`
 	PID  int    `json:"pid"`
+}
+
+// ProcessView is a process shown with its start time and command line.
+type ProcessView struct {
+	Name      string `json:"name"`
+	PID       int    `json:"pid"`
+	StartedAt string `json:"startedAt"`
+	CmdLine   string `json:"cmdline"`
 }
 
 // ApprovalCard is one pending request. Kind "session" asks whether this
@@ -104,7 +128,38 @@ func agentView(r approval.Requester) AgentView {
 	for _, p := range r.Parents {
 		v.Parents = append(v.Parents, ParentView{Name: p.Name, PID: p.PID})
 	}
+	v.ShimPID, v.ShimStartedAt = r.ShimPID, rfc3339(r.ShimStartedAt)
+	v.ShimParent = ProcessView{Name: r.ShimParentName, PID: r.ShimParentPID, StartedAt: rfc3339(r.ShimParentStartedAt), CmdLine: r.ShimParentCmdLine}
+	v.Stdio = string(r.Stdio)
+	v.StdioText, v.StdioOK = stdioWords(r)
 	return v
+}
+
+// stdioWords says who holds the shim's input and output: the process that
+// writes into `yett mcp` is the one that acts, whoever started it.
+func stdioWords(r approval.Requester) (string, bool) {
+	starter := fmt.Sprintf("%s (pid %d)", orUnknown(r.ShimParentName), r.ShimParentPID)
+	switch r.Stdio {
+	case procid.StdioHeld:
+		if r.ShimParentPID == r.PID {
+			return "This process started yett mcp and holds its input and output.", true
+		}
+		return fmt.Sprintf("This process holds yett mcp's input and output; it started yett mcp through %s.", starter), true
+	case procid.StdioHeldNotParent:
+		return fmt.Sprintf("yett mcp was started by %s, but this process holds its input and output: this process asks, not the one that started yett mcp.", starter), false
+	case procid.StdioNotHeld:
+		return fmt.Sprintf("yett mcp was started by %s, which does not hold its input and output, and no single process Yett can name does: yett mcp asks for itself, for as long as it runs.", starter), false
+	case procid.StdioNotChecked:
+		return "Who holds yett mcp's input and output is not checked on this OS.", false
+	}
+	return "", false
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "an unknown process"
+	}
+	return s
 }
 
 func signed(signer string) bool {
