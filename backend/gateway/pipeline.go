@@ -40,7 +40,7 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return toolError(CodeInvalid, "%s", publicArgError(err)), nil
 	}
 	act := &audit.Action{Channel: "http", Operation: call.req.Method, Target: call.host}
-	cv, sec, err := g.vault.CredentialFor(call.host, call.path)
+	cv, sec, err := g.vault.CredentialFor(call.target)
 	if sec != nil {
 		sec.Wipe() // only the binding matters here; the secret is read again right before dispatch
 	}
@@ -160,7 +160,7 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 	return g.send(ctx, c, &outgoing{
 		req: call.req, host: call.host, path: call.path, key: call.key, credRef: cv.ID,
 		credential: func(ctx context.Context) (*action.Credential, func(int), *refusal) {
-			cv2, sec, err := g.vault.CredentialFor(call.host, call.path)
+			cv2, sec, err := g.vault.CredentialFor(call.target)
 			if err != nil || cv2.ID != cv.ID || cv2.Version != cv.Version {
 				if sec != nil {
 					sec.Wipe()

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -15,6 +14,8 @@ import (
 
 	"github.com/yettdev/yett/backend/action"
 	"github.com/yettdev/yett/backend/journal"
+	"github.com/yettdev/yett/backend/target"
+	"github.com/yettdev/yett/backend/toolargs"
 )
 
 // Tool names.
@@ -79,99 +80,119 @@ func (e *errArgs) Error() string { return e.msg }
 
 func argErr(format string, a ...any) error { return &errArgs{msg: fmt.Sprintf(format, a...)} }
 
-type httpArgs struct {
-	Method         string            `json:"method"`
-	URL            string            `json:"url"`
-	Params         map[string]string `json:"params"`
-	Headers        map[string]string `json:"headers"`
-	Body           json.RawMessage   `json:"body"`
-	IdempotencyKey string            `json:"idempotency_key"`
-}
-
 // httpCall is a validated http.request.
 type httpCall struct {
-	req  action.Request
-	host string // host[:port] as in the URL, for the binding
-	path string
-	key  string // "" when the agent gave none
+	req    action.Request
+	target target.URL // what the vault's bindings are matched against
+	host   string     // target.Authority(), for the card, the journal and the audit log
+	path   string
+	key    string // "" when the agent gave none
 }
 
 var allowedMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true}
 
 // reservedHeaders are set by Yett or the transport only. The executor
 // refuses them too; checking here keeps such a call from reaching the
-// journal at all.
+// journal at all. Accept-Encoding, Range and If-Range belong to Yett
+// because an encoded or partial answer would carry the credential past the
+// redactor.
 var reservedHeaders = map[string]bool{
 	"authorization": true, "proxy-authorization": true, "host": true, "cookie": true,
 	"content-length": true, "idempotency-key": true, "connection": true, "keep-alive": true,
 	"te": true, "trailer": true, "transfer-encoding": true, "upgrade": true,
 	"proxy-connection": true, "proxy-authenticate": true,
+	"accept-encoding": true, "range": true, "if-range": true,
 }
 
-func decodeStrict(raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
+// toolArgs reads a tool's arguments: one JSON object, each key once and in
+// one spelling (toolargs), every key one of fields exactly.
+func toolArgs(raw json.RawMessage, fields ...string) (map[string]json.RawMessage, error) {
+	obj, err := toolargs.Object(raw)
+	if errors.Is(err, toolargs.ErrDuplicate) {
+		return nil, argErr("arguments: %v", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return argErr("arguments must be a JSON object with only the documented fields and types")
+	if err != nil {
+		return nil, argErr("arguments must be a single JSON object with only the documented fields and types")
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return argErr("arguments must be a single JSON object")
+	for k := range obj {
+		if !slices.Contains(fields, k) {
+			return nil, argErr("arguments must be a JSON object with only the documented fields (%s)", strings.Join(fields, ", "))
+		}
 	}
-	return nil
+	return obj, nil
+}
+
+// stringArg decodes a string field; absent or null is "".
+func stringArg(obj map[string]json.RawMessage, name string) (string, error) {
+	v, ok := obj[name]
+	if !ok || string(v) == "null" {
+		return "", nil
+	}
+	var s string
+	if v[0] != '"' || json.Unmarshal(v, &s) != nil {
+		return "", argErr("%s must be a string", name)
+	}
+	return s, nil
 }
 
 // parseHTTPArgs validates http.request arguments.
 func parseHTTPArgs(raw json.RawMessage) (*httpCall, error) {
-	var a httpArgs
-	if err := decodeStrict(raw, &a); err != nil {
+	obj, err := toolArgs(raw, "method", "url", "params", "headers", "body", "idempotency_key")
+	if err != nil {
 		return nil, err
 	}
-	method := strings.ToUpper(a.Method)
+	method, err := stringArg(obj, "method")
+	if err != nil {
+		return nil, err
+	}
+	rawURL, err := stringArg(obj, "url")
+	if err != nil {
+		return nil, err
+	}
+	key, err := stringArg(obj, "idempotency_key")
+	if err != nil {
+		return nil, err
+	}
+	method = strings.ToUpper(method)
 	if !allowedMethods[method] {
 		return nil, argErr("method must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
 	}
-	if a.URL == "" || len(a.URL) > maxURLLen || !utf8.ValidString(a.URL) {
+	if rawURL == "" || len(rawURL) > maxURLLen || !utf8.ValidString(rawURL) {
 		return nil, argErr("url must be a non-empty URL of at most %d bytes", maxURLLen)
 	}
-	u, err := url.Parse(a.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return nil, argErr("url must be an absolute http or https URL")
+	t, err := target.Parse(rawURL)
+	if err != nil {
+		// The target package's text names the rule, never the URL.
+		return nil, argErr("url: %s", strings.TrimPrefix(err.Error(), target.ErrInvalid.Error()+": "))
 	}
-	if u.User != nil {
-		return nil, argErr("url must not carry user information; Yett injects credentials")
+	params, err := toolargs.Strings(obj["params"])
+	if err != nil {
+		return nil, argErr("params must be an object of strings, each name once and in one letter case")
 	}
-	if u.Fragment != "" {
-		return nil, argErr("url must not have a fragment")
+	headers, err := toolargs.Strings(obj["headers"])
+	if err != nil {
+		return nil, argErr("headers must be an object of strings, each name once and in one letter case")
 	}
-	if err := checkMap("params", a.Params, false); err != nil {
+	if err := checkMap("params", params, false); err != nil {
 		return nil, err
 	}
-	if err := checkMap("headers", a.Headers, true); err != nil {
+	if err := checkMap("headers", headers, true); err != nil {
 		return nil, err
 	}
-	key, err := checkKey(a.IdempotencyKey, true)
+	if key, err = checkKey(key, true); err != nil {
+		return nil, err
+	}
+	body, contentType, err := bodyBytes(obj["body"])
 	if err != nil {
 		return nil, err
 	}
-	body, contentType, err := bodyBytes(a.Body)
-	if err != nil {
-		return nil, err
-	}
-	headers := a.Headers
 	if contentType != "" && !hasHeader(headers, "Content-Type") {
 		headers = cloneMap(headers)
 		headers["Content-Type"] = contentType
 	}
-	path := u.EscapedPath()
-	if path == "" {
-		path = "/"
-	}
 	return &httpCall{
-		req:  action.Request{Method: method, URL: a.URL, Params: a.Params, Headers: headers, Body: body},
-		host: u.Host, path: path, key: key,
+		req:    action.Request{Method: method, URL: t.String(), Params: params, Headers: headers, Body: body},
+		target: t, host: t.Authority(), path: t.Path, key: key,
 	}, nil
 }
 
@@ -260,14 +281,14 @@ func bodyBytes(raw json.RawMessage) ([]byte, string, error) {
 	return buf.Bytes(), "application/json", nil
 }
 
-type statusArgs struct {
-	IdempotencyKey string `json:"idempotency_key"`
-}
-
 func parseStatusArgs(raw json.RawMessage) (string, error) {
-	var a statusArgs
-	if err := decodeStrict(raw, &a); err != nil {
+	obj, err := toolArgs(raw, "idempotency_key")
+	if err != nil {
 		return "", err
 	}
-	return checkKey(a.IdempotencyKey, false)
+	key, err := stringArg(obj, "idempotency_key")
+	if err != nil {
+		return "", err
+	}
+	return checkKey(key, false)
 }

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/yettdev/yett/backend/target"
 )
 
 // HostPattern is one parsed host binding: an exact host ("api.example.com",
@@ -123,11 +125,12 @@ func checkDNSName(h string) error {
 	return nil
 }
 
-// match reports whether the pattern covers a request to host (which may
-// carry a port), and how specifically: higher is more specific.
+// match reports whether the pattern covers a request to reqHost (as
+// bindingHost spells it) on reqPort, and how specifically: higher is more
+// specific.
 func (p HostPattern) match(reqHost string, reqPort int) (score int, ok bool) {
 	if p.Port == 0 {
-		if reqPort != 0 && reqPort != 443 && reqPort != 80 {
+		if reqPort != 443 && reqPort != 80 {
 			return 0, false
 		}
 	} else if reqPort != p.Port {
@@ -184,18 +187,10 @@ func pathMatch(prefix, path string) bool {
 	return strings.HasPrefix(path, prefix+"/")
 }
 
-// parseRequestHost splits the host of a request ("api.example.com:8443").
-func parseRequestHost(s string) (string, int, error) {
-	host, port, err := splitHostPort(s)
-	if err != nil || host == "" {
-		return "", 0, fmt.Errorf("%w: request host %q", ErrInvalid, s)
+// bindingHost is t's host as host patterns spell it: IPv6 in brackets.
+func bindingHost(t target.URL) string {
+	if t.IP.Is6() {
+		return "[" + t.Host + "]"
 	}
-	if strings.HasPrefix(host, "[") {
-		addr, err := netip.ParseAddr(strings.Trim(host, "[]"))
-		if err != nil {
-			return "", 0, fmt.Errorf("%w: request host %q", ErrInvalid, s)
-		}
-		return "[" + addr.String() + "]", port, nil
-	}
-	return strings.ToLower(strings.TrimSuffix(host, ".")), port, nil
+	return t.Host
 }

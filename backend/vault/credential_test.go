@@ -116,7 +116,7 @@ func TestCredentialFor(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.host+c.path, func(t *testing.T) {
-			view, secret, err := v.CredentialFor(c.host, c.path)
+			view, secret, err := v.CredentialFor(mustTarget(t, "https://"+c.host+c.path))
 			if c.err != nil {
 				if !errors.Is(err, c.err) {
 					t.Fatalf("err = %v, want %v", err, c.err)
@@ -177,7 +177,7 @@ func TestCanary(t *testing.T) {
 	js, _ := json.Marshal(list)
 	ncJSON, _ := json.Marshal(nc)
 	logger.Info("credential", "new", nc, "secret", nc.Secret, "view", view, "pass", pass(testPass))
-	_, secret, err := v.CredentialFor("api.example.com", "/")
+	_, secret, err := v.CredentialFor(apiRoot)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/yettdev/yett/backend/target"
 )
 
 // Fuzz targets for every decoder of persisted vault data and of binding
@@ -86,8 +88,17 @@ func FuzzParseHostPattern(f *testing.F) {
 				t.Fatalf("%q -> %q does not re-parse to itself: %v", pattern, p.String(), err)
 			}
 		}
-		if h, port, err := parseRequestHost(request); err == nil {
-			p.match(h, port)
+		if u, err := target.Parse("https://" + request + "/"); err == nil {
+			p.match(bindingHost(u), u.Port)
+		}
+		// A request to the pattern's own host reaches it: the binding and
+		// the request URL are read alike.
+		if err == nil && !p.Wildcard {
+			if u, err := target.Parse("https://" + p.String() + "/"); err == nil {
+				if _, ok := p.match(bindingHost(u), u.Port); !ok {
+					t.Fatalf("pattern %q does not match a request to itself (%s)", p, u)
+				}
+			}
 		}
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/yettdev/yett/backend/target"
 )
 
 const (
@@ -275,21 +277,16 @@ func (v *Vault) RemoveCredential(id string) error {
 }
 
 // CredentialFor picks the credential bound most specifically to a request
-// for host (optionally with ":port") and path, and returns it with its
-// secret, freshly read and authenticated from the file. Exact hosts beat
-// wildcards, then an explicit port, then the longest path prefix.
+// for the target t, and returns it with its secret, freshly read and
+// authenticated from the file. Exact hosts beat wildcards, then an explicit
+// port, then the longest path prefix. t comes from target.Parse, the one
+// reader of request URLs, so the executor sends to exactly what matched.
 //
 // Errors: ErrLocked, ErrNoCredential, ErrAmbiguousCredential (two equally
 // specific bindings: the person must narrow one), ErrDamaged (the record
 // failed authentication; the session is lost and the vault is damaged).
-func (v *Vault) CredentialFor(host, path string) (CredentialView, *Secret, error) {
-	reqHost, reqPort, err := parseRequestHost(host)
-	if err != nil {
-		return CredentialView{}, nil, err
-	}
-	if path == "" {
-		path = "/"
-	}
+func (v *Vault) CredentialFor(t target.URL) (CredentialView, *Secret, error) {
+	reqHost, reqPort, path := bindingHost(t), t.Port, t.Path
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
 		v.mu.Unlock()
