@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
@@ -62,15 +61,15 @@ type Credential struct {
 	InternalHost bool
 }
 
-// inject sets the credential on h and returns every form of the secret
-// that could come back in a response, longest first, for redaction.
-func (in Injection) inject(req *http.Request, secret []byte, nonce string) ([]string, error) {
+// inject sets the credential on req. The redactor finds the secret in any
+// of the injected forms (the header value holds it as text, Basic as base64
+// at some alignment), so inject returns none of them.
+func (in Injection) inject(req *http.Request, secret []byte, nonce string) error {
 	h := req.Header
 	s := string(secret)
 	if s == "" {
-		return nil, fmt.Errorf("%w: empty secret", ErrNoSecret)
+		return fmt.Errorf("%w: empty secret", ErrNoSecret)
 	}
-	forms := []string{s, base64.StdEncoding.EncodeToString(secret), base64.RawURLEncoding.EncodeToString(secret), url.QueryEscape(s)}
 	var value string
 	switch in.Format {
 	case InjectBearer:
@@ -78,39 +77,37 @@ func (in Injection) inject(req *http.Request, secret []byte, nonce string) ([]st
 		h.Set("Authorization", value)
 	case InjectDPoP:
 		if in.Proof == nil {
-			return nil, fmt.Errorf("%w: no DPoP proof signer", ErrInvalidRequest)
+			return fmt.Errorf("%w: no DPoP proof signer", ErrInvalidRequest)
 		}
 		p, err := in.Proof(req.Method, req.URL.String(), secret, nonce)
 		if err != nil {
-			return nil, fmt.Errorf("%w: the DPoP proof could not be signed", ErrNoSecret)
+			return fmt.Errorf("%w: the DPoP proof could not be signed", ErrNoSecret)
 		}
 		value = "DPoP " + s
 		h.Set("Authorization", value)
 		h.Set("DPoP", p)
 	case InjectBasic:
-		pair := base64.StdEncoding.EncodeToString([]byte(in.Username + ":" + s))
-		value = "Basic " + pair
+		value = "Basic " + base64.StdEncoding.EncodeToString([]byte(in.Username+":"+s))
 		h.Set("Authorization", value)
-		forms = append(forms, pair)
 	case InjectHeader:
 		if !httpguts.ValidHeaderFieldName(in.HeaderName) {
-			return nil, fmt.Errorf("%w: credential header name is not valid", ErrInvalidRequest)
+			return fmt.Errorf("%w: credential header name is not valid", ErrInvalidRequest)
 		}
 		tmpl := in.Template
 		if tmpl == "" {
 			tmpl = SecretPlaceholder
 		}
-		value = strings.ReplaceAll(tmpl, SecretPlaceholder, s)
 		if !strings.Contains(tmpl, SecretPlaceholder) {
-			return nil, fmt.Errorf("%w: credential template lacks %s", ErrInvalidRequest, SecretPlaceholder)
+			return fmt.Errorf("%w: credential template lacks %s", ErrInvalidRequest, SecretPlaceholder)
 		}
+		value = strings.ReplaceAll(tmpl, SecretPlaceholder, s)
 		h.Set(in.HeaderName, value)
 	default:
-		return nil, fmt.Errorf("%w: unknown injection format", ErrInvalidRequest)
+		return fmt.Errorf("%w: unknown injection format", ErrInvalidRequest)
 	}
 	if !httpguts.ValidHeaderFieldValue(value) {
 		// Never echo the value: it holds the secret.
-		return nil, fmt.Errorf("%w: secret cannot be sent in a header", ErrNoSecret)
+		return fmt.Errorf("%w: secret cannot be sent in a header", ErrNoSecret)
 	}
-	return append(forms, value), nil
+	return nil
 }

@@ -2,10 +2,10 @@ package action
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -16,55 +16,46 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-type policyKey struct{}
-
-// dialer resolves once, checks every address, and dials a checked IP.
-type dialer struct {
-	resolver Resolver
-	timeout  time.Duration
-}
-
-func (d *dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
-	p, ok := ctx.Value(policyKey{}).(policy)
-	if !ok {
-		return nil, errors.New("action: dial without a policy") // a bug, never the agent's doing
-	}
-	host, port, err := net.SplitHostPort(address)
-	if err != nil {
-		return nil, fmt.Errorf("%w: bad address", ErrInvalidRequest)
-	}
-	if err := checkName(host); err != nil {
-		return nil, err
-	}
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
-	} else {
-		if addrs, err = d.resolver.LookupNetIP(ctx, "ip", host); err != nil {
-			return nil, fmt.Errorf("%w: cannot resolve %s", ErrTransport, host)
+// resolve returns the addresses of v's host, each checked under p. A name
+// is looked up once per request; every address it answers must pass: a
+// name that answers with one public and one metadata address is an attack,
+// not a choice to make quietly.
+func (e *Executor) resolve(ctx context.Context, v *validated, p policy) ([]netip.Addr, error) {
+	addrs := []netip.Addr{v.target.IP}
+	if !v.target.IP.IsValid() {
+		var err error
+		if addrs, err = e.cfg.Resolver.LookupNetIP(ctx, "ip", v.target.Host); err != nil {
+			return nil, fmt.Errorf("%w: cannot resolve %s", ErrTransport, v.target.Host)
+		}
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("%w: %s has no address", ErrTransport, v.target.Host)
 		}
 	}
-	if len(addrs) == 0 {
-		return nil, fmt.Errorf("%w: %s has no address", ErrTransport, host)
-	}
-	// Every address must pass: a name that answers with one public and one
-	// metadata address is an attack, not a choice to make quietly.
-	for _, a := range addrs {
+	for i, a := range addrs {
 		if err := p.check(a); err != nil {
 			return nil, err
 		}
+		addrs[i] = a.WithZone("").Unmap()
 	}
-	var lastErr error
-	for _, a := range addrs {
-		checked := embedded(a)
-		nd := &net.Dialer{Timeout: d.timeout, Control: verifyDialed(checked)}
-		c, err := nd.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
-		if err == nil {
-			return c, nil
+	return addrs, nil
+}
+
+// dialChecked returns a dial function that goes only to addrs (already
+// checked) on port, whatever address the transport names: the transport
+// never resolves, so the address checked is the address dialed.
+func dialChecked(addrs []netip.Addr, port int, timeout time.Duration) func(ctx context.Context, network, _ string) (net.Conn, error) {
+	return func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var lastErr error
+		for _, a := range addrs {
+			nd := &net.Dialer{Timeout: timeout, Control: verifyDialed(a)}
+			c, err := nd.DialContext(ctx, network, net.JoinHostPort(a.String(), strconv.Itoa(port)))
+			if err == nil {
+				return c, nil
+			}
+			lastErr = err
 		}
-		lastErr = err
+		return nil, lastErr
 	}
-	return nil, lastErr
 }
 
 // verifyDialed checks, at connect time, that the socket goes to the
@@ -73,7 +64,7 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 func verifyDialed(want netip.Addr) func(network, address string, _ syscall.RawConn) error {
 	return func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
-		if err != nil || embedded(ap.Addr()) != want {
+		if err != nil || ap.Addr().WithZone("").Unmap() != want {
 			return fmt.Errorf("%w: dialing %s, checked %s", ErrForbiddenTarget, address, want)
 		}
 		return nil

@@ -1,6 +1,9 @@
 package action
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors callers branch on; Do wraps them with a short, safe reason.
 var (
@@ -23,3 +26,29 @@ var (
 	// example, the vault locked).
 	ErrNoSecret = errors.New("action: credential unavailable")
 )
+
+// ErrResponseWithheld: the request was sent and the server answered, but
+// the executor withheld the answer because it could carry the credential in
+// a form the redactor cannot see: a Content-Encoding the executor did not
+// ask for (or could not decode), or a 206 partial answer. The error is a
+// *WithheldError with the status and the reason.
+var ErrResponseWithheld = errors.New("action: response withheld")
+
+// Reasons of a WithheldError.
+const (
+	WithheldEncoded = "encoded_response"
+	WithheldPartial = "partial_content"
+)
+
+// WithheldError says which answer was withheld and why. It carries no
+// byte of the answer.
+type WithheldError struct {
+	Status int    // the server's status code
+	Reason string // WithheldEncoded or WithheldPartial
+}
+
+func (e *WithheldError) Error() string {
+	return fmt.Sprintf("action: response withheld (status %d, %s)", e.Status, e.Reason)
+}
+
+func (e *WithheldError) Unwrap() error { return ErrResponseWithheld }

@@ -35,8 +35,10 @@ type Config struct {
 
 // Executor performs HTTP actions. It is safe for concurrent use.
 type Executor struct {
-	cfg    Config
-	client *http.Client
+	cfg   Config
+	pools pools
+	// poolKey keys credentialID; it never leaves this Executor.
+	poolKey [32]byte
 }
 
 // Response is what goes back to the agent, already redacted.
@@ -64,38 +66,43 @@ func New(cfg Config) *Executor {
 	if cfg.Resolver == nil {
 		cfg.Resolver = net.DefaultResolver
 	}
-	d := &dialer{resolver: cfg.Resolver, timeout: cfg.Timeout}
-	tr := &http.Transport{
-		Proxy:                  nil, // never: a proxy would dial for us, unchecked
-		DialContext:            d.DialContext,
-		TLSClientConfig:        cfg.TLSClientConfig,
-		TLSHandshakeTimeout:    cfg.Timeout,
-		DisableKeepAlives:      true, // a pooled conn dialed under one policy must not serve another
-		ForceAttemptHTTP2:      true,
-		MaxResponseHeaderBytes: 1 << 20,
-	}
-	client := &http.Client{
-		Transport: tr,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if credentialed(req.Context()) {
-				return http.ErrUseLastResponse
-			}
-			if len(via) >= 5 {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		},
-	}
-	return &Executor{cfg: cfg, client: client}
+	e := &Executor{cfg: cfg}
+	rand.Read(e.poolKey[:])
+	e.pools = pools{byKey: map[poolKey]*pool{}, make: e.transport}
+	return e
 }
 
-type credentialedKey struct{}
+// transport makes the transport of one pool: it dials only the key's
+// checked addresses and speaks HTTP/1.1, where a connection carries one
+// request at a time and cancelling the request closes it.
+func (e *Executor) transport(key poolKey) *http.Transport {
+	return &http.Transport{
+		Proxy:                  nil, // never: a proxy would dial for us, unchecked
+		DialContext:            dialChecked(parseAddrList(key.addrs), key.port, e.cfg.Timeout),
+		TLSClientConfig:        e.cfg.TLSClientConfig,
+		TLSHandshakeTimeout:    e.cfg.Timeout,
+		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // no HTTP/2
+		DisableCompression:     true,                                                   // Yett asks for and decodes gzip itself
+		MaxIdleConnsPerHost:    8,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 1 << 20,
+	}
+}
 
-func credentialed(ctx context.Context) bool { v, _ := ctx.Value(credentialedKey{}).(bool); return v }
+// CloseIdleConnections closes every idle connection and forgets every
+// pool, so no connection dialed before it serves a request after it.
+// Connections of requests in flight close when those requests end (or at
+// once, if their context is cancelled). The gateway calls it when the
+// vault locks.
+func (e *Executor) CloseIdleConnections() { e.pools.closeAll() }
 
 // Do performs req, injecting cred when it is not nil. Errors wrap one of
 // the package's sentinels and never contain the secret. A non-2xx status
-// is not an error: it is returned in Response.
+// is not an error: it is returned in Response. An answer withheld because
+// it could carry the secret is a *WithheldError (ErrResponseWithheld): the
+// request was sent.
+//
+// Cancelling ctx while the request is in flight closes its connection.
 func (e *Executor) Do(ctx context.Context, req Request, cred *Credential) (*Response, error) {
 	var inj *Injection
 	if cred != nil {
@@ -110,15 +117,15 @@ func (e *Executor) Do(ctx context.Context, req Request, cred *Credential) (*Resp
 	}
 	pol := policy{}
 	if cred != nil {
-		pol.allowInternal = cred.InternalHost || namesInternal(v.host)
-		if v.url.Scheme == "http" {
-			if !isLoopbackHost(v.host) && !cred.InternalHost {
+		pol.allowInternal = cred.InternalHost || namesInternal(v.target.Host)
+		if v.target.Scheme == "http" {
+			if !isLoopbackHost(v.target.Host) && !cred.InternalHost {
 				return nil, ErrInsecureScheme
 			}
 			pol.loopbackOnly = true
 		}
 	}
-	if err := checkName(v.host); err != nil {
+	if err := checkName(v.target.Host); err != nil {
 		return nil, err
 	}
 	key := req.IdempotencyKey
@@ -127,15 +134,19 @@ func (e *Executor) Do(ctx context.Context, req Request, cred *Credential) (*Resp
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
-	ctx = context.WithValue(ctx, policyKey{}, pol)
-	if cred == nil {
-		return e.send(ctx, v, key, nil, nil)
+	addrs, err := e.resolve(ctx, v, pol)
+	if err != nil {
+		return nil, err
 	}
-	ctx = context.WithValue(ctx, credentialedKey{}, true)
+	pk := poolKey{policy: pol, scheme: v.target.Scheme, host: v.target.Host, port: v.target.Port, addrs: addrList(addrs)}
+	if cred == nil {
+		return e.send(ctx, v, key, pk, nil, nil)
+	}
 	var resp *Response
 	err = cred.Secret.WithSecret(ctx, func(secret []byte) error {
+		pk.credential = credentialID(e.poolKey[:], cred.Injection, secret)
 		var err error
-		resp, err = e.send(ctx, v, key, &cred.Injection, secret)
+		resp, err = e.send(ctx, v, key, pk, &cred.Injection, secret)
 		return err
 	})
 	if err != nil {
@@ -147,10 +158,17 @@ func (e *Executor) Do(ctx context.Context, req Request, cred *Credential) (*Resp
 	return resp, nil
 }
 
-// send builds, sends and reads one request. With a secret, every returned
-// byte passes the redactor, and so does the error text.
-func (e *Executor) send(ctx context.Context, v *validated, key string, inj *Injection, secret []byte) (*Response, error) {
-	hresp, red, err := e.roundTrip(ctx, v, key, inj, secret, "")
+// send builds, sends and reads one request on pk's pool. With a secret,
+// every returned byte passes the redactor, and so does the error text.
+func (e *Executor) send(ctx context.Context, v *validated, key string, pk poolKey, inj *Injection, secret []byte) (*Response, error) {
+	var red *redactor
+	if inj != nil {
+		red = newRedactor(secret)
+		defer red.wipe()
+	}
+	p := e.pools.acquire(pk)
+	defer e.pools.release(p)
+	hresp, err := e.roundTrip(ctx, p, v, key, inj, secret, "")
 	if err != nil {
 		return nil, transportError(err, red)
 	}
@@ -162,7 +180,7 @@ func (e *Executor) send(ctx context.Context, v *validated, key string, inj *Inje
 			strings.Contains(hresp.Header.Get("WWW-Authenticate"), "use_dpop_nonce") {
 			io.Copy(io.Discard, io.LimitReader(hresp.Body, 64<<10))
 			hresp.Body.Close()
-			if hresp, red, err = e.roundTrip(ctx, v, key, inj, secret, n); err != nil {
+			if hresp, err = e.roundTrip(ctx, p, v, key, inj, secret, n); err != nil {
 				return nil, transportError(err, red)
 			}
 		}
@@ -170,11 +188,11 @@ func (e *Executor) send(ctx context.Context, v *validated, key string, inj *Inje
 	defer hresp.Body.Close()
 	// Read a little past the cap so a secret straddling it is still seen
 	// whole by the redactor before the cut.
-	extra := int64(0)
+	limit := e.cfg.MaxResponseBytes + 1
 	if red != nil {
-		extra = int64(red.maxLen)
+		limit += int64(red.maxLen)
 	}
-	body, err := io.ReadAll(io.LimitReader(hresp.Body, e.cfg.MaxResponseBytes+1+extra))
+	body, h, err := readBody(hresp, limit, inj != nil, v.header.Get("Accept-Encoding") == "")
 	if err != nil {
 		return nil, transportError(err, red)
 	}
@@ -183,8 +201,7 @@ func (e *Executor) send(ctx context.Context, v *validated, key string, inj *Inje
 	if truncated {
 		body = red.tail(body[:min(int64(len(body)), e.cfg.MaxResponseBytes)])
 	}
-	h := hresp.Header.Clone()
-	h.Del("Content-Length") // the body returned may differ: redaction, cap
+	h.Del("Content-Length") // the body returned may differ: decoding, redaction, cap
 	if inj != nil {
 		// A session cookie from the bound host is a credential too.
 		h.Del("Set-Cookie")
@@ -201,23 +218,23 @@ func (e *Executor) send(ctx context.Context, v *validated, key string, inj *Inje
 }
 
 // roundTrip builds and sends one request, injecting the credential.
-func (e *Executor) roundTrip(ctx context.Context, v *validated, key string, inj *Injection, secret []byte, nonce string) (*http.Response, *redactor, error) {
+func (e *Executor) roundTrip(ctx context.Context, p *pool, v *validated, key string, inj *Injection, secret []byte, nonce string) (*http.Response, error) {
 	hreq, err := http.NewRequestWithContext(ctx, v.method, v.url.String(), bytes.NewReader(v.body))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: cannot build request", ErrInvalidRequest)
+		return nil, fmt.Errorf("%w: cannot build request", ErrInvalidRequest)
 	}
 	hreq.Header = v.header.Clone()
 	hreq.Header.Set("Idempotency-Key", key)
-	var red *redactor
-	if inj != nil {
-		forms, err := inj.inject(hreq, secret, nonce)
-		if err != nil {
-			return nil, nil, err
-		}
-		red = newRedactor(forms)
+	if hreq.Header.Get("Accept-Encoding") == "" {
+		// Yett's own ask: the one encoding it decodes before redaction.
+		hreq.Header.Set("Accept-Encoding", "gzip")
 	}
-	hresp, err := e.client.Do(hreq)
-	return hresp, red, err
+	if inj != nil {
+		if err := inj.inject(hreq, secret, nonce); err != nil {
+			return nil, err
+		}
+	}
+	return p.client.Do(hreq)
 }
 
 // transportError maps a client error to a sentinel with redacted text.
@@ -235,7 +252,7 @@ func transportError(err error, red *redactor) error {
 	return fmt.Errorf("%w: %s", ErrTransport, red.string(err.Error()))
 }
 
-var ours = []error{ErrInvalidRequest, ErrForbiddenHeader, ErrInsecureScheme, ErrForbiddenTarget, ErrTimeout, ErrTransport, ErrNoSecret}
+var ours = []error{ErrInvalidRequest, ErrForbiddenHeader, ErrInsecureScheme, ErrForbiddenTarget, ErrTimeout, ErrTransport, ErrNoSecret, ErrResponseWithheld}
 
 func isOurs(err error) bool { return unwrapOurs(err) != nil }
 

@@ -3,11 +3,12 @@ package action
 import (
 	"fmt"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/yettdev/yett/backend/target"
 )
 
 // Request is what the agent asks for, as the http.request tool's arguments.
@@ -23,9 +24,9 @@ type Request struct {
 	IdempotencyKey string
 }
 
-// maxURL and friends bound what one request may carry in its head.
+// maxHeaders and maxHeaderValue bound what one request may carry in its
+// head (target.MaxLen bounds the URL).
 const (
-	maxURL         = 8 << 10
 	maxHeaders     = 64
 	maxHeaderValue = 8 << 10
 )
@@ -46,19 +47,27 @@ var neverFromAgent = map[string]bool{
 	"Forwarded": true, "X-Forwarded-For": true, "X-Forwarded-Host": true, "X-Forwarded-Proto": true,
 }
 
+// neverOnCredentialed are headers the agent may not set on a credentialed
+// request: they decide the encoding or the part of the answer, and an
+// encoded or partial reflection of the credential passes the redactor.
+// Yett asks for the one encoding it decodes (gzip) itself.
+var neverOnCredentialed = map[string]bool{
+	"Cookie": true, "Accept-Encoding": true, "Range": true, "If-Range": true,
+}
+
 // validated is a Request that passed the argument checks.
 type validated struct {
 	method string
-	url    *url.URL
-	host   string // lower case, no brackets, no port
+	target target.URL
+	url    *url.URL // target with the agent's params, as sent
 	header http.Header
 	body   []byte
 }
 
 // validate checks the agent's arguments. cred is nil for a request without
-// a credential; with one, Cookie and the credential's header are refused
-// too. Errors wrap ErrInvalidRequest or ErrForbiddenHeader and name the
-// offending part, never its value.
+// a credential; with one, the headers of neverOnCredentialed and the
+// credential's header are refused too. Errors wrap ErrInvalidRequest or
+// ErrForbiddenHeader and name the offending part, never its value.
 func (r Request) validate(cred *Injection) (*validated, error) {
 	// Agents write "get" as often as "GET"; the standard methods are
 	// upper case on the wire.
@@ -69,30 +78,16 @@ func (r Request) validate(cred *Injection) (*validated, error) {
 	if !allowedMethods[method] {
 		return nil, fmt.Errorf("%w: method must be one of GET HEAD POST PUT PATCH DELETE OPTIONS", ErrInvalidRequest)
 	}
-	if len(r.URL) > maxURL {
-		return nil, fmt.Errorf("%w: URL too long", ErrInvalidRequest)
-	}
-	u, err := url.Parse(r.URL)
+	// One reader of the URL for the gateway, the vault's bindings and the
+	// executor: what was matched is what is sent.
+	t, err := target.Parse(r.URL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: URL does not parse", ErrInvalidRequest)
+		return nil, fmt.Errorf("%w: %s", ErrInvalidRequest, strings.TrimPrefix(err.Error(), target.ErrInvalid.Error()+": "))
 	}
-	if u.Scheme != "https" && u.Scheme != "http" {
-		return nil, fmt.Errorf("%w: URL scheme must be https or http", ErrInvalidRequest)
+	u, err := url.Parse(t.String())
+	if err != nil {
+		return nil, fmt.Errorf("%w: URL does not parse", ErrInvalidRequest) // cannot happen: t.String() parses
 	}
-	if u.User != nil {
-		return nil, fmt.Errorf("%w: URL must not carry user info", ErrInvalidRequest)
-	}
-	if u.Opaque != "" || u.Host == "" {
-		return nil, fmt.Errorf("%w: URL needs a host", ErrInvalidRequest)
-	}
-	host := strings.ToLower(u.Hostname())
-	if host == "" || strings.ContainsAny(host, "%/\\ \t\r\n") {
-		return nil, fmt.Errorf("%w: URL host is not valid", ErrInvalidRequest)
-	}
-	if a, err := netip.ParseAddr(host); err == nil && a.Zone() != "" {
-		return nil, fmt.Errorf("%w: URL host must not have a zone", ErrInvalidRequest)
-	}
-	u.Fragment, u.RawFragment = "", ""
 	if len(r.Params) > 0 {
 		q := u.Query()
 		for k, v := range r.Params {
@@ -104,7 +99,7 @@ func (r Request) validate(cred *Injection) (*validated, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &validated{method: method, url: u, host: host, header: h, body: r.Body}, nil
+	return &validated{method: method, target: t, url: u, header: h, body: r.Body}, nil
 }
 
 func agentHeaders(in map[string]string, cred *Injection) (http.Header, error) {
@@ -120,12 +115,15 @@ func agentHeaders(in map[string]string, cred *Injection) (http.Header, error) {
 			return nil, fmt.Errorf("%w: value of header %s is not valid", ErrInvalidRequest, name)
 		}
 		canon := http.CanonicalHeaderKey(name)
+		if _, twice := h[canon]; twice {
+			return nil, fmt.Errorf("%w: header %s is given twice (names differ only in case)", ErrInvalidRequest, canon)
+		}
 		if neverFromAgent[canon] {
 			return nil, fmt.Errorf("%w: %s is set by Yett only", ErrForbiddenHeader, canon)
 		}
 		if cred != nil {
-			if canon == "Cookie" {
-				return nil, fmt.Errorf("%w: Cookie is not allowed on a credentialed request", ErrForbiddenHeader)
+			if neverOnCredentialed[canon] {
+				return nil, fmt.Errorf("%w: %s is not allowed on a credentialed request", ErrForbiddenHeader, canon)
 			}
 			if cred.HeaderName != "" && canon == http.CanonicalHeaderKey(cred.HeaderName) {
 				return nil, fmt.Errorf("%w: %s carries the credential", ErrForbiddenHeader, canon)
