@@ -25,6 +25,21 @@ const (
 	CodeNotFound         = "NOT_FOUND"
 	CodeRefused          = "REFUSED"
 	CodeFailed           = "FAILED"
+	// CodeResponseRefused: the request was sent and the server answered,
+	// but Yett withheld the answer because it could carry the credential in
+	// a form Yett cannot redact. One of the Refused* details follows.
+	CodeResponseRefused = "RESPONSE_REFUSED"
+)
+
+// Details of RESPONSE_REFUSED; each is also the reason of the call's audit
+// result.
+const (
+	// RefusedEncoded: a Content-Encoding Yett did not ask for (or one it
+	// could not decode).
+	RefusedEncoded = "encoded_response"
+	// RefusedPartial: a 206 Partial Content answer to a credentialed
+	// request.
+	RefusedPartial = "partial_content"
 )
 
 // Reauth reasons (seed 000).

@@ -57,6 +57,10 @@ func (g *Gateway) finish(ctx context.Context, c *conn, sess approval.Session, ac
 				return toolError(CodeRefused, "%s; nothing was sent", refusalText(e))
 			}
 		}
+		var w *action.WithheldError
+		if errors.As(err, &w) {
+			return g.withheld(bg, sess, act, id, key, dur, w)
+		}
 		g.journal.Finish(bg, id, journal.Result{Class: string(audit.ResultTransport)})
 		g.audit.Append(bg, audit.Event{
 			Type: audit.EventActionResult, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
@@ -103,6 +107,36 @@ func (g *Gateway) finish(ctx context.Context, c *conn, sess approval.Session, ac
 	res := toolText(string(out))
 	res.IsError = resp.Status >= 400
 	return res
+}
+
+// ClassWithheld is the journal's result class of a call whose answer the
+// executor withheld: the server answered (the status is kept), Yett did not
+// pass the body on.
+const ClassWithheld = "response_withheld"
+
+// withheld records an answer the executor withheld because it could carry
+// the credential past the redactor. The request was sent and answered, so
+// the journal holds a result (yett.status says COMPLETED with the status)
+// and the audit log a result whose reason names why the body was withheld;
+// never an unknown outcome, never retry-safe.
+func (g *Gateway) withheld(ctx context.Context, sess approval.Session, act *audit.Action, id, key string, dur int64, w *action.WithheldError) *mcp.CallToolResult {
+	reason, why := RefusedEncoded, "with a content encoding Yett did not ask for"
+	if w.Reason == action.WithheldPartial {
+		reason, why = RefusedPartial, "with part of a resource (206)"
+	}
+	if err := g.journal.Finish(ctx, id, journal.Result{Status: w.Status, Class: ClassWithheld}); err != nil {
+		g.log.Error("journal refused a result", "request", id)
+	}
+	if _, err := g.audit.Append(ctx, audit.Event{
+		Type: audit.EventActionResult, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
+		SessionID: sess.ID, Action: act, Reason: audit.Reason(reason),
+		Result: &audit.Result{Class: resultClass(w.Status), Status: w.Status, DurationMS: dur},
+	}); err != nil {
+		g.log.Error("audit log refused a result", "request", id)
+	}
+	return toolError(CodeResponseRefused+" "+reason, "the request was sent and the server answered (status %d) %s; "+
+		"Yett withheld the answer because it could carry the credential in a form Yett cannot redact. "+
+		"The action completed: do not send it again with idempotency_key %s", w.Status, why, key)
 }
 
 func refusalText(e error) string {
