@@ -635,7 +635,7 @@ func (m *Manager) finish(ctx context.Context, r *row, tok *oauth2.Token, reconne
 		r.Scopes = strings.Join(strings.Fields(s), " ")
 	}
 	now := m.now()
-	t := &accessToken{gen: gen, value: []byte(tok.AccessToken), typ: tokenType(r.DPoP), expiry: tok.Expiry}
+	t := &accessToken{gen: gen, value: newTokenValue(tok.AccessToken), typ: tokenType(r.DPoP), expiry: tok.Expiry}
 	sa, err := m.sealAccess(r.ID, gen, t)
 	if err != nil {
 		return err

@@ -3,6 +3,8 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/yettdev/yett/backend/action"
@@ -39,13 +41,20 @@ func (m *Manager) Check(id string) (Binding, error) {
 
 // Lease is an access token lent for one request: the gateway passes it to
 // the action executor as the credential's secret and calls Release after.
-// It has no method that returns the token.
+// It has no method that returns the token; it prints, marshals and logs as
+// REDACTED.
 type Lease struct {
 	t     *accessToken
-	value []byte
+	value tokenValue
 	m     *Manager
 	id    string
 }
+
+func (Lease) String() string               { return redacted }
+func (Lease) GoString() string             { return redacted }
+func (Lease) Format(f fmt.State, _ rune)   { f.Write([]byte(redacted)) }
+func (Lease) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+func (Lease) LogValue() slog.Value         { return slog.StringValue(redacted) }
 
 // Acquire returns a lease on a fresh access token for authorization id,
 // refreshing it first when it is missing or about to expire (once per
@@ -57,7 +66,7 @@ func (m *Manager) Acquire(ctx context.Context, id, op string) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lease{t: t, value: append([]byte(nil), t.value...), m: m, id: id}, nil
+	return &Lease{t: t, value: tokenValue{b: append([]byte(nil), t.value.b...)}, m: m, id: id}, nil
 }
 
 // Credential is the lease as the executor's credential.
@@ -79,16 +88,15 @@ var errReleased = errors.New("oauth: the lease was released")
 
 // WithSecret implements action.SecretSource.
 func (l *Lease) WithSecret(ctx context.Context, use func(secret []byte) error) error {
-	if len(l.value) == 0 {
+	if len(l.value.b) == 0 {
 		return errReleased
 	}
-	return use(l.value)
+	return use(l.value.b)
 }
 
 // Release wipes the lease's copy and records the use.
 func (l *Lease) Release(used bool) {
-	clear(l.value)
-	l.value = nil
+	l.value.wipe()
 	if used {
 		l.m.markUsed(l.id)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"regexp"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/yettdev/yett/backend/journal"
+	"github.com/yettdev/yett/backend/target"
+	"github.com/yettdev/yett/backend/toolargs"
 )
 
 // Param is one typed parameter of an operation. A parameter named in the
@@ -185,20 +186,27 @@ func (e *ArgError) Error() string { return e.Msg }
 func argErr(format string, a ...any) error { return &ArgError{Msg: fmt.Sprintf(format, a...)} }
 
 // Render validates an agent's arguments (a JSON object) and builds the
-// call. Unknown fields, values outside the allowed set and bodies that do
-// not match the schema are refused.
+// call. Unknown fields, a key given twice or in two letter cases, values
+// outside the allowed set, a path parameter that is a dot segment and
+// bodies that do not match the schema are refused. The URL is read by
+// target.Parse, as every request URL is.
 func (o *Operation) Render(raw json.RawMessage) (*Call, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
+	obj, err := toolargs.Object(raw)
+	if errors.Is(err, toolargs.ErrDuplicate) {
+		return nil, argErr("arguments: %v", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var args map[string]any
-	if err := dec.Decode(&args); err != nil || args == nil {
-		return nil, argErr("arguments must be a JSON object")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if err != nil {
 		return nil, argErr("arguments must be a single JSON object")
+	}
+	args := make(map[string]any, len(obj))
+	for k, v := range obj {
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.UseNumber()
+		var x any
+		if dec.Decode(&x) != nil {
+			return nil, argErr("arguments must be a single JSON object")
+		}
+		args[k] = x
 	}
 	values := map[string]string{}
 	for k, v := range args {
@@ -241,14 +249,19 @@ func (o *Operation) Render(raw json.RawMessage) (*Call, error) {
 		c.Key = s
 	}
 	inPath := map[string]bool{}
+	var dot string
 	rendered := placeholder.ReplaceAllStringFunc(o.URLTemplate, func(m string) string {
 		name := m[1 : len(m)-1]
 		inPath[name] = true
+		if v := values[name]; v == "." || v == ".." {
+			dot = name
+		}
 		return url.PathEscape(values[name])
 	})
-	u, err := url.Parse(rendered)
-	if err != nil {
-		return nil, argErr("the parameters do not make a valid URL")
+	if dot != "" {
+		// A server resolves it to another path than the operation's,
+		// whatever the parameter's pattern allows.
+		return nil, argErr("parameter %s: . and .. are not allowed in a path", dot)
 	}
 	q := url.Values{}
 	for _, p := range o.Params {
@@ -256,8 +269,16 @@ func (o *Operation) Render(raw json.RawMessage) (*Call, error) {
 			q.Set(p.Name, v)
 		}
 	}
-	u.RawQuery = q.Encode()
-	c.URL, c.Host, c.Path = u.String(), u.Host, u.EscapedPath()
+	if len(q) > 0 {
+		rendered += "?" + q.Encode()
+	}
+	t, err := target.Parse(rendered)
+	if err != nil {
+		// Its text names the rule (a dot segment hidden behind an encoded
+		// slash, say), never the value.
+		return nil, argErr("the parameters do not make a valid URL: %s", strings.TrimPrefix(err.Error(), target.ErrInvalid.Error()+": "))
+	}
+	c.URL, c.Host, c.Path = t.String(), t.Authority(), t.Path
 	body, hasBody := args["body"]
 	switch {
 	case len(o.BodySchema) == 0 && hasBody:

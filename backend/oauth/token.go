@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -31,19 +32,49 @@ func tokenAD(id, field string, gen int64) []byte {
 }
 
 // accessToken is a live access token held in memory while the vault is
-// unlocked. It never leaves this package except lent to one request.
+// unlocked. It never leaves this package except lent to one request, and
+// prints, marshals and logs as REDACTED.
 type accessToken struct {
 	gen    int64
-	value  []byte
+	value  tokenValue
 	typ    string // "Bearer" or "DPoP"
 	expiry time.Time
 }
 
 func (t *accessToken) wipe() {
 	if t != nil {
-		clear(t.value)
+		t.value.wipe()
 	}
 }
+
+func (accessToken) String() string               { return redacted }
+func (accessToken) GoString() string             { return redacted }
+func (accessToken) Format(f fmt.State, _ rune)   { f.Write([]byte(redacted)) }
+func (accessToken) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+func (accessToken) LogValue() slog.Value         { return slog.StringValue(redacted) }
+
+const redacted = "REDACTED"
+
+// tokenValue is a token's bytes. Like vault.Secret it has no way to print
+// them: every fmt verb, JSON, text and slog give REDACTED, and == does not
+// compile. fmt cannot call methods on a struct's unexported fields, so the
+// types that hold one (accessToken, Lease) redact themselves too.
+type tokenValue struct{ b []byte }
+
+func newTokenValue(s string) tokenValue { return tokenValue{b: []byte(s)} }
+
+// wipe zeroes the bytes; the value is empty afterwards.
+func (v *tokenValue) wipe() {
+	clear(v.b)
+	v.b = nil
+}
+
+func (tokenValue) String() string               { return redacted }
+func (tokenValue) GoString() string             { return redacted }
+func (tokenValue) Format(f fmt.State, _ rune)   { f.Write([]byte(redacted)) }
+func (tokenValue) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+func (tokenValue) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+func (tokenValue) LogValue() slog.Value         { return slog.StringValue(redacted) }
 
 func (m *Manager) fresh(t *accessToken) bool {
 	return t != nil && (t.expiry.IsZero() || t.expiry.Sub(m.now()) > m.cfg.RefreshMargin)
@@ -225,7 +256,7 @@ func (m *Manager) openAccess(r *row) (*accessToken, error) {
 	if err := json.Unmarshal(pt, &sa); err != nil || sa.Value == "" {
 		return nil, errors.New("sealed access token does not decode")
 	}
-	return &accessToken{gen: r.Generation, value: []byte(sa.Value), typ: sa.Type, expiry: sa.Expiry}, nil
+	return &accessToken{gen: r.Generation, value: newTokenValue(sa.Value), typ: sa.Type, expiry: sa.Expiry}, nil
 }
 
 // refresh gets a new access token for r (both locks held): with the refresh
@@ -336,7 +367,7 @@ func tokenType(dpop bool) string {
 // ciphertext is replaced, so no later reader can present it.
 func (m *Manager) storeRefreshed(r *row, tok *oauth2.Token, cc bool) (*accessToken, error) {
 	gen := r.Generation + 1
-	t := &accessToken{gen: gen, value: []byte(tok.AccessToken), typ: tokenType(r.DPoP), expiry: tok.Expiry}
+	t := &accessToken{gen: gen, value: newTokenValue(tok.AccessToken), typ: tokenType(r.DPoP), expiry: tok.Expiry}
 	sa, err := m.sealAccess(r.ID, gen, t)
 	if err != nil {
 		return nil, err
@@ -369,7 +400,7 @@ func (m *Manager) storeRefreshed(r *row, tok *oauth2.Token, cc bool) (*accessTok
 }
 
 func (m *Manager) sealAccess(id string, gen int64, t *accessToken) ([]byte, error) {
-	pt, _ := json.Marshal(sealedAccess{Value: string(t.value), Type: t.typ, Expiry: t.expiry})
+	pt, _ := json.Marshal(sealedAccess{Value: string(t.value.b), Type: t.typ, Expiry: t.expiry})
 	defer clear(pt)
 	return m.vault.SealBlob(purposeToken, tokenAD(id, "access", gen), pt)
 }
