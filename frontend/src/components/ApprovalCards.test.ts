@@ -50,6 +50,65 @@ describe('approval cards', () => {
     expect(chain.title).toBe('p1 (pid 1) ← p2 (pid 2) ← p3 (pid 3) ← p4 (pid 4) ← p5 (pid 5)');
   });
 
+  it('shows the yett mcp that connected, who started it and who holds its input and output', async () => {
+    await openApp();
+    const card = await screen.findByTestId('approval-card');
+    const q = within(card);
+    expect(q.getByTestId('agent-shim').textContent).toContain('pid 48230');
+    expect(q.getByTestId('agent-shim-parent-name').textContent).toBe('claude (pid 48192)');
+    expect(q.getByTestId('agent-shim-parent').textContent).toContain('this agent');
+    expect(q.getByTestId('agent-shim-parent-cmdline').textContent).toBe('claude --resume');
+    const stdio = q.getByTestId('agent-stdio');
+    expect(stdio.textContent?.trim()).toBe('This process started yett mcp and holds its input and output.');
+    expect(stdio.classList.contains('ok')).toBe(true);
+  });
+
+  // Issue 9, item 6: a command the agent ran execs the genuine yett mcp on
+  // pipes its own driver holds. The card names the driver, shows the agent
+  // only as the process that started yett mcp, and warns.
+  it('warns when the process that asks did not start yett mcp', async () => {
+    const driver = agentView({
+      name: 'python3',
+      executable: 'python3',
+      pid: 51000,
+      parents: [
+        { name: 'yett', pid: 50990 },
+        { name: 'claude', pid: 48192 },
+      ],
+      shimPid: 50990,
+      shimParent: { name: 'claude', pid: 48192, startedAt: '2026-11-29T18:00:00Z', cmdline: 'claude --resume' },
+      stdio: 'held-not-parent',
+      stdioText:
+        'yett mcp was started by claude (pid 48192), but this process holds its input and output: this process asks, not the one that started yett mcp.',
+      stdioOk: false,
+    });
+    await openApp([approvalCard({ agent: driver })]);
+    const card = await screen.findByTestId('approval-card');
+    const q = within(card);
+    expect(q.getByTestId('agent-executable').textContent).toBe('python3');
+    expect(q.getByTestId('agent-shim-parent-name').textContent).toBe('claude (pid 48192)');
+    expect(q.getByTestId('agent-shim-parent').textContent).not.toContain('this agent');
+    const stdio = q.getByTestId('agent-stdio');
+    expect(stdio.textContent).toContain('this process asks, not the one that started yett mcp');
+    expect(stdio.classList.contains('warn')).toBe(true);
+    expect(stdio.classList.contains('ok')).toBe(false);
+  });
+
+  it('says plainly when the stdio check is not made on this OS', async () => {
+    await openApp([
+      approvalCard({
+        agent: agentView({
+          stdio: 'not-checked',
+          stdioText: "Who holds yett mcp's input and output is not checked on this OS.",
+          stdioOk: false,
+        }),
+      }),
+    ]);
+    const stdio = await screen.findByTestId('agent-stdio');
+    expect(stdio.textContent).toContain('not checked on this OS');
+    expect(stdio.classList.contains('warn')).toBe(true);
+  });
+
   it('names the signer of a signed agent', async () => {
     await openApp([approvalCard({ agent: agentView({ signer: 'Developer ID Application: Example (AB12)', signed: true }) })]);
     const signer = await screen.findByTestId('agent-signer');

@@ -360,6 +360,25 @@ export interface AgentView {
   parents: AgentParent[];
   /** The program that connected for the agent (normally `yett mcp`). */
   via: string;
+  /** The `yett mcp` process that connected, and when it started. */
+  shimPid: number;
+  shimStartedAt: string;
+  /** The process that started `yett mcp`: not always the agent. */
+  shimParent: AgentProcess;
+  /** 'held', 'held-not-parent', 'not-held' or 'not-checked'. */
+  stdio: string;
+  /** Who holds `yett mcp`'s input and output, in a sentence. */
+  stdioText: string;
+  /** True only when the agent started `yett mcp` and holds both. */
+  stdioOk: boolean;
+}
+
+/** A process shown with its start time and (redacted) command line. */
+export interface AgentProcess {
+  name: string;
+  pid: number;
+  startedAt: string;
+  cmdline: string;
 }
 
 export interface ApprovalCard {
@@ -432,7 +451,22 @@ export function parseAgentView(v: unknown): AgentView {
     typeof v.pid !== 'number' ||
     typeof v.exeHash !== 'string' ||
     typeof v.startedAt !== 'string' ||
-    typeof v.via !== 'string'
+    typeof v.via !== 'string' ||
+    typeof v.shimPid !== 'number' ||
+    typeof v.shimStartedAt !== 'string' ||
+    typeof v.stdio !== 'string' ||
+    typeof v.stdioText !== 'string' ||
+    typeof v.stdioOk !== 'boolean'
+  ) {
+    throw new ProtocolError('an agent description');
+  }
+  const sp = v.shimParent;
+  if (
+    !isRecord(sp) ||
+    typeof sp.name !== 'string' ||
+    typeof sp.pid !== 'number' ||
+    typeof sp.startedAt !== 'string' ||
+    typeof sp.cmdline !== 'string'
   ) {
     throw new ProtocolError('an agent description');
   }
@@ -453,6 +487,12 @@ export function parseAgentView(v: unknown): AgentView {
     startedAt: v.startedAt,
     parents,
     via: v.via,
+    shimPid: v.shimPid,
+    shimStartedAt: v.shimStartedAt,
+    shimParent: { name: sp.name, pid: sp.pid, startedAt: sp.startedAt, cmdline: sp.cmdline },
+    stdio: v.stdio,
+    stdioText: v.stdioText,
+    stdioOk: v.stdioOk,
   };
 }
 

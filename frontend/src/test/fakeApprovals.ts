@@ -22,6 +22,12 @@ export function agentView(over: Partial<AgentView> = {}): AgentView {
       { name: 'tmux', pid: 1200 },
     ],
     via: '/usr/bin/yett',
+    shimPid: 48230,
+    shimStartedAt: '2026-11-29T18:00:05Z',
+    shimParent: { name: 'claude', pid: 48192, startedAt: '2026-11-29T18:00:00Z', cmdline: 'claude --resume' },
+    stdio: 'held',
+    stdioText: 'This process started yett mcp and holds its input and output.',
+    stdioOk: true,
     ...over,
   };
 }
