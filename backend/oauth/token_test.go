@@ -2,11 +2,21 @@ package oauth
 
 import (
 	"bytes"
+	"compress/zlib"
+	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/oauth/oauthtest"
 )
 
 // TestAccessTokenRedacts: an access token, held in the cache or lent in a
@@ -30,6 +40,74 @@ func TestAccessTokenRedacts(t *testing.T) {
 	for _, form := range []string{tok, "CANARY", fmt.Sprintf("%x", tok), fmt.Sprint([]byte(tok)[:6])} {
 		if strings.Contains(out.String(), form) {
 			t.Fatalf("the access token leaks (%q) in:\n%s", form, out.String())
+		}
+	}
+}
+
+// TestLeasedTokenNotReflected: an access token lent to the executor gets
+// the same protection as a vault credential: an API that echoes it back
+// compressed in a coding Yett did not ask for, in a 206 slice, as hex, or
+// in base64 never returns it in a readable form.
+func TestLeasedTokenNotReflected(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "canary-secret-lease"})
+	e := newEnv(t, t.TempDir(), Config{})
+	fv, err := e.m.Connect(context.Background(), ConnectRequest{
+		Name: "svc", Provider: "custom", Flow: FlowClientCredentials, Environment: "production",
+		Endpoints: Endpoints{Issuer: p.URL}, ClientID: "yett-test", ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-secret-lease"),
+		Owner: "alice", BackupRevoker: "bob",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		mu.Lock()
+		seen = tok
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/deflate":
+			var buf bytes.Buffer
+			z := zlib.NewWriter(&buf)
+			z.Write([]byte("token " + tok))
+			z.Close()
+			w.Header().Set("Content-Encoding", "deflate")
+			w.Write(buf.Bytes())
+		case "/partial":
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write([]byte(tok[:3]))
+		default:
+			fmt.Fprintf(w, "hex %x b64 %s", tok, base64.StdEncoding.EncodeToString([]byte("Bearer "+tok)))
+		}
+	}))
+	defer api.Close()
+	exec := action.New(action.Config{})
+	for _, path := range []string{"/deflate", "/partial", "/forms"} {
+		l, err := e.m.Acquire(context.Background(), fv.AuthorizationID, "svc.echo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := exec.Do(context.Background(), action.Request{URL: api.URL + path}, l.Credential())
+		l.Release(true)
+		mu.Lock()
+		tok := seen
+		mu.Unlock()
+		if len(tok) < 8 {
+			t.Fatalf("the API saw no token")
+		}
+		var out string
+		if resp != nil {
+			out = string(resp.Body)
+		}
+		out += fmt.Sprint(err)
+		for _, form := range []string{tok, fmt.Sprintf("%x", tok), base64.StdEncoding.EncodeToString([]byte("Bearer " + tok))[12:30]} {
+			if strings.Contains(out, form) {
+				t.Fatalf("%s: the access token comes back: %q", path, out)
+			}
+		}
+		if path != "/forms" && !errors.Is(err, action.ErrResponseWithheld) {
+			t.Fatalf("%s: %v, want the answer withheld", path, err)
 		}
 	}
 }
