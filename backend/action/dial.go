@@ -43,6 +43,11 @@ func (e *Executor) resolve(ctx context.Context, v *validated, p policy) ([]netip
 // dialChecked returns a dial function that goes only to addrs (already
 // checked) on port, whatever address the transport names: the transport
 // never resolves, so the address checked is the address dialed.
+//
+// A closed connection drops what it has not sent yet (SO_LINGER 0, a
+// reset): when a request is cancelled (the vault locked) the transport
+// closes its connection, and megabytes of body queued in the kernel's send
+// buffer must not reach the target afterwards.
 func dialChecked(addrs []netip.Addr, port int, timeout time.Duration) func(ctx context.Context, network, _ string) (net.Conn, error) {
 	return func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var lastErr error
@@ -50,6 +55,9 @@ func dialChecked(addrs []netip.Addr, port int, timeout time.Duration) func(ctx c
 			nd := &net.Dialer{Timeout: timeout, Control: verifyDialed(a)}
 			c, err := nd.DialContext(ctx, network, net.JoinHostPort(a.String(), strconv.Itoa(port)))
 			if err == nil {
+				if tc, ok := c.(*net.TCPConn); ok {
+					tc.SetLinger(0)
+				}
 				return c, nil
 			}
 			lastErr = err
