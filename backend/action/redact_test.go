@@ -127,3 +127,18 @@ func FuzzRedactor(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkRedact8MiB: redacting a body at the response cap, plain JSON-ish
+// text and the worst case of text made of escape starts.
+func BenchmarkRedact8MiB(b *testing.B) {
+	r := newRedactor([]byte(canary))
+	for name, unit := range map[string]string{"text": `{"id":42,"name":"Ada Lovelace","tags":["x","y"]} `, "escapes": `%4\u00&#x\`} {
+		body := bytes.Repeat([]byte(unit), (8<<20)/len(unit))
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				r.bytes(body)
+			}
+		})
+	}
+}
