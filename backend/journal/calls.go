@@ -110,10 +110,13 @@ func (r callRow) entry() Entry {
 	}
 }
 
-// Begin records a call's intent. A key that was used before may be reused
-// only when its earlier call provably never left (intent or not_dispatched):
-// that row is replaced. Otherwise Begin returns ErrKeyInUse together with
-// the earlier entry, and nothing is written.
+// Begin records a call's intent. A key names one request (RequestSHA256): a
+// key already used for another request is refused with ErrKeyReused, and
+// nothing about the earlier call is returned. A key used before for the
+// same request may be reused only when its earlier call provably never
+// left (intent or not_dispatched): that row is replaced. Otherwise Begin
+// returns ErrKeyInUse together with the earlier entry, and nothing is
+// written.
 func (j *Journal) Begin(ctx context.Context, in Intent) (*Entry, error) {
 	now := time.Now().UnixNano()
 	var prev *Entry
@@ -122,6 +125,9 @@ func (j *Journal) Begin(ctx context.Context, in Intent) (*Entry, error) {
 		err := tx.Where("scope = ? AND idem_key = ?", in.Scope, in.Key).Take(&old).Error
 		switch {
 		case err == nil:
+			if old.RequestSha256 != in.RequestSHA256 {
+				return ErrKeyReused
+			}
 			if State(old.State) == StateDispatched || State(old.State) == StateResult {
 				e := old.entry()
 				prev = &e
@@ -149,6 +155,9 @@ func (j *Journal) Begin(ctx context.Context, in Intent) (*Entry, error) {
 	})
 	if errors.Is(err, ErrKeyInUse) {
 		return prev, ErrKeyInUse
+	}
+	if errors.Is(err, ErrKeyReused) {
+		return nil, ErrKeyReused
 	}
 	if err != nil {
 		return nil, fmt.Errorf("journal: begin: %w", err)

@@ -19,6 +19,8 @@ var (
 	ErrNotFound = errors.New("journal: no such call")
 	// ErrKeyInUse: the key already names a call that left or is in flight.
 	ErrKeyInUse = errors.New("journal: idempotency key already used")
+	// ErrKeyReused: the key already names a call with another request.
+	ErrKeyReused = errors.New("journal: idempotency key names another request")
 	// ErrBadState: a transition that the state machine does not allow.
 	ErrBadState = errors.New("journal: call is not in the expected state")
 )

@@ -143,3 +143,36 @@ func TestOwnSchemaOnly(t *testing.T) {
 		t.Fatalf("tables %v, want %v", names, want)
 	}
 }
+
+// A key names one request: reused with another request it is refused in
+// every state, and the earlier call's fate is not handed back.
+func TestKeyNamesOneRequest(t *testing.T) {
+	ctx := context.Background()
+	j, _ := openTemp(t)
+	for _, st := range []string{"intent", "not_dispatched", "dispatched", "result"} {
+		t.Run(st, func(t *testing.T) {
+			key, id := "key-"+st, "q-"+st
+			if _, err := j.Begin(ctx, intent(id, key, "B1")); err != nil {
+				t.Fatal(err)
+			}
+			switch st {
+			case "not_dispatched":
+				j.NotDispatched(ctx, id, "user_denied")
+			case "dispatched":
+				j.Dispatched(ctx, id)
+			case "result":
+				j.Dispatched(ctx, id)
+				j.Finish(ctx, id, Result{Status: 200})
+			}
+			other := intent(id+"-2", key, "B2")
+			other.RequestSHA256 = "another request"
+			prev, err := j.Begin(ctx, other)
+			if !errors.Is(err, ErrKeyReused) || prev != nil {
+				t.Fatalf("reuse with another request: %v %+v", err, prev)
+			}
+			if e, _ := j.Lookup(ctx, "sha256:aa", key); e.ID != id {
+				t.Fatalf("the earlier call was replaced: %+v", e)
+			}
+		})
+	}
+}
