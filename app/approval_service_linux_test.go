@@ -207,7 +207,7 @@ func (f *approvalFixture) waitState(t *testing.T, what string, ok func(ApprovalS
 func (f *approvalFixture) askFirstSession(t *testing.T) (*liveAgent, approval.Ticket, ApprovalState) {
 	t.Helper()
 	a := startAgent(t)
-	tk, err := f.broker.RequestSession(a.rec, approval.ChangeFirst, "http", "api.example.com")
+	tk, err := f.broker.RequestSession(a.rec, approval.Continuity{Change: approval.ChangeFirst}, "http", "api.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestApprovalCardApproveRevoke(t *testing.T) {
 	f := newApprovalFixture(t, 30*time.Second)
 	a := startAgent(t)
 
-	tk, err := f.broker.RequestSession(a.rec, approval.ChangeAgentRestarted, "http", "api.example.com")
+	tk, err := f.broker.RequestSession(a.rec, approval.Continuity{Change: approval.ChangeAgentRestarted}, "http", "api.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,7 @@ type endedRun struct {
 	startKey uint64
 	exe      string
 	reason   audit.Reason
+	at       time.Time
 }
 
 // maxHistory bounds the remembered ended sessions of this boot.
@@ -182,35 +183,4 @@ func (b *Broker) Valid(run *procid.RunRecord) (Session, bool) {
 	b.mu.Unlock()
 	b.afterEnd(ended, reason)
 	return Session{}, false
-}
-
-// ChangeFor says what changed for a run that has no valid session, from the
-// sessions that ended in this boot. ok is false when this boot knows nothing
-// about the process or its executable.
-func (b *Broker) ChangeFor(run *procid.RunRecord) (Change, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	exe := run.ExeHash()
-	for i := len(b.history) - 1; i >= 0; i-- {
-		h := b.history[i]
-		if h.pid != run.PID || h.startKey != run.StartKey {
-			continue
-		}
-		switch {
-		case h.exe != exe || h.reason == audit.ReasonIdentityMismatch:
-			return ChangeIdentityChanged, true
-		case h.reason == audit.ReasonVaultStateChanged || h.reason == audit.ReasonVaultLocked:
-			return ChangeVaultLocked, true
-		case h.reason == audit.ReasonRevoked:
-			return ChangeRevoked, true
-		default:
-			return ChangeReconnected, true
-		}
-	}
-	for i := len(b.history) - 1; i >= 0; i-- {
-		if b.history[i].exe == exe {
-			return ChangeAgentRestarted, true
-		}
-	}
-	return "", false
 }

@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,7 +56,7 @@ func newBroker(t *testing.T, timeout time.Duration) (*Broker, *atomic.Uint64, *r
 // approve raises a card for r and approves it.
 func approve(t *testing.T, b *Broker, r *procid.RunRecord) Session {
 	t.Helper()
-	tk, err := b.RequestSession(r, ChangeFirst, "http", "127.0.0.1:1")
+	tk, err := b.RequestSession(r, Continuity{Change: ChangeFirst}, "http", "127.0.0.1:1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestSessionBinding(t *testing.T) {
 	if _, ok := b.Valid(a); ok {
 		t.Fatal("session survived an epoch change")
 	}
-	if c, _ := b.ChangeFor(a); c != ChangeVaultLocked {
+	if c, _ := b.ChangeFor(a); c.Change != ChangeVaultLocked {
 		t.Fatalf("change %q", c)
 	}
 	if len(rec.ended) != 1 || rec.ended[0] != audit.ReasonVaultStateChanged {
@@ -110,7 +111,7 @@ func TestWithdrawnWhileWaiting(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b, epoch, _ := newBroker(t, time.Minute)
 			r := run(200, 3, 9)
-			tk, _ := b.RequestSession(r, ChangeFirst, "http", "x")
+			tk, _ := b.RequestSession(r, Continuity{Change: ChangeFirst}, "http", "x")
 			id := tk.ID
 			errc := make(chan error, 1)
 			go func() { _, err := tk.Wait(context.Background()); errc <- err }()
@@ -134,7 +135,7 @@ func TestWithdrawnWhileWaiting(t *testing.T) {
 func TestTimeoutAndDeny(t *testing.T) {
 	b, _, rec := newBroker(t, 50*time.Millisecond)
 	r := run(300, 4, 9)
-	tk, _ := b.RequestSession(r, ChangeFirst, "http", "x")
+	tk, _ := b.RequestSession(r, Continuity{Change: ChangeFirst}, "http", "x")
 	if _, err := tk.Wait(context.Background()); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("%v", err)
 	}
@@ -154,7 +155,7 @@ func TestTimeoutAndDeny(t *testing.T) {
 	if expired != 1 || len(b.Pending()) != 0 {
 		t.Fatal("expiry not recorded or card kept")
 	}
-	tk, _ = b.RequestSession(r, ChangeFirst, "http", "x")
+	tk, _ = b.RequestSession(r, Continuity{Change: ChangeFirst}, "http", "x")
 	go b.Answer(tk.ID, false, "test")
 	if _, err := tk.Wait(context.Background()); !errors.Is(err, ErrDenied) {
 		t.Fatalf("%v", err)
@@ -165,7 +166,7 @@ func TestAuditFailureRefusesApproval(t *testing.T) {
 	b, _, rec := newBroker(t, time.Minute)
 	rec.fail = true
 	r := run(400, 5, 9)
-	tk, _ := b.RequestSession(r, ChangeFirst, "http", "x")
+	tk, _ := b.RequestSession(r, Continuity{Change: ChangeFirst}, "http", "x")
 	if err := b.Answer(tk.ID, true, "test"); !errors.Is(err, ErrAuditUnavailable) {
 		t.Fatalf("%v", err)
 	}
@@ -212,18 +213,72 @@ func TestChangeFor(t *testing.T) {
 	}
 	approve(t, b, first)
 	b.EndRun(RunID(first), audit.ReasonProcessExited)
-	if c, _ := b.ChangeFor(run(601, 8, 9)); c != ChangeAgentRestarted {
+	if c, _ := b.ChangeFor(run(601, 8, 9)); c.Change != ChangeAgentRestarted {
 		t.Fatalf("%q", c)
 	}
-	if c, _ := b.ChangeFor(run(600, 9, 9)); c != ChangeReconnected {
+	if c, _ := b.ChangeFor(run(600, 9, 9)); c.Change != ChangeReconnected {
 		t.Fatalf("%q", c)
 	}
-	if c, _ := b.ChangeFor(run(600, 9, 8)); c != ChangeIdentityChanged {
+	if c, _ := b.ChangeFor(run(600, 9, 8)); c.Change != ChangeIdentityChanged {
 		t.Fatalf("%q", c)
 	}
 	s := approve(t, b, run(602, 10, 7))
 	b.Revoke(s.ID)
-	if c, _ := b.ChangeFor(run(602, 11, 7)); c != ChangeRevoked {
+	if c, _ := b.ChangeFor(run(602, 11, 7)); c.Change != ChangeRevoked {
 		t.Fatalf("%q", c)
+	}
+}
+
+// TestChangeForOtherRuns: a new process of an approved program is a first
+// request of its own (its card says what Yett knows of the other runs),
+// never a loss of authority it held; only this very process's own ended
+// authority reads as one.
+func TestChangeForOtherRuns(t *testing.T) {
+	b, epoch, _ := newBroker(t, time.Minute)
+	live := run(700, 1, 3)
+	approve(t, b, live)
+	c, ok := b.ChangeFor(run(701, 2, 3))
+	if !ok || c.Change != ChangeAnotherRun || c.OwnAuthorityEnded() || !strings.Contains(c.Detail, "pid 700") || !strings.Contains(c.Detail, "is live") {
+		t.Fatalf("concurrent run: %+v", c)
+	}
+	b.EndRun(RunID(live), audit.ReasonProcessExited)
+	c, _ = b.ChangeFor(run(702, 3, 3))
+	if c.Change != ChangeAgentRestarted || c.OwnAuthorityEnded() || !strings.Contains(c.Detail, "ended at") || !strings.Contains(c.Detail, "it exited") {
+		t.Fatalf("restarted run: %+v", c)
+	}
+	second := run(703, 4, 3)
+	approve(t, b, second)
+	c, _ = b.ChangeFor(run(704, 5, 3))
+	if c.Change != ChangeAnotherRun || !strings.Contains(c.Detail, "(pid 700) ended at") || !strings.Contains(c.Detail, "(pid 703, approved at") {
+		t.Fatalf("ended and live: %+v", c)
+	}
+	epoch.Add(1)
+	b.EpochChanged()
+	c, _ = b.ChangeFor(second)
+	if c.Change != ChangeVaultLocked || !c.OwnAuthorityEnded() {
+		t.Fatalf("own authority: %+v", c)
+	}
+}
+
+// TestCallCardAnsweredAfterEpochMoved: approving a per-call card shown in
+// an earlier vault epoch is refused, even before the gateway has told the
+// broker about the change.
+func TestCallCardAnsweredAfterEpochMoved(t *testing.T) {
+	b, epoch, _ := newBroker(t, time.Minute)
+	r := run(800, 7, 9)
+	s := approve(t, b, r)
+	done := make(chan error, 1)
+	go func() { done <- b.AskCall(context.Background(), r, s.ID, "http", "POST", "x/y", "cred") }()
+	var p []Request
+	for len(p) == 0 {
+		time.Sleep(time.Millisecond)
+		p = b.Pending()
+	}
+	epoch.Add(1) // locked and unlocked; EpochChanged not yet delivered
+	if err := b.Answer(p[0].ID, true, "test"); !errors.Is(err, ErrWithdrawn) {
+		t.Fatalf("answer: %v", err)
+	}
+	if err := <-done; !errors.Is(err, ErrWithdrawn) {
+		t.Fatalf("call: %v", err)
 	}
 }

@@ -29,8 +29,9 @@ func (t Ticket) Wait(ctx context.Context) (Session, error) {
 }
 
 // RequestSession shows a session card for run, or joins the one already
-// pending for it. The card is bound to the vault epoch of this moment.
-func (b *Broker) RequestSession(run *procid.RunRecord, change Change, channel, target string) (Ticket, error) {
+// pending for it. The card is bound to the vault epoch of this moment, and
+// says what changed (why).
+func (b *Broker) RequestSession(run *procid.RunRecord, why Continuity, channel, target string) (Ticket, error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -50,7 +51,7 @@ func (b *Broker) RequestSession(run *procid.RunRecord, change Change, channel, t
 	p := &pending{
 		req: Request{
 			ID: newID("rq-"), Kind: KindSession, RunID: RunID(run), Who: RequesterOf(run),
-			Change: change, Channel: channel, Target: target, CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
+			Change: why.Change, ChangeDetail: why.Detail, Channel: channel, Target: target, CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
 		},
 		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}),
 	}
@@ -129,10 +130,11 @@ func (b *Broker) expire(id string) {
 }
 
 // Answer records the person's decision on a pending request. surface names
-// where it was made ("app", "terminal", "notification"). Approving a session
-// card is refused with ErrWithdrawn if the vault epoch moved since the card
-// was shown, and with ErrAuditUnavailable if the approval could not be
-// recorded; in both cases the waiting calls are denied.
+// where it was made ("app", "terminal", "notification"). Approving a card
+// (session or per call) is refused with ErrWithdrawn if the vault epoch
+// moved since the card was shown, and a session card with
+// ErrAuditUnavailable if the approval could not be recorded; in each case
+// the waiting calls are denied.
 func (b *Broker) Answer(id string, approve bool, surface string) error {
 	b.mu.Lock()
 	p, ok := b.pending[id]
@@ -146,17 +148,20 @@ func (b *Broker) Answer(id string, approve bool, surface string) error {
 		b.notify(Update{Pending: true})
 		return nil
 	}
-	if p.req.Kind == KindCall {
-		b.finishLocked(p, nil)
-		b.mu.Unlock()
-		b.notify(Update{Pending: true})
-		return nil
-	}
 	if p.epoch != b.cfg.Epoch() {
 		b.finishLocked(p, ErrWithdrawn)
 		b.mu.Unlock()
 		b.notify(Update{Pending: true})
 		return ErrWithdrawn
+	}
+	if p.req.Kind == KindCall {
+		// A per-call card is approved only in the epoch it was shown in,
+		// as a session card is: the person answered a question about the
+		// vault state of that moment.
+		b.finishLocked(p, nil)
+		b.mu.Unlock()
+		b.notify(Update{Pending: true})
+		return nil
 	}
 	// Take the card off the list while the approval is recorded, so a second
 	// answer cannot race this one.

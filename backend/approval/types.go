@@ -40,6 +40,9 @@ const (
 	ChangeIdentityChanged  Change = "identity changed"
 	ChangeReconnected      Change = "agent reconnected"
 	ChangeRevoked          Change = "session was revoked"
+	// ChangeAnotherRun: another process of the same program holds a live
+	// session; this one is a separate run and needs its own approval.
+	ChangeAnotherRun Change = "another run of this program"
 )
 
 // Requester is who asks, for the card: facts from the kernel, sanitized by
@@ -95,6 +98,10 @@ type Request struct {
 	RunID   string    `json:"run_id"`
 	Who     Requester `json:"who"`
 	Change  Change    `json:"change,omitempty"` // session cards
+	// ChangeDetail says in a sentence what Yett knows about this program's
+	// other runs ("an earlier run of this program (pid 4242) ended at
+	// 14:03:02: it exited"), "" when there is nothing to add.
+	ChangeDetail string `json:"change_detail,omitempty"`
 	Channel string    `json:"channel"`          // "http"
 	Method  string    `json:"method,omitempty"` // call cards
 	Target  string    `json:"target"`           // host[:port] (and path for call cards)
