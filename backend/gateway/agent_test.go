@@ -39,6 +39,7 @@ type agentReply struct {
 	PID     int      `json:"pid,omitempty"`
 	Changes int      `json:"changes,omitempty"`
 	Failed  int      `json:"failed,omitempty"`
+	Busy    int      `json:"busy,omitempty"`
 	Nanos   int64    `json:"nanos,omitempty"`
 }
 
@@ -152,8 +153,39 @@ func agentMain() {
 				}()
 			}
 			wg.Wait()
+			for _, f := range fails {
+				if strings.Contains(f, "BUSY") {
+					r.Busy++
+				}
+			}
 			r.OK, r.Failed = true, len(fails)
 			r.Text = strings.Join(fails[:min(len(fails), 3)], "\n")
+		case "callbig":
+			// An http.request whose frame is N bytes of body: larger than
+			// any stdin command line could carry. Bounded by its own
+			// timeout so an unanswered frame shows up as that, not as a hang.
+			if session == nil {
+				r = agentReply{Err: "not connected"}
+				break
+			}
+			var args map[string]any
+			json.Unmarshal(c.Args, &args)
+			args["body"] = strings.Repeat("x", c.N)
+			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			start := time.Now()
+			res, err := session.CallTool(cctx, &mcp.CallToolParams{Name: c.Tool, Arguments: args})
+			cancel()
+			r = agentReply{OK: err == nil, Nanos: time.Since(start).Nanoseconds()}
+			if err != nil {
+				r.Err = err.Error()
+			} else {
+				for _, ct := range res.Content {
+					if t, ok := ct.(*mcp.TextContent); ok {
+						r.Text += t.Text
+					}
+				}
+				r.IsError = res.IsError
+			}
 		case "list":
 			if session == nil {
 				r = agentReply{Err: "not connected"}

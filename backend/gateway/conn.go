@@ -13,7 +13,6 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/procid"
 	"github.com/yettdev/yett/backend/rpcframe"
-	"github.com/yettdev/yett/backend/vault"
 )
 
 // conn is one agent connection: one run, one MCP server session.
@@ -63,7 +62,7 @@ func (g *Gateway) handle(nc net.Conn) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	c.server.AddTool(statusTool(), c.status)
-	c.server.AddReceivingMiddleware(c.lockedCalls)
+	c.server.AddReceivingMiddleware(c.routeCalls)
 
 	g.mu.Lock()
 	if g.closed {
@@ -92,7 +91,14 @@ func (g *Gateway) handle(nc net.Conn) {
 	}()
 
 	t := &rpcframe.Transport{Conn: nc, OnReject: func(r *rpcframe.Rejection) {
-		g.log.Info("rejected a frame", "run", c.runID, "reason", rejectReason(r.Reason))
+		// A refused frame is a refused call as far as the audit log is
+		// concerned: a batch, a broken or oversized frame, an invalid
+		// notification, a call beyond the connection's bound.
+		reason, what := audit.ReasonFrameRejected, rejectReason(r.Reason)
+		if errors.Is(r.Reason, rpcframe.ErrBusy) {
+			reason = audit.ReasonBusy
+		}
+		g.denied(c, &audit.Action{Channel: "mcp", Operation: what}, "", reason)
 	}}
 	ss, err := c.server.Connect(c.ctx, t, nil)
 	if err != nil {
@@ -154,26 +160,25 @@ func (g *Gateway) allowedShim(run *procid.RunRecord) bool {
 	return false
 }
 
-// lockedCalls sends an http.request that arrives while the tool is unlisted
-// (the vault is locked) to the pipeline anyway, so the agent reads LOCKED
-// from the vault gate rather than "unknown tool".
-func (c *conn) lockedCalls(next mcp.MethodHandler) mcp.MethodHandler {
+// routeCalls sends every call of http.request, yett.status and a named
+// operation to its pipeline whether or not the tool is listed at this
+// moment: the pipeline's vault gate answers LOCKED, where the SDK's tool
+// table, which lock and unlock change concurrently, would answer "unknown
+// tool" to a call that raced the change.
+func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "tools/call" {
-			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil && ctr.Params.Name == ToolHTTPRequest {
-				c.mu.Lock()
-				listed := c.httpTool
-				c.mu.Unlock()
-				if !listed {
-					return c.httpRequest(ctx, ctr)
-				}
-			}
-			// An operation called while the vault is locked (so unlisted)
-			// reads LOCKED too, not "unknown tool".
-			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil && c.g.oauth != nil && c.g.vault.Status().State != vault.StateUnlocked {
-				if _, err := c.g.oauth.Operation(ctr.Params.Name); err == nil {
-					return c.operation(ctx, ctr)
-				}
+		ctr, ok := req.(*mcp.CallToolRequest)
+		if method != "tools/call" || !ok || ctr.Params == nil {
+			return next(ctx, method, req)
+		}
+		switch name := ctr.Params.Name; {
+		case name == ToolHTTPRequest:
+			return c.httpRequest(ctx, ctr)
+		case name == ToolStatus:
+			return c.status(ctx, ctr)
+		case c.g.oauth != nil:
+			if _, err := c.g.oauth.Operation(name); err == nil {
+				return c.operation(ctx, ctr)
 			}
 		}
 		return next(ctx, method, req)
@@ -203,6 +208,7 @@ func rejectReason(err error) string {
 	}{
 		{rpcframe.ErrBatch, "batch"}, {rpcframe.ErrFrameTooLarge, "too_large"}, {rpcframe.ErrTooDeep, "too_deep"},
 		{rpcframe.ErrMalformed, "malformed"}, {rpcframe.ErrNotObject, "not_object"}, {rpcframe.ErrInvalidRequest, "invalid"},
+		{rpcframe.ErrBusy, "busy"},
 	} {
 		if errors.Is(err, e.err) {
 			return e.name

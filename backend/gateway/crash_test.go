@@ -52,12 +52,16 @@ func TestReleaseGatewayKilledMidCall(t *testing.T) {
 	g2 := startGatewayProc(t, w, "")
 	a.do(agentCmd{Op: "close"})
 	a.connect()
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + unknown}), "STATUS_UNKNOWN inspect_activity_journal")
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + never}), "RETRY_SAFE previous_action_not_started")
+	// Before this run is approved again it learns nothing about its calls.
+	st := a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + unknown})
+	mustContain(t, st, "APPROVAL_REQUIRED")
+	mustContain(t, st, "REAUTH_REQUIRED gateway_restarted")
 	mustContain(t, a.call(ToolHTTPRequest, w.req(unknown)), "REAUTH_REQUIRED gateway_restarted")
 	if l := g2.approve(); l != `approved "gateway restarted" <nil>` {
 		t.Fatalf("card: %s", l)
 	}
+	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + unknown}), "STATUS_UNKNOWN inspect_activity_journal")
+	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + never}), "RETRY_SAFE previous_action_not_started")
 	mustContain(t, a.call(ToolHTTPRequest, w.req(unknown)), "STATUS_UNKNOWN")
 	mustContain(t, a.call(ToolHTTPRequest, w.req(never)), `"status":200`)
 	w.settleAbsent("nothing") // give a replay time to show

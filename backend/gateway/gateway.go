@@ -88,14 +88,22 @@ type Gateway struct {
 	conns    map[*conn]struct{}
 	unlocked bool
 	closed   bool
-	wg       sync.WaitGroup
-	unsub    func()
-	unsubOps func()
-	stop     context.CancelFunc
-	ctx      context.Context
+	// epochCtx is the parent of every dispatch approved in vault epoch
+	// epochOf; it is cancelled the moment the vault leaves that epoch, which
+	// cuts the dispatches' connections (dispatchContext).
+	epochCtx    context.Context
+	epochCancel context.CancelFunc
+	epochOf     uint64
+	wg          sync.WaitGroup
+	unsub       func()
+	unsubOps    func()
+	stop        context.CancelFunc
+	ctx         context.Context
 
-	// hookAfterIntent runs after a call's intent is durable (tests only).
-	hookAfterIntent func(key string)
+	// hookAfterIntent runs after a call's intent is durable, and
+	// hookBeforeIntent right before it is written (tests only).
+	hookAfterIntent  func(key string)
+	hookBeforeIntent func(ctx context.Context)
 }
 
 func newBootID() string {
@@ -164,6 +172,7 @@ func New(cfg Config) (*Gateway, error) {
 		BootID: g.bootID, Timeout: cfg.ApprovalTimeout, Epoch: g.vault.Epoch, Recorder: recorder{g},
 	})
 	g.unlocked = g.vault.Status().State == vault.StateUnlocked
+	g.newEpochLocked(g.vault.Epoch())
 	g.unsub = g.vault.Subscribe(g.onVaultEvent)
 	g.unsubOps = func() {}
 	if g.oauth != nil {
@@ -269,9 +278,26 @@ func (g *Gateway) release() {
 	}
 }
 
-// onVaultEvent ends sessions and cards bound to an old epoch and changes the
-// tool list: while locked, only the built-ins are listed.
+// newEpochLocked cancels every dispatch of the epoch before and opens the
+// context for dispatches approved in epoch. g.mu held (or not yet shared).
+func (g *Gateway) newEpochLocked(epoch uint64) {
+	if g.epochCancel != nil {
+		g.epochCancel()
+	}
+	g.epochCtx, g.epochCancel = context.WithCancel(g.ctx)
+	g.epochOf = epoch
+}
+
+// onVaultEvent cuts every request in flight when the vault leaves the epoch
+// they were approved in (before anything else, and before the lock's
+// announcement returns), ends sessions and cards bound to an old epoch and
+// changes the tool list: while locked, only the built-ins are listed.
 func (g *Gateway) onVaultEvent(ev vault.Event) {
+	g.mu.Lock()
+	if epoch := g.vault.Epoch(); epoch != g.epochOf || g.vault.Status().State != vault.StateUnlocked {
+		g.newEpochLocked(epoch)
+	}
+	g.mu.Unlock()
 	g.broker.EpochChanged()
 	// Vault lock and unlock are recorded by whoever owns the audit log: the
 	// gateway when it opened the log itself (yett serve), the desktop app

@@ -127,51 +127,45 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	name := req.Params.Name
 	act := &audit.Action{Channel: ChannelOAuth, Operation: name}
 	if g.vault.Status().State != vault.StateUnlocked {
-		g.denied(c, act, "", audit.ReasonVaultLocked)
-		return toolError(CodeLocked, lockedText), nil
+		act.IdempotencyRef = lockedKey(req.Params.Arguments)
+		return g.refuse(c, act, "", refusedLocked), nil
 	}
 	if g.oauth == nil {
-		g.denied(c, act, "", audit.ReasonPolicy)
-		return toolError(CodeUnknownOperation, "no such operation"), nil
+		return g.refuse(c, act, "", &refusal{CodeUnknownOperation, audit.ReasonInvalidRequest, "no such operation"}), nil
 	}
 	op, err := g.oauth.Operation(name)
 	if err != nil {
-		g.denied(c, act, "", audit.ReasonInvalidRequest)
-		return toolError(CodeUnknownOperation, "no such operation; the person defines operations in Yett"), nil
+		return g.refuse(c, act, "", &refusal{CodeUnknownOperation, audit.ReasonInvalidRequest, "no such operation; the person defines operations in Yett"}), nil
 	}
 	act.CredentialRef = op.AuthorizationID
 	call, err := op.Render(req.Params.Arguments)
 	if err != nil {
-		g.denied(c, act, "", audit.ReasonInvalidRequest)
+		text := "invalid arguments"
 		var ae *oauth.ArgError
 		if errors.As(err, &ae) {
-			return toolError(CodeInvalid, "%s", ae.Msg), nil
+			text = ae.Msg
 		}
-		return toolError(CodeInvalid, "invalid arguments"), nil
+		return g.refuse(c, act, "", &refusal{CodeInvalid, audit.ReasonInvalidRequest, text}), nil
 	}
-	act.Target = call.Host
+	act.Target, act.IdempotencyRef = call.Host, call.Key
 	// The authorization's state is local: a revoked, disabled or
 	// needs-reconnection authorization is refused here, before any approval
 	// and without any network call.
 	b, err := g.oauth.Check(op.AuthorizationID)
 	if err != nil {
-		ref := oauthRefusal(err)
-		g.denied(c, act, "", ref.reason)
-		return ref.answer, nil
+		return g.refuse(c, act, "", oauthRefusal(err)), nil
 	}
-	if res := c.identityChanged(act); res != nil {
-		return res, nil
+	if r := c.checkIdentity(); r != nil {
+		return g.refuse(c, act, "", r), nil
 	}
-	sess, res := c.session(ctx, act)
-	if res != nil {
-		return res, nil
+	sess, r := c.session(ctx, act)
+	if r != nil {
+		return g.refuse(c, act, "", r), nil
 	}
 	if op.Approval == oauth.ApprovalPerCall {
 		what := fmt.Sprintf("%s (%s, %s)", b.Name, b.AccountRef, b.Environment)
 		if err := g.broker.AskCall(ctx, c.run, sess.ID, ChannelOAuth, op.Method, name+" "+call.Host+call.Path, what); err != nil {
-			code, reason, text := approvalRefusal(err)
-			g.denied(c, act, sess.ID, reason)
-			return toolError(code, "%s", text), nil
+			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
 		}
 	}
 	return g.send(ctx, c, &outgoing{
@@ -182,7 +176,11 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			if err != nil {
 				return nil, nil, oauthRefusal(err)
 			}
-			return lease.Credential(), func(status int) {
+			cred := lease.Credential()
+			// The token is lent only while the vault stays in the epoch the
+			// call was approved in, as a vault secret is.
+			cred.Secret = epochSecret{v: g.vault, epoch: sess.VaultEpoch, src: cred.Secret}
+			return cred, func(status int) {
 				if status == 401 {
 					lease.Invalidate()
 				}
@@ -190,6 +188,18 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			}, nil
 		},
 	}, sess, act), nil
+}
+
+// lockedKey is the idempotency key a call refused at the vault gate named,
+// when it is well formed, for the audit log; nothing else of it is read.
+func lockedKey(raw json.RawMessage) string {
+	var a struct {
+		IdempotencyKey string `json:"idempotency_key"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return ""
+	}
+	return auditableKey(a.IdempotencyKey)
 }
 
 func bodyHeaders(body []byte) map[string]string {
@@ -204,26 +214,24 @@ func bodyHeaders(body []byte) map[string]string {
 func oauthRefusal(err error) *refusal {
 	switch {
 	case errors.Is(err, oauth.ErrNeedsReconnection):
-		return &refusal{notSent: "needs_reconnection", reason: audit.Reason("authorization_needs_reconnection"),
-			answer: toolError(CodeNeedsReconnection, "the account behind this operation must be reconnected by its owner in Yett; nothing was sent")}
+		return &refusal{CodeNeedsReconnection, audit.ReasonNeedsReconnection,
+			"the account behind this operation must be reconnected by its owner in Yett; nothing was sent"}
 	case errors.Is(err, oauth.ErrDisabled), errors.Is(err, oauth.ErrNotFound):
-		return &refusal{notSent: "authorization_revoked", reason: audit.ReasonRevoked,
-			answer: toolError(CodeAuthRevoked, "the account behind this operation was revoked or removed in Yett; nothing was sent")}
+		return &refusal{CodeAuthRevoked, audit.ReasonRevoked,
+			"the account behind this operation was revoked or removed in Yett; nothing was sent"}
 	case errors.Is(err, oauth.ErrUncontrolled):
-		return &refusal{notSent: "uncontrolled", reason: audit.ReasonPolicy,
-			answer: toolError(CodeDenied, "the account behind this operation has no named owner or backup revoker, and Yett blocks such accounts; nothing was sent")}
+		return &refusal{CodeDenied, audit.ReasonUncontrolled,
+			"the account behind this operation has no named owner or backup revoker, and Yett blocks such accounts; nothing was sent"}
 	case errors.Is(err, vault.ErrLocked):
-		return &refusal{notSent: string(audit.ReasonVaultLocked), reason: audit.ReasonVaultLocked, answer: toolError(CodeLocked, lockedText)}
+		return refusedLocked
 	case errors.Is(err, oauth.ErrTransient):
-		return &refusal{notSent: "provider_unreachable", reason: audit.Reason("provider_unreachable"),
-			answer: toolError(CodeUnavailable, "Yett could not renew access with the provider; nothing was sent. "+CodeRetrySafe)}
+		return &refusal{CodeUnavailable, audit.ReasonProviderUnreachable,
+			"Yett could not renew access with the provider; nothing was sent. " + CodeRetrySafe}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &refusal{notSent: "cancelled", reason: audit.Reason("cancelled"),
-			answer: toolError(CodeDenied, "the call was cancelled before it was sent; nothing was sent")}
-	default:
-		return &refusal{notSent: "provider_refused", reason: audit.Reason("provider_refused"),
-			answer: toolError(CodeUnavailable, "Yett could not get access for this operation from the provider; nothing was sent")}
+		return refusedCancelled
 	}
+	return &refusal{CodeUnavailable, audit.ReasonProviderRefused,
+		"Yett could not get access for this operation from the provider; nothing was sent"}
 }
 
 func toolsSignature(tools []*mcp.Tool) string {

@@ -5,7 +5,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"net/url"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,59 +32,84 @@ func newID(prefix string) string {
 // answered at once and nothing of the call is kept for later.
 func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	g := c.g
-	// 1. Vault gate. Nothing is parsed, kept or shown before it.
+	// 1. Vault gate. Nothing of the call is kept; the refusal is audited
+	// with the method, host and key it named (never its body or path), so
+	// an auditor can match a request sent while locked to its refusal.
 	if g.vault.Status().State != vault.StateUnlocked {
-		g.denied(c, &audit.Action{Channel: "http"}, "", audit.ReasonVaultLocked)
-		return toolError(CodeLocked, lockedText), nil
+		return g.refuse(c, lockedHTTPAction(req.Params.Arguments), "", refusedLocked), nil
 	}
 	// 2. A valid request with a credential bound to its host and path.
 	call, err := parseHTTPArgs(req.Params.Arguments)
 	if err != nil {
-		g.denied(c, &audit.Action{Channel: "http"}, "", audit.ReasonInvalidRequest)
-		return toolError(CodeInvalid, "%s", publicArgError(err)), nil
+		return g.refuse(c, &audit.Action{Channel: "http"}, "", &refusal{CodeInvalid, audit.ReasonInvalidRequest, publicArgError(err)}), nil
 	}
-	act := &audit.Action{Channel: "http", Operation: call.req.Method, Target: call.host}
+	act := &audit.Action{Channel: "http", Operation: call.req.Method, Target: call.host, IdempotencyRef: call.key}
 	cv, sec, err := g.vault.CredentialFor(call.target)
 	if sec != nil {
 		sec.Wipe() // only the binding matters here; the secret is read again right before dispatch
 	}
-	if res := credentialRefusal(err); res != nil {
-		g.denied(c, act, "", reasonForCredentialError(err))
-		return res, nil
+	if err != nil {
+		return g.refuse(c, act, "", credentialRefusal(err)), nil
 	}
 	act.CredentialRef = cv.ID
 	if cv.Injection.Format == vault.InjectHeader && hasHeader(call.req.Headers, cv.Injection.HeaderName) {
-		g.denied(c, act, "", audit.ReasonInvalidRequest)
-		return toolError(CodeInvalid, "headers: the credential's header is set by Yett only"), nil
+		return g.refuse(c, act, "", &refusal{CodeInvalid, audit.ReasonInvalidRequest, "headers: the credential's header is set by Yett only"}), nil
 	}
 	// 3. The run still matches the live process.
-	if res := c.identityChanged(act); res != nil {
-		return res, nil
+	if r := c.checkIdentity(); r != nil {
+		return g.refuse(c, act, "", r), nil
 	}
 	// 4. A session approval valid for this boot, epoch and launch nonce.
-	sess, res := c.session(ctx, act)
-	if res != nil {
-		return res, nil
+	sess, r := c.session(ctx, act)
+	if r != nil {
+		return g.refuse(c, act, "", r), nil
 	}
 	// 5. Per-call approval, never replaced by the session.
 	if cv.Approval == vault.ApprovalPerCall {
-		err := g.broker.AskCall(ctx, c.run, sess.ID, "http", call.req.Method, call.host+call.path, cv.Name)
-		if err != nil {
-			code, reason, text := approvalRefusal(err)
-			g.denied(c, act, sess.ID, reason)
-			return toolError(code, "%s", text), nil
+		if err := g.broker.AskCall(ctx, c.run, sess.ID, "http", call.req.Method, call.host+call.path, cv.Name); err != nil {
+			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
 		}
 	}
 	return g.dispatch(ctx, c, call, cv, sess, act), nil
 }
 
-// identityChanged checks that the run still matches the live process and
-// returns the answer to give when it does not. The connection stays (the
+// lockedHTTPAction names a call refused at the vault gate for the audit
+// log: its method, host and idempotency key when they are well formed, and
+// nothing else. Nothing else of the call is read or kept.
+func lockedHTTPAction(raw json.RawMessage) *audit.Action {
+	act := &audit.Action{Channel: "http"}
+	var a struct {
+		Method         string `json:"method"`
+		URL            string `json:"url"`
+		IdempotencyKey string `json:"idempotency_key"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return act
+	}
+	if m := strings.ToUpper(a.Method); allowedMethods[m] {
+		act.Operation = m
+	}
+	if u, err := url.Parse(a.URL); err == nil && len(u.Host) <= 255 && !strings.ContainsAny(u.Host, "@/\\ ") {
+		act.Target = strings.ToValidUTF8(u.Host, "?")
+	}
+	act.IdempotencyRef = auditableKey(a.IdempotencyKey)
+	return act
+}
+
+// auditableKey is k when it is a well-formed idempotency key, else "".
+func auditableKey(k string) string {
+	if len(k) <= journal.MaxKeyLen && journal.KeyAlphabet(k) {
+		return k
+	}
+	return ""
+}
+
+// checkIdentity checks that the run still matches the live process and
+// returns the refusal to give when it does not. The connection stays (the
 // answer must reach the agent), but the run is over: every later call fails
 // this check again, and the broker refuses new cards for an ended run.
-func (c *conn) identityChanged(act *audit.Action) *mcp.CallToolResult {
-	g := c.g
-	err := g.insp.Matches(c.run)
+func (c *conn) checkIdentity() *refusal {
+	err := c.g.insp.Matches(c.run)
 	if err == nil {
 		return nil
 	}
@@ -88,71 +117,56 @@ func (c *conn) identityChanged(act *audit.Action) *mcp.CallToolResult {
 	if errors.Is(err, procid.ErrProcessGone) {
 		reason = audit.ReasonProcessExited
 	}
-	g.broker.EndRun(c.runID, reason)
-	g.denied(c, act, "", reason)
-	return toolError(CodeReauth+" "+ReauthProcessChanged, "this agent process no longer matches the one Yett inspected; restart the agent's connection to Yett")
+	c.g.broker.EndRun(c.runID, reason)
+	return refusedIdentity(reason)
 }
 
-// session returns the run's valid session, or the answer to give instead.
-func (c *conn) session(ctx context.Context, act *audit.Action) (approval.Session, *mcp.CallToolResult) {
+// session returns the run's valid session, or the refusal to give instead.
+func (c *conn) session(ctx context.Context, act *audit.Action) (approval.Session, *refusal) {
 	g := c.g
 	if s, ok := g.broker.Valid(c.run); ok {
 		return s, nil
 	}
-	change, reauth := g.changeFor(ctx, c)
-	tk, err := g.broker.RequestSession(c.run, change, act.Channel, act.Target)
+	why := g.continuity(ctx, c)
+	tk, err := g.broker.RequestSession(c.run, why, act.Channel, act.Target)
 	if err != nil {
-		code, reason, text := approvalRefusal(err)
-		g.denied(c, act, "", reason)
-		return approval.Session{}, toolError(code, "%s", text)
+		return approval.Session{}, approvalRefusal(err)
 	}
-	if tk.New && reauth != "" {
-		// Authority changed: say so before any action is presented again.
-		// The card asks the person about this run; the call itself is over.
-		g.denied(c, act, "", audit.Reason(reauth))
-		return approval.Session{}, toolError(CodeReauth+" "+reauth,
-			"%s. Yett is asking the person to approve this agent run again; nothing was sent. "+
-				"After approval, check earlier calls with yett.status and send a new call", change)
+	if tk.New && why.OwnAuthorityEnded() {
+		// This process's own authority ended: say so before any action is
+		// presented again. The card asks the person about this run; the
+		// call itself is over. A new process of the program, by contrast,
+		// waits on its card like any first request.
+		return approval.Session{}, reauthFor(why)
 	}
 	if _, err := tk.Wait(ctx); err != nil {
-		code, reason, text := approvalRefusal(err)
-		g.denied(c, act, "", reason)
-		return approval.Session{}, toolError(code, "%s", text)
+		return approval.Session{}, approvalRefusal(err)
 	}
 	s, ok := g.broker.Valid(c.run)
 	if !ok {
-		g.denied(c, act, "", audit.ReasonVaultStateChanged)
-		return approval.Session{}, toolError(CodeReauth+" "+ReauthVaultStateChanged, "the approval ended before the call could use it")
+		return approval.Session{}, refusedApprovalEnded
 	}
 	return s, nil
 }
 
-// changeFor says what changed for a run without a valid session, and the
-// REAUTH reason when it is an authority change rather than a first request.
-func (g *Gateway) changeFor(ctx context.Context, c *conn) (approval.Change, string) {
-	ch, ok := g.broker.ChangeFor(c.run)
-	if !ok {
-		ev, err := g.journal.EvidenceFor(ctx, g.bootID, c.run.PID, c.run.StartKey, c.run.ExeHash())
-		switch {
-		case err != nil:
-			ch = approval.ChangeFirst
-		case ev.SameProcessEarlierBoot:
-			ch = approval.ChangeGatewayRestarted
-		case ev.SameExecutableApproved:
-			ch = approval.ChangeAgentRestarted
-		default:
-			ch = approval.ChangeFirst
-		}
+// continuity says what changed for a run without a valid session: from the
+// broker (this boot's sessions), else from the journal's durable record of
+// runs approved in earlier boots, else it is a first request.
+func (g *Gateway) continuity(ctx context.Context, c *conn) approval.Continuity {
+	if why, ok := g.broker.ChangeFor(c.run); ok {
+		return why
 	}
-	switch ch {
-	case approval.ChangeGatewayRestarted:
-		return ch, ReauthGatewayRestarted
-	case approval.ChangeVaultLocked:
-		return ch, ReauthVaultStateChanged
-	case approval.ChangeAgentRestarted, approval.ChangeIdentityChanged:
-		return ch, ReauthProcessChanged
+	ev, err := g.journal.EvidenceFor(ctx, g.bootID, c.run.PID, c.run.StartKey, c.run.ExeHash())
+	switch {
+	case err != nil:
+	case ev.SameProcessEarlierBoot:
+		return approval.Continuity{Change: approval.ChangeGatewayRestarted,
+			Detail: "this process was approved before Yett restarted; approvals do not survive a restart"}
+	case ev.SameExecutableApproved:
+		return approval.Continuity{Change: approval.ChangeAgentRestarted,
+			Detail: "a run of this program was approved before Yett restarted. This is a new process"}
 	}
-	return ch, ""
+	return approval.Continuity{Change: approval.ChangeFirst}
 }
 
 // dispatch sends an http.request with its vault credential.
@@ -165,11 +179,12 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 				if sec != nil {
 					sec.Wipe()
 				}
-				return nil, nil, &refusal{notSent: "credential_changed", reason: audit.ReasonPolicy,
-					answer: toolError(CodeUnavailable, "the credential changed or became unavailable while this call waited; nothing was sent")}
+				return nil, nil, &refusal{CodeUnavailable, audit.ReasonCredentialChanged,
+					"the credential changed or became unavailable while this call waited; nothing was sent"}
 			}
-			lent := &lentSecret{v: g.vault, epoch: sess.VaultEpoch, s: sec}
-			return &action.Credential{Injection: actionInjection(cv2.Injection), Secret: lent}, func(int) { lent.wipe() }, nil
+			once := &onceSecret{s: sec}
+			src := epochSecret{v: g.vault, epoch: sess.VaultEpoch, src: once}
+			return &action.Credential{Injection: actionInjection(cv2.Injection), Secret: src}, func(int) { once.wipe() }, nil
 		},
 	}, sess, act)
 }
@@ -189,11 +204,36 @@ type outgoing struct {
 	credential func(ctx context.Context) (*action.Credential, func(status int), *refusal)
 }
 
-// refusal is a credential that could not be had right before dispatch.
-type refusal struct {
-	notSent string // journal reason
-	reason  audit.Reason
-	answer  *mcp.CallToolResult
+// digest names the request an idempotency key stands for: the operation,
+// method, URL, query parameters, headers and body, each length-prefixed so
+// no two requests share a digest by shifting bytes from one part to
+// another. A key reused with another digest is refused.
+func (o *outgoing) digest() string {
+	h := sha256.New()
+	part := func(s string) {
+		var n [8]byte
+		for i, l := 0, uint64(len(s)); i < 8; i++ {
+			n[i] = byte(l >> (8 * i))
+		}
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	part(o.operation)
+	part(o.req.Method)
+	part(o.req.URL)
+	for _, m := range []map[string]string{o.req.Params, o.req.Headers} {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		part(strings.Join(keys, "\x00"))
+		for _, k := range keys {
+			part(m[k])
+		}
+	}
+	part(string(o.req.Body))
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // send runs steps 6-11: journal intent, audit, re-check, dispatched
@@ -205,56 +245,67 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 		key = newID("yk-")
 	}
 	act.RequestID, act.IdempotencyRef = id, key
-	h := sha256.New()
-	h.Write([]byte(call.operation + "\n" + call.req.Method + "\n" + call.req.URL + "\n"))
-	h.Write(call.req.Body)
 	in := journal.Intent{
 		ID: id, Scope: c.run.ExeHash(), Key: key, BootID: g.bootID, RunID: c.runID, Method: call.req.Method,
 		Target: call.host, Path: call.path, CredentialRef: call.credRef, RequestBytes: int64(len(call.req.Body)),
-		RequestSHA256: hex.EncodeToString(h.Sum(nil)),
+		RequestSHA256: call.digest(),
 	}
 	// 6. Intent durable.
+	if g.hookBeforeIntent != nil {
+		g.hookBeforeIntent(ctx)
+	}
 	prev, err := g.journal.Begin(ctx, in)
-	if errors.Is(err, journal.ErrKeyInUse) {
-		g.denied(c, act, sess.ID, audit.ReasonPolicy)
+	switch {
+	case errors.Is(err, journal.ErrKeyReused):
+		return g.refuse(c, act, sess.ID, refusedKeyReused)
+	case errors.Is(err, journal.ErrKeyInUse):
+		g.denied(c, act, sess.ID, audit.ReasonKeyInUse)
 		return keyInUseAnswer(g, prev)
+	case err != nil && ctx.Err() != nil:
+		return g.refuse(c, act, sess.ID, refusedCancelled)
+	case err != nil:
+		return g.refuse(c, act, sess.ID, refusedJournal)
 	}
-	if err != nil {
-		g.denied(c, act, sess.ID, audit.Reason("journal_unavailable"))
-		return toolError(CodeUnavailable, "Yett could not record this call durably; nothing was sent")
+	notSent := func(r *refusal) *mcp.CallToolResult {
+		g.journal.NotDispatched(context.WithoutCancel(ctx), id, string(r.reason))
+		return g.refuse(c, act, sess.ID, r)
 	}
-	notSent := func(reason string) { g.journal.NotDispatched(context.WithoutCancel(ctx), id, reason) }
 	// 7. Audit entry durable, fail closed.
 	if _, err := g.audit.Append(ctx, audit.Event{
 		Type: audit.EventActionRequested, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
 		SessionID: sess.ID, Run: runBinding(c.runID, c.run), Action: act,
 	}); err != nil {
 		if ctx.Err() != nil {
-			notSent("cancelled")
-			return toolError(CodeDenied, "the call was cancelled before it was sent; nothing was sent")
+			return notSent(refusedCancelled)
 		}
-		notSent(string(audit.ReasonAuditUnavailable))
 		g.log.Error("audit log refused an action intent; denying", "run", c.runID)
-		return toolError(CodeAuditUnavailable, "Yett's audit log cannot record this call, so it was not sent. RETRY_SAFE previous_action_not_started once the audit log works again")
+		return notSent(refusedAudit)
 	}
 	if g.hookAfterIntent != nil {
 		g.hookAfterIntent(key)
 	}
-	// 8. Epoch and boot re-checked right before dispatch, and the secret
-	// read again (it is not held while the person was asked).
+	// 8. Right before dispatch, after any wait: the vault epoch, the boot
+	// and the live process are checked again, and the secret read again
+	// (it is not held while the person was asked).
 	if g.vault.Epoch() != sess.VaultEpoch || sess.BootID != g.bootID || g.broker.BootID() != g.bootID {
-		notSent(ReauthVaultStateChanged)
-		g.denied(c, act, sess.ID, audit.ReasonVaultStateChanged)
-		return toolError(CodeReauth+" "+ReauthVaultStateChanged, "the vault was locked or unlocked while this call waited; nothing was sent")
+		return notSent(refusedStateChanged)
+	}
+	if r := c.checkIdentity(); r != nil {
+		return notSent(r)
 	}
 	cred, release, ref := call.credential(ctx)
 	if ref != nil {
-		notSent(ref.notSent)
-		g.denied(c, act, sess.ID, ref.reason)
-		return ref.answer
+		return notSent(ref)
 	}
 	status := 0
 	defer func() { release(status) }()
+	// The dispatch belongs to the vault epoch it was approved in: a lock
+	// cancels it and cuts its connection.
+	dctx, done := g.dispatchContext(sess.VaultEpoch)
+	defer done()
+	if dctx.Err() != nil {
+		return notSent(refusedStateChanged)
+	}
 	// 9. Dispatched is durable before a byte leaves: first in the audit log
 	// (fail closed), then in the journal. In this order a crash between the
 	// two leaves the journal at "intent", which answers RETRY_SAFE, and that
@@ -264,62 +315,83 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 		Type: audit.EventActionDispatched, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
 		SessionID: sess.ID, Run: runBinding(c.runID, c.run), Action: act,
 	}); err != nil {
-		notSent(string(audit.ReasonAuditUnavailable))
+		if ctx.Err() != nil {
+			return notSent(refusedCancelled)
+		}
 		g.log.Error("audit log refused an action dispatch; denying", "run", c.runID)
-		return toolError(CodeAuditUnavailable, "Yett's audit log cannot record this call, so it was not sent. RETRY_SAFE previous_action_not_started once the audit log works again")
+		return notSent(refusedAudit)
 	}
 	if err := g.journal.Dispatched(ctx, id); err != nil {
-		notSent("journal_unavailable")
-		return toolError(CodeUnavailable, "Yett could not record this call durably; nothing was sent")
+		if ctx.Err() != nil {
+			return notSent(refusedCancelled)
+		}
+		return notSent(refusedJournal)
 	}
 	// 10. Send. The agent going away no longer cancels it: from here the
-	// outcome is recorded, not abandoned.
+	// outcome is recorded, not abandoned. A vault lock does cancel it.
 	call.req.IdempotencyKey = key
 	start := time.Now()
-	resp, err := g.exec.Do(context.WithoutCancel(ctx), call.req, cred)
+	resp, err := g.exec.Do(dctx, call.req, cred)
 	if err == nil {
 		status = resp.Status
+	} else if dctx.Err() != nil && !isPreSend(err) {
+		return g.cutByLock(ctx, c, sess, act, id, key, start)
 	}
 	return g.finish(ctx, c, sess, act, id, key, start, resp, err)
 }
 
-func credentialRefusal(err error) *mcp.CallToolResult {
+func isPreSend(err error) bool {
+	for _, e := range preSend {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// cutByLock records a call whose connection Yett cut because the vault
+// locked while it was in flight. Bytes may have left: the outcome is
+// unknown, and the agent is told so.
+func (g *Gateway) cutByLock(ctx context.Context, c *conn, sess approval.Session, act *audit.Action, id, key string, start time.Time) *mcp.CallToolResult {
+	bg := context.WithoutCancel(ctx)
+	g.journal.Finish(bg, id, journal.Result{Class: string(audit.ResultUnknown)})
+	g.audit.Append(bg, audit.Event{
+		Type: audit.EventActionResult, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
+		SessionID: sess.ID, Action: act, Reason: audit.ReasonCutByLock,
+		Result: &audit.Result{Class: audit.ResultUnknown, DurationMS: time.Since(start).Milliseconds()},
+	})
+	return toolError(CodeStatusUnknown, "the vault was locked while this request was in flight, and Yett cut its connection; "+
+		"it may or may not have reached the server. Inspect the target before retrying with idempotency_key %s", key)
+}
+
+// dispatchContext returns the context a dispatch approved in epoch runs
+// under: cancelled at once when the vault has left that epoch already, and
+// the moment it leaves it (onVaultEvent).
+func (g *Gateway) dispatchContext(epoch uint64) (context.Context, context.CancelFunc) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.epochCtx == nil || g.epochOf != epoch {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx, cancel
+	}
+	return context.WithCancel(g.epochCtx)
+}
+
+// credentialRefusal answers a call whose host and path have no usable
+// credential.
+func credentialRefusal(err error) *refusal {
 	switch {
-	case err == nil:
-		return nil
 	case errors.Is(err, vault.ErrLocked):
-		return toolError(CodeLocked, lockedText)
+		return refusedLocked
 	case errors.Is(err, vault.ErrNoCredential):
-		return toolError(CodeNoCredential, "no credential in Yett is bound to this host and path; the person can add one in Yett")
+		return &refusal{CodeNoCredential, audit.ReasonPolicy, "no credential in Yett is bound to this host and path; the person can add one in Yett"}
 	case errors.Is(err, vault.ErrAmbiguousCredential):
-		return toolError(CodeAmbiguous, "two credentials are bound equally to this host and path; the person must narrow one in Yett")
-	default:
-		return toolError(CodeUnavailable, "the credential for this host could not be read")
+		return &refusal{CodeAmbiguous, audit.ReasonPolicy, "two credentials are bound equally to this host and path; the person must narrow one in Yett"}
+	case errors.Is(err, vault.ErrInvalid):
+		return &refusal{CodeInvalid, audit.ReasonInvalidRequest, "url: the host or port is not valid"}
 	}
-}
-
-func reasonForCredentialError(err error) audit.Reason {
-	if errors.Is(err, vault.ErrLocked) {
-		return audit.ReasonVaultLocked
-	}
-	return audit.ReasonPolicy
-}
-
-func approvalRefusal(err error) (code string, reason audit.Reason, text string) {
-	switch {
-	case errors.Is(err, approval.ErrDenied):
-		return CodeDenied, audit.ReasonUserDenied, "the person denied this request; nothing was sent"
-	case errors.Is(err, approval.ErrTimeout):
-		return CodeApprovalTimeout, audit.ReasonApprovalTimeout, "nobody answered the approval in time; nothing was sent"
-	case errors.Is(err, approval.ErrAuditUnavailable):
-		return CodeAuditUnavailable, audit.ReasonAuditUnavailable, "Yett's audit log could not record the approval; nothing was sent"
-	case errors.Is(err, approval.ErrWithdrawn):
-		return CodeWithdrawn, audit.ReasonVaultStateChanged, "the approval request was withdrawn (the agent exited, or the vault was locked or unlocked); nothing was sent"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return CodeDenied, audit.Reason("cancelled"), "the call was cancelled while waiting for approval; nothing was sent"
-	default:
-		return CodeUnavailable, audit.ReasonPolicy, "the approval could not be asked; nothing was sent"
-	}
+	return &refusal{CodeUnavailable, audit.ReasonPolicy, "the credential for this host could not be read"}
 }
 
 func publicArgError(err error) string {

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,11 +69,20 @@ func lockedThenFresh(t *testing.T, between, after func(w *world, a *agent)) {
 // 1. The agent stays alive (and connected) through the unlock.
 func TestReleaseLockedAgentKeptAlive(t *testing.T) {
 	lockedThenFresh(t, func(w *world, a *agent) {
-		// yett.status is a built-in: it answers while locked, and the
-		// locked call is not in the journal.
-		mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-locked-none"}), "NOT_FOUND")
+		// yett.status is a built-in: it answers while locked, but no run
+		// may see call fates while locked (no session is valid then), not
+		// even whether the key exists.
+		r := a.call(ToolStatus, map[string]string{"idempotency_key": "key-locked-none"})
+		mustContain(t, r, "APPROVAL_REQUIRED")
+		if strings.Contains(r.Text, "NOT_FOUND") {
+			t.Fatalf("an unapproved run learned about a key: %+v", r)
+		}
 	}, func(w *world, a *agent) {
-		// The live agent asks about its old call: it was never kept.
+		// Once approved after the unlock, the live agent asks about its
+		// old call: it was never kept.
+		wait := a.callAsync(ToolHTTPRequest, w.req(tag("alive")))
+		w.approveNext()
+		mustContain(t, wait(), `"status":200`)
 		mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + "none"}), "NOT_FOUND")
 	})
 }
@@ -158,18 +168,20 @@ func TestReleaseAgentRestartedSameConversation(t *testing.T) {
 	a2 := startAgent(t, w.runDir)
 	a2.connect()
 	next := tag("conv-next")
-	mustContain(t, a2.call(ToolHTTPRequest, w.req(next)), "REAUTH_REQUIRED process_changed")
+	// A new process is asked like a first request (its call waits on its
+	// card); the card says what changed.
+	wait = a2.callAsync(ToolHTTPRequest, w.req(next))
 	card := w.pending(approval.KindSession)
-	if card.Change != approval.ChangeAgentRestarted {
-		t.Fatalf("card says %q", card.Change)
+	if card.Change != approval.ChangeAgentRestarted || !strings.Contains(card.ChangeDetail, "ended at") {
+		t.Fatalf("card says %q (%q)", card.Change, card.ChangeDetail)
 	}
 	if n := w.recv.count(t, next); n != 0 {
 		t.Fatal("call ran without approval")
 	}
-	// The old key replayed by the new run is not sent again either.
 	w.gw.Broker().Answer(card.ID, true, "test")
+	mustContain(t, wait(), `"status":200`)
+	// The old key replayed by the new run is not sent again either.
 	mustContain(t, a2.call(ToolHTTPRequest, w.req(first)), "COMPLETED status=200")
-	mustContain(t, a2.call(ToolHTTPRequest, w.req(next)), `"status":200`)
 	if w.recv.count(t, first) != 1 || w.recv.count(t, next) != 1 {
 		t.Fatal("wrong arrival counts")
 	}

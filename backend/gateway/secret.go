@@ -8,35 +8,49 @@ import (
 	"github.com/yettdev/yett/backend/vault"
 )
 
-// lentSecret lends a credential's secret to the executor for one request,
-// and only while the vault is still in the epoch the call was approved
-// under. It wipes the secret after the one use (or on Close if never used).
-type lentSecret struct {
+// epochSecret lends a secret to the executor only while the vault is still
+// unlocked in the epoch the call was approved under, whatever holds the
+// secret: a vault credential or an OAuth lease. A lock between the approval
+// and the moment the request is built means nothing is sent.
+type epochSecret struct {
 	v     *vault.Vault
 	epoch uint64
-	mu    sync.Mutex
-	s     *vault.Secret
+	src   action.SecretSource
 }
 
-func (l *lentSecret) WithSecret(_ context.Context, use func([]byte) error) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.s == nil || l.v.Epoch() != l.epoch || l.v.Status().State != vault.StateUnlocked {
+func (e epochSecret) WithSecret(ctx context.Context, use func([]byte) error) error {
+	if e.v.Epoch() != e.epoch || e.v.Status().State != vault.StateUnlocked {
 		return action.ErrNoSecret
 	}
-	err := use(l.s.Bytes())
-	l.s.Wipe()
-	l.s = nil
+	return e.src.WithSecret(ctx, use)
+}
+
+// onceSecret lends a vault secret for one request and wipes it after that
+// one use (or on wipe if it was never used).
+type onceSecret struct {
+	mu sync.Mutex
+	s  *vault.Secret
+}
+
+func (o *onceSecret) WithSecret(_ context.Context, use func([]byte) error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.s == nil {
+		return action.ErrNoSecret
+	}
+	err := use(o.s.Bytes())
+	o.s.Wipe()
+	o.s = nil
 	return err
 }
 
-func (l *lentSecret) wipe() {
-	l.mu.Lock()
-	if l.s != nil {
-		l.s.Wipe()
-		l.s = nil
+func (o *onceSecret) wipe() {
+	o.mu.Lock()
+	if o.s != nil {
+		o.s.Wipe()
+		o.s = nil
 	}
-	l.mu.Unlock()
+	o.mu.Unlock()
 }
 
 func actionInjection(in vault.Injection) action.Injection {

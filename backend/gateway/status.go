@@ -49,29 +49,35 @@ type statusAnswer struct {
 }
 
 // status answers yett.status from the journal and the run's authority. It
-// is a built-in: it works while the vault is locked and never acts.
+// is a built-in: it works while the vault is locked and never acts. It tells
+// the fate of a call only to a run whose session may see it: a run with a
+// valid session sees the calls of its program (its own, and those of
+// earlier runs a person approved before it). Any other run, which includes
+// every run while the vault is locked, is told only what it needs to be
+// approved: not whether the key exists, nor anything about the call.
 func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	g := c.g
 	key, err := parseStatusArgs(req.Params.Arguments)
 	if err != nil {
 		return toolError(CodeInvalid, "%s", publicArgError(err)), nil
 	}
-	authority := "OK"
 	if _, ok := g.broker.Valid(c.run); !ok {
-		if _, reauth := g.changeFor(ctx, c); reauth != "" {
-			authority = CodeReauth + " " + reauth
-		} else {
-			authority = "APPROVAL_REQUIRED"
+		authority := "this agent run is not approved"
+		if why := g.continuity(ctx, c); why.OwnAuthorityEnded() {
+			authority = reauthFor(why).code
 		}
+		return toolText(fmt.Sprintf("%s\nauthority: %s\nYett tells what happened to a call only to an approved agent run. "+
+			"Send the call again with the same idempotency_key to ask the person: Yett never sends a call twice, "+
+			"and answers with the earlier call's fate once this run is approved", CodeApprovalRequired, authority)), nil
 	}
 	e, err := g.journal.Lookup(ctx, c.run.ExeHash(), key)
 	if errors.Is(err, journal.ErrNotFound) {
-		return toolText(fmt.Sprintf("%s\nauthority: %s\nno call with this idempotency_key from this program was accepted by Yett (a call refused while the vault was locked is not kept)", CodeNotFound, authority)), nil
+		return toolText(fmt.Sprintf("%s\nauthority: OK\nno call with this idempotency_key from this program was accepted by Yett (a call refused while the vault was locked is not kept)", CodeNotFound)), nil
 	}
 	if err != nil {
 		return toolError(CodeUnavailable, "the activity journal could not be read"), nil
 	}
-	ans := statusAnswer{IdempotencyKey: key, Fate: fateLine(g, e), Authority: authority, Method: e.Method, Target: e.Target}
+	ans := statusAnswer{IdempotencyKey: key, Fate: fateLine(g, e), Authority: "OK", Method: e.Method, Target: e.Target}
 	if e.State == journal.StateResult {
 		ans.Status, ans.ResponseBytes, ans.ResponseSHA256 = e.Result.Status, e.Result.ResponseBytes, e.Result.ResponseSHA256
 	}

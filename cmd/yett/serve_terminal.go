@@ -94,6 +94,9 @@ func cardText(n int, r approval.Request) string {
 	var b strings.Builder
 	if r.Kind == approval.KindSession {
 		fmt.Fprintf(&b, "\n[%d] Approve this agent run? (%s)\n", n, r.Change)
+		if r.ChangeDetail != "" {
+			fmt.Fprintf(&b, "    changed: %s\n", r.ChangeDetail)
+		}
 	} else {
 		fmt.Fprintf(&b, "\n[%d] Approve this one call?\n", n)
 	}
