@@ -1,8 +1,6 @@
 package activity
 
 import (
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/yettdev/yett/backend/audit"
@@ -79,49 +77,22 @@ type Filter struct {
 }
 
 // Activity returns the calls and authority events in entries that match f,
-// newest first. entries must be in log order.
+// newest first. entries must be in log order. It is the whole of what an
+// Index built from the same entries shows, page after page.
 func Activity(entries []audit.Entry, f Filter) []Item {
-	var items []*Item
-	calls := map[string]*Item{}
+	x := NewIndex()
 	for _, e := range entries {
-		ev := e.Event
-		if !isCallEvent(ev) {
-			// Includes a call entry without an action: it cannot be tied to
-			// a call, so it is shown as it is rather than dropped.
-			items = append(items, &Item{
-				Kind: ItemAuthority, Index: e.Index, Time: ev.Time, Type: ev.Type, SessionID: ev.SessionID,
-				Reason: ev.Reason, VaultEpoch: ev.VaultEpoch, BootID: ev.BootID,
-			})
-			continue
-		}
-		key := ev.Action.RequestID
-		if key == "" {
-			key = "#" + strconv.FormatInt(e.Index, 10)
-		}
-		it := calls[key]
-		if it == nil {
-			c := &Call{
-				RequestID: ev.Action.RequestID, Channel: ev.Action.Channel, Operation: ev.Action.Operation,
-				Target: ev.Action.Target, CredentialRef: ev.Action.CredentialRef, RequestedAt: ev.Time,
-				State: CallRequested,
-			}
-			it = &Item{Kind: ItemCall, Index: e.Index, Time: ev.Time, Type: ev.Type, BootID: ev.BootID, VaultEpoch: ev.VaultEpoch, Call: c}
-			calls[key] = it
-			items = append(items, it)
-		}
-		applyCallEntry(it, e)
+		x.Add(e)
 	}
-	out := make([]Item, 0, len(items))
-	for _, it := range items {
-		if it.Call != nil {
-			it.Call.Class = classOf(it.Call)
+	out := []Item{}
+	for p := (Page{Limit: MaxPageSize}); ; {
+		page := x.Activity(f, p)
+		out = append(out, page.Items...)
+		if !page.More {
+			return out
 		}
-		if f.matches(it) {
-			out = append(out, *it)
-		}
+		p.Before = page.Next
 	}
-	slices.Reverse(out)
-	return out
 }
 
 func isCallEvent(ev audit.Event) bool {
@@ -130,38 +101,6 @@ func isCallEvent(ev audit.Event) bool {
 		return ev.Action != nil
 	}
 	return false
-}
-
-// applyCallEntry folds one entry into its call. States only move forward:
-// a late or repeated entry cannot turn a result back into "dispatched".
-func applyCallEntry(it *Item, e audit.Entry) {
-	c, ev := it.Call, e.Event
-	c.Indexes = append(c.Indexes, e.Index)
-	if c.SessionID == "" {
-		c.SessionID = ev.SessionID
-		it.SessionID = ev.SessionID
-	}
-	switch ev.Type {
-	case audit.EventActionDenied, audit.EventApprovalTimeout:
-		c.DenyReason = ev.Reason
-		if c.DenyReason == "" && ev.Type == audit.EventApprovalTimeout {
-			c.DenyReason = audit.ReasonApprovalTimeout
-		}
-		if c.State != CallCompleted {
-			c.State = CallDenied
-		}
-	case audit.EventActionDispatched:
-		c.DispatchedAt = ev.Time
-		if c.State == CallRequested {
-			c.State = CallDispatched
-		}
-	case audit.EventActionResult:
-		if ev.Result != nil {
-			r := *ev.Result
-			c.Result = &r
-		}
-		c.State = CallCompleted
-	}
 }
 
 func classOf(c *Call) Class {

@@ -1,7 +1,6 @@
 package activity
 
 import (
-	"slices"
 	"time"
 
 	"github.com/yettdev/yett/backend/audit"
@@ -30,76 +29,22 @@ type Session struct {
 	LastIndex  int64 // log index of the last entry naming or ending it
 }
 
-// Sessions returns every session named in entries, newest approval first.
-// entries must be in log order (as audit.ReadEvents yields them).
+// Sessions returns every session named in entries, newest first (by the
+// first entry naming each). entries must be in log order (as
+// audit.ReadEvents yields them). It is the whole of what an Index built from
+// the same entries shows, page after page.
 func Sessions(entries []audit.Entry) []Session {
-	byID := map[string]*Session{}
-	var order []*Session
-	get := func(e audit.Entry) *Session {
-		s := byID[e.Event.SessionID]
-		if s == nil {
-			s = &Session{ID: e.Event.SessionID, FirstIndex: e.Index}
-			byID[s.ID] = s
-			order = append(order, s)
-		}
-		s.LastIndex = e.Index
-		return s
-	}
-	// end applies an inferred end to every session still open that ok accepts.
-	end := func(e audit.Entry, reason audit.Reason, ok func(*Session) bool) {
-		for _, s := range order {
-			if !s.Ended && ok(s) {
-				s.Ended, s.EndedAt, s.EndReason, s.EndInferred = true, e.Event.Time, reason, true
-				s.LastIndex = e.Index
-			}
-		}
-	}
+	x := NewIndex()
 	for _, e := range entries {
-		ev := e.Event
-		switch ev.Type {
-		case audit.EventSessionApproved:
-			if ev.SessionID == "" {
-				continue
-			}
-			s := get(e)
-			s.ApprovalID, s.BootID, s.VaultEpoch = ev.ApprovalID, ev.BootID, ev.VaultEpoch
-			s.ApprovedAt, s.ApprovedBy, s.Surface = ev.Time, ev.ApprovedBy, ev.Surface
-			if ev.Run != nil {
-				run := *ev.Run
-				s.Run = &run
-			}
-		case audit.EventSessionEnded:
-			if ev.SessionID == "" {
-				continue
-			}
-			s := get(e)
-			// An explicit end wins over one inferred earlier.
-			if !s.Ended || s.EndInferred {
-				s.Ended, s.EndedAt, s.EndReason, s.EndInferred = true, ev.Time, ev.Reason, false
-			}
-			if s.BootID == "" {
-				s.BootID = ev.BootID
-			}
-			if s.Run == nil && ev.Run != nil {
-				run := *ev.Run
-				s.Run = &run
-			}
-		case audit.EventActionRequested:
-			if ev.SessionID != "" {
-				get(e).Calls++
-			}
-		case audit.EventGatewayStarted:
-			end(e, audit.ReasonGatewayRestarted, func(s *Session) bool { return s.BootID != ev.BootID })
-		case audit.EventVaultLocked:
-			end(e, audit.ReasonVaultLocked, func(*Session) bool { return true })
-		case audit.EventVaultUnlocked:
-			end(e, audit.ReasonVaultStateChanged, func(s *Session) bool { return s.VaultEpoch < ev.VaultEpoch })
+		x.Add(e)
+	}
+	out := []Session{}
+	for p := (Page{Limit: MaxPageSize}); ; {
+		page := x.Sessions(p)
+		out = append(out, page.Sessions...)
+		if !page.More {
+			return out
 		}
+		p.Before = page.Next
 	}
-	out := make([]Session, len(order))
-	for i, s := range order {
-		out[i] = *s
-	}
-	slices.Reverse(out)
-	return out
 }

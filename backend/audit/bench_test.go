@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -12,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/mod/sumdb/tlog"
 )
 
 // Append rate with durability. "sync-each" fsyncs once per entry while
@@ -80,55 +79,68 @@ func benchEntries() int64 {
 	return 20000
 }
 
-// makeBenchLog writes a log of 1 KiB records (random payloads standing in for
-// ciphertext, which verify never decrypts) with a signed checkpoint record
-// every 256 records and a final checkpoint file, the shape the writer makes.
+// makeBenchLog writes a log of 1 KiB records in the writer's shape: a
+// segment-key record, event records naming it (random bytes standing in for
+// ciphertext, which verify never decrypts), and a signed checkpoint record
+// ending every segment of 257 records; then the checkpoint file and the tree
+// state a closing writer leaves.
 func makeBenchLog(b *testing.B) (string, int64) {
 	dir := b.TempDir()
-	{
-		key, err := newSigningKey(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f, err := os.Create(filepath.Join(dir, LogFile))
-		if err != nil {
-			b.Fatal(err)
-		}
-		w := bufio.NewWriterSize(f, 1<<20)
-		rng := rand.NewChaCha8([32]byte{1})
-		payload := make([]byte, 1024-frameHeader-frameTrailer-bodyPrefix)
-		var tree compactTree
-		n := benchEntries()
-		for i := int64(0); i < n; i++ {
-			var body []byte
-			if i%257 == 256 {
-				cp, err := signCheckpoint(key.signer, key.vkey, key.id, Head{Size: i, Root: tree.root()})
-				if err != nil {
-					b.Fatal(err)
-				}
-				body = encodeBody(KindCheckpoint, key.id, i, cp.Text)
-			} else {
-				rng.Read(payload)
-				body = encodeBody(KindEvent, key.id, i, payload)
-			}
-			w.Write(frame(body))
-			tree.push(tlog.RecordHash(body))
-		}
-		if err := w.Flush(); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-		cp, err := signCheckpoint(key.signer, key.vkey, key.id, Head{Size: n, Root: tree.root()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, CheckpointFile), cp.Text, 0o644)
-	}
-	fi, err := os.Stat(filepath.Join(dir, LogFile))
+	key, err := newSigningKey(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return dir, fi.Size()
+	f, err := os.Create(filepath.Join(dir, LogFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	rng := rand.NewChaCha8([32]byte{1})
+	payload := make([]byte, 1024-frameHeader-frameTrailer-bodyPrefix)
+	var tree compactTree
+	var off, seg, lastCP int64 = 0, -1, -1
+	n := benchEntries()
+	for i := int64(0); i < n; i++ {
+		var rec []byte
+		switch {
+		case i%257 == 256 || i == n-1:
+			cp, err := signCheckpoint(key.signer, key.vkey, key.id, Head{Size: i, Root: tree.root()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rec = newRecord(KindCheckpoint, key.id, i, len(cp.Text))
+			copy(rec[frameHeader+bodyPrefix:], cp.Text)
+			lastCP = i
+		case i%257 == 0:
+			rec = newRecord(KindSegmentKey, key.id, i, 300)
+			p := rec[frameHeader+bodyPrefix:]
+			rng.Read(p)
+			copy(p, ageMagic)
+			seg = i
+		default:
+			rec = newRecord(KindEvent, key.id, i, len(payload))
+			p := rec[frameHeader+bodyPrefix:]
+			rng.Read(p)
+			p[0] = entryV2
+			binary.BigEndian.PutUint64(p[1:], uint64(seg))
+		}
+		tree.push(finishRecord(rec))
+		w.Write(rec)
+		off += int64(len(rec))
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	cp, err := signCheckpoint(key.signer, key.vkey, key.id, Head{Size: n, Root: tree.root()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, CheckpointFile), cp.Text, 0o644)
+	if err := writeTreeState(dir, &treeState{logID: key.id, tree: tree, offset: off, lastCPRec: lastCP, segment: seg}); err != nil {
+		b.Fatal(err)
+	}
+	return dir, off
 }
 
 // BenchmarkVerify measures Verify and, in the same run over the same file,
@@ -171,4 +183,71 @@ func BenchmarkVerify(b *testing.B) {
 			b.ReportMetric(hashTime.Seconds()/verifyTime.Seconds(), "ratio-to-sha256")
 		}
 	})
+}
+
+// nopSync stands in for the log file with writes but no fsync, so that the
+// per-entry CPU cost of Append shows.
+type nopSync struct{ f logFile }
+
+func (n nopSync) Write(b []byte) (int, error) { return n.f.Write(b) }
+func (n nopSync) Sync() error                 { return nil }
+
+// BenchmarkAppendCPU: one Append without the fsync: sealing, framing,
+// hashing and the allocations they make.
+func BenchmarkAppendCPU(b *testing.B) {
+	l, _, err := Open(Options{Dir: filepath.Join(b.TempDir(), "audit"), Recipient: identity(b).Recipient(),
+		wrap: func(f logFile) logFile { return nopSync{f} }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	ev := sampleEvent(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.Append(context.Background(), ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOpen: opening a log of benchEntries() records for appending, as
+// a writer closed it (checkpoint file and tree state), and closing it again
+// (which stops the background verification).
+func BenchmarkOpen(b *testing.B) {
+	dir, _ := makeBenchLog(b)
+	for b.Loop() {
+		l, orep, err := Open(Options{Dir: dir, Recipient: identity(b).Recipient()})
+		if err != nil || !orep.Background {
+			b.Fatalf("open: background %v: %v", orep.Background, err)
+		}
+		l.Close()
+	}
+}
+
+// BenchmarkOpenVerified: the same open with the whole log verified first
+// (Options.VerifyBeforeOpen), which is what every Open did before the tree
+// state: the baseline in the same run.
+func BenchmarkOpenVerified(b *testing.B) {
+	dir, _ := makeBenchLog(b)
+	for b.Loop() {
+		l, _, err := Open(Options{Dir: dir, Recipient: identity(b).Recipient(), VerifyBeforeOpen: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.Close()
+	}
+}
+
+// BenchmarkReadEvents: decrypting every entry of a log written by Append.
+func BenchmarkReadEvents(b *testing.B) {
+	const n = 2000
+	dir := writeLog(b, n, 0)
+	for b.Loop() {
+		for _, err := range ReadEvents(filepath.Join(dir, LogFile), identity(b)) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
 }

@@ -59,61 +59,80 @@ func signCheckpoint(s note.Signer, vkey string, id LogID, h Head) (Checkpoint, e
 // the verifier key it carries. That alone proves only that the text is intact;
 // callers compare VerifierKey with a key they trust.
 func ParseCheckpoint(msg []byte) (Checkpoint, error) {
+	c, v, err := parseUnverified(msg)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if err := checkSignature(msg, v); err != nil {
+		return Checkpoint{}, err
+	}
+	return c, nil
+}
+
+// parseUnverified is ParseCheckpoint without the signature check, which the
+// caller owes (checkSignature with the returned verifier).
+func parseUnverified(msg []byte) (Checkpoint, note.Verifier, error) {
 	if len(msg) > 16<<10 {
-		return Checkpoint{}, fmt.Errorf("%w: too large", ErrBadCheckpoint)
+		return Checkpoint{}, nil, fmt.Errorf("%w: too large", ErrBadCheckpoint)
 	}
 	body, _, ok := bytes.Cut(msg, []byte("\n\n"))
 	if !ok {
-		return Checkpoint{}, fmt.Errorf("%w: no signature block", ErrBadCheckpoint)
+		return Checkpoint{}, nil, fmt.Errorf("%w: no signature block", ErrBadCheckpoint)
 	}
 	lines := strings.Split(string(body), "\n")
 	if len(lines) != 4 {
-		return Checkpoint{}, fmt.Errorf("%w: want 4 lines, got %d", ErrBadCheckpoint, len(lines))
+		return Checkpoint{}, nil, fmt.Errorf("%w: want 4 lines, got %d", ErrBadCheckpoint, len(lines))
 	}
 	var c Checkpoint
 	idHex, ok := strings.CutPrefix(lines[0], originPrefix)
 	if !ok || len(idHex) != 2*logIDSize {
-		return Checkpoint{}, fmt.Errorf("%w: bad origin line", ErrBadCheckpoint)
+		return Checkpoint{}, nil, fmt.Errorf("%w: bad origin line", ErrBadCheckpoint)
 	}
 	if _, err := hex.Decode(c.LogID[:], []byte(idHex)); err != nil || idHex != strings.ToLower(idHex) {
-		return Checkpoint{}, fmt.Errorf("%w: bad origin line", ErrBadCheckpoint)
+		return Checkpoint{}, nil, fmt.Errorf("%w: bad origin line", ErrBadCheckpoint)
 	}
 	size, err := strconv.ParseInt(lines[1], 10, 64)
 	if err != nil || size < 0 || strconv.FormatInt(size, 10) != lines[1] {
-		return Checkpoint{}, fmt.Errorf("%w: bad tree size", ErrBadCheckpoint)
+		return Checkpoint{}, nil, fmt.Errorf("%w: bad tree size", ErrBadCheckpoint)
 	}
 	c.Size = size
 	root, err := base64.StdEncoding.Strict().DecodeString(lines[2])
 	if err != nil || len(root) != len(c.Root) {
-		return Checkpoint{}, fmt.Errorf("%w: bad root hash", ErrBadCheckpoint)
+		return Checkpoint{}, nil, fmt.Errorf("%w: bad root hash", ErrBadCheckpoint)
 	}
 	copy(c.Root[:], root)
 	vkey, ok := strings.CutPrefix(lines[3], "vkey ")
 	if !ok {
-		return Checkpoint{}, fmt.Errorf("%w: no verifier key line", ErrBadCheckpoint)
+		return Checkpoint{}, nil, fmt.Errorf("%w: no verifier key line", ErrBadCheckpoint)
 	}
 	v, err := note.NewVerifier(vkey)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: bad verifier key", ErrBadCheckpoint)
+		return Checkpoint{}, nil, fmt.Errorf("%w: bad verifier key", ErrBadCheckpoint)
 	}
 	if v.Name() != keyName(c.LogID) {
-		return Checkpoint{}, fmt.Errorf("%w: key name does not match origin", ErrBadCheckpoint)
+		return Checkpoint{}, nil, fmt.Errorf("%w: key name does not match origin", ErrBadCheckpoint)
 	}
+	c.VerifierKey = vkey
+	c.Text = append([]byte(nil), msg...)
+	return c, v, nil
+}
+
+// checkSignature checks that msg carries exactly one signature, by v, in the
+// canonical encoding.
+func checkSignature(msg []byte, v note.Verifier) error {
 	n, err := note.Open(msg, note.VerifierList(v))
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: signature: %v", ErrBadCheckpoint, err)
+		return fmt.Errorf("%w: signature: %v", ErrBadCheckpoint, err)
 	}
 	if len(n.UnverifiedSigs) != 0 || len(n.Sigs) != 1 {
-		return Checkpoint{}, fmt.Errorf("%w: want exactly one signature", ErrBadCheckpoint)
+		return fmt.Errorf("%w: want exactly one signature", ErrBadCheckpoint)
 	}
 	// note decodes signatures leniently; insist on the one canonical
 	// encoding so no byte of a checkpoint can change unnoticed.
 	if _, err := base64.StdEncoding.Strict().DecodeString(n.Sigs[0].Base64); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: signature not in canonical base64", ErrBadCheckpoint)
+		return fmt.Errorf("%w: signature not in canonical base64", ErrBadCheckpoint)
 	}
-	c.VerifierKey = vkey
-	c.Text = append([]byte(nil), msg...)
-	return c, nil
+	return nil
 }
 
 // keyName is the note key name for a log; it ties a key to one installation.

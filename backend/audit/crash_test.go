@@ -22,10 +22,12 @@ import (
 // The crash test re-executes the test binary as a writer that prints every
 // index Append acknowledged to stdout, and kills it with SIGKILL at chosen
 // points: after some number of acknowledgements (from outside), halfway
-// through a record's bytes, and between the steps of a checkpoint or of a
-// torn-tail repair (from inside, at the exact step). After each kill the log
-// must verify, report any torn tail, reopen, and hold every acknowledged
-// index as an event.
+// through a record's bytes, between the steps of a checkpoint or of a
+// torn-tail repair, and around a segment-key record (written, durable, before
+// any entry is sealed under it) (from inside, at the exact step). After each
+// kill the log must verify, report any torn tail, reopen, hold every
+// acknowledged index as an event, and every event must decrypt: no entry is
+// ever left without the key record of its segment before it.
 
 const crashEnv = "YETT_AUDIT_CRASH_CHILD"
 
@@ -121,14 +123,14 @@ func TestCrashKill9(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "audit")
 	rng := rand.New(rand.NewPCG(1, 2))
 	acked := map[int64]bool{}
-	points := []string{"none", "torn", "torn-saved", "checkpoint-file", "checkpoint-record"}
-	for round := range 30 {
+	points := []string{"none", "torn", "torn-saved", "checkpoint-file", "checkpoint-record", "segment-key-written", "segment-key-durable"}
+	for round := range 35 {
 		point := points[round%len(points)]
 		n := 1 + rng.IntN(40)
 		switch point {
 		case "torn-saved":
 			n = 1
-		case "checkpoint-file", "checkpoint-record":
+		case "checkpoint-file", "checkpoint-record", "segment-key-written", "segment-key-durable":
 			n = 1 + rng.IntN(6)
 		}
 		got, stderr := runCrashChild(t, dir, point, n, rng)
@@ -141,6 +143,13 @@ func TestCrashKill9(t *testing.T) {
 		}
 		if point == "torn" && rep.Torn == nil {
 			t.Fatalf("round %d: half-written record not reported as torn", round)
+		}
+		if strings.HasPrefix(point, "segment-key") {
+			// The writer died right after a segment-key record, before any
+			// entry was sealed under its key: the log ends with it.
+			if k := kinds(t, dir); k[len(k)-1] != KindSegmentKey {
+				t.Fatalf("round %d (%s %d): log ends with %q, not the segment key", round, point, n, k[len(k)-1])
+			}
 		}
 		events := map[int64]bool{}
 		for e, err := range ReadEvents(filepath.Join(dir, LogFile), identity(t)) {
@@ -182,7 +191,7 @@ func TestCrashKill9(t *testing.T) {
 	if recovered == 0 {
 		t.Fatal("no audit_recovered event after torn tails")
 	}
-	t.Logf("%d acknowledged entries survived 30 kills, %d repairs recorded", len(acked), recovered)
+	t.Logf("%d acknowledged entries survived 35 kills, %d repairs recorded", len(acked), recovered)
 }
 
 // runCrashChild runs one writer until it dies and returns the acked indexes.

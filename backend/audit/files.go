@@ -157,3 +157,12 @@ func writeFileAtomic(dir, name string, data []byte, perm os.FileMode) error {
 	ok = true
 	return syncDir(dir)
 }
+
+// ReadLogID returns the ID of the log in dir, as its verifier key names it.
+func ReadLogID(dir string) (LogID, error) {
+	vkey, err := ReadVerifierKey(dir)
+	if err != nil {
+		return LogID{}, err
+	}
+	return logIDFromVerifierKey(vkey)
+}

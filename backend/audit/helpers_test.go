@@ -80,3 +80,17 @@ func mustRead(t testing.TB, path string) []byte {
 	}
 	return b
 }
+
+// testSegment is a segment key with fixed bytes, for tests that seal by hand.
+func testSegment(t testing.TB, index int64) *segmentKey {
+	t.Helper()
+	key := make([]byte, segmentKeyLen)
+	for i := range key {
+		key[i] = byte(0x40 + i)
+	}
+	seg, err := newSegmentKey(index, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seg
+}

@@ -1,18 +1,22 @@
 package audit
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // Record kinds. The kind byte is the first byte of a record body and so part
 // of the Merkle leaf: an event cannot be passed off as a checkpoint.
 const (
-	KindEvent      byte = 'E' // payload is an age ciphertext of one Event
+	KindEvent      byte = 'E' // payload is one Event sealed under its segment's key (format 1: an age file)
 	KindCheckpoint byte = 'C' // payload is a signed checkpoint note (public)
+	KindSegmentKey byte = 'K' // payload is a segment key sealed to the audit recipient (age)
 )
 
 const (
@@ -68,12 +72,48 @@ func encodeBody(kind byte, id LogID, index int64, payload []byte) []byte {
 
 // frame wraps a body in its length, header checksum and body checksum.
 func frame(body []byte) []byte {
-	out := make([]byte, frameHeader+len(body)+frameTrailer)
-	binary.BigEndian.PutUint32(out, uint32(len(body)))
-	binary.BigEndian.PutUint32(out[4:], crc32.Checksum(out[:4], castagnoli))
-	copy(out[frameHeader:], body)
-	binary.BigEndian.PutUint32(out[frameHeader+len(body):], crc32.Checksum(body, castagnoli))
-	return out
+	rec := make([]byte, frameHeader+len(body)+frameTrailer)
+	copy(rec[frameHeader:], body)
+	binary.BigEndian.PutUint32(rec, uint32(len(body)))
+	finishRecord(rec)
+	return rec
+}
+
+// newRecord allocates a whole framed record with room for a payload of n
+// bytes and fills in its length and body prefix, so that a payload can be
+// written in place and the record sent with one write, without copies.
+func newRecord(kind byte, id LogID, index int64, n int) []byte {
+	rec := make([]byte, frameHeader+bodyPrefix+n+frameTrailer)
+	binary.BigEndian.PutUint32(rec, uint32(bodyPrefix+n))
+	b := rec[frameHeader:]
+	b[0] = kind
+	copy(b[1:], id[:])
+	binary.BigEndian.PutUint64(b[1+logIDSize:], uint64(index))
+	return rec
+}
+
+// finishRecord computes the leaf hash and both checksums of a framed record
+// whose length and body are in place.
+func finishRecord(rec []byte) tlog.Hash {
+	leaf := leafHash(rec)
+	binary.BigEndian.PutUint32(rec[4:], crc32.Checksum(rec[:4], castagnoli))
+	body := rec[frameHeader : len(rec)-frameTrailer]
+	binary.BigEndian.PutUint32(rec[len(rec)-frameTrailer:], crc32.Checksum(body, castagnoli))
+	return leaf
+}
+
+// leafHash is tlog.RecordHash of a framed record's body, SHA-256(0x00 ||
+// body), computed in place: the byte before the body (the last byte of the
+// header checksum) is set to 0x00 for the hash and then restored, so the body
+// is hashed once, without a copy or a hash object per record. rec must be
+// writable and not shared while this runs.
+func leafHash(rec []byte) tlog.Hash {
+	end := len(rec) - frameTrailer
+	saved := rec[frameHeader-1]
+	rec[frameHeader-1] = 0x00
+	h := tlog.Hash(sha256.Sum256(rec[frameHeader-1 : end]))
+	rec[frameHeader-1] = saved
+	return h
 }
 
 // parseBody splits a record body into its fields.
@@ -82,7 +122,7 @@ func parseBody(body []byte) (Record, error) {
 		return Record{}, fmt.Errorf("%w: %d bytes", ErrBadBody, len(body))
 	}
 	r := Record{Kind: body[0], Body: body, Payload: body[bodyPrefix:]}
-	if r.Kind != KindEvent && r.Kind != KindCheckpoint {
+	if r.Kind != KindEvent && r.Kind != KindCheckpoint && r.Kind != KindSegmentKey {
 		return Record{}, fmt.Errorf("%w: unknown kind 0x%02x", ErrBadBody, r.Kind)
 	}
 	copy(r.LogID[:], body[1:])
@@ -94,12 +134,65 @@ func parseBody(body []byte) (Record, error) {
 	return r, nil
 }
 
-// recordReader reads framed records one by one from a stream.
+// readBufSize is the reader's buffer: large reads keep the system-call cost
+// per record negligible, and records are parsed where they were read.
+const readBufSize = 256 << 10
+
+// recordReader reads framed records one by one from a stream. It parses them
+// in its own buffer: a Record it returns, and the bytes it points to, are
+// valid only until the next call.
 type recordReader struct {
-	r   io.Reader
-	off int64 // offset of the next record
-	hdr [frameHeader]byte
-	buf []byte
+	r io.Reader
+	// size, when known, is how many bytes r holds: a small log does not
+	// get a large buffer.
+	size       int64
+	buf        []byte
+	start, end int // buffered bytes not yet consumed: buf[start:end]
+	eof        bool
+	err        error
+	// leaf: the hash of the last record returned by next (tlog.RecordHash
+	// of its body), computed only when hash is set.
+	hash bool
+	leaf tlog.Hash
+}
+
+// fill makes n bytes available at buf[start:], reading as needed. It
+// returns false when the stream ends first; read errors other than EOF are
+// returned.
+func (rr *recordReader) fill(n int) (bool, error) {
+	for rr.end-rr.start < n {
+		if rr.err != nil {
+			return false, rr.err
+		}
+		if rr.eof {
+			return false, nil
+		}
+		if len(rr.buf)-rr.start < n || rr.end == len(rr.buf) {
+			size := max(len(rr.buf), readBufSize)
+			if rr.size > 0 && rr.size < readBufSize && len(rr.buf) == 0 {
+				size = int(rr.size)
+			}
+			for size < n {
+				size *= 2
+			}
+			if size > len(rr.buf) {
+				nb := make([]byte, size)
+				rr.end = copy(nb, rr.buf[rr.start:rr.end])
+				rr.buf = nb
+			} else {
+				rr.end = copy(rr.buf, rr.buf[rr.start:rr.end])
+			}
+			rr.start = 0
+		}
+		m, err := rr.r.Read(rr.buf[rr.end:])
+		rr.end += m
+		if err == io.EOF {
+			rr.eof = true
+		} else if err != nil {
+			rr.err = err
+		}
+	}
+	return true, nil
 }
 
 // next returns the next record and its frame size. At a clean end it returns
@@ -107,19 +200,21 @@ type recordReader struct {
 // record whose header is intact, a partial header, or zeros, which is what an
 // interrupted append leaves; anything else is ErrBadFrame or ErrBadChecksum.
 func (rr *recordReader) next() (Record, int, error) {
-	n, err := io.ReadFull(rr.r, rr.hdr[:])
-	if err == io.EOF {
-		return Record{}, 0, io.EOF
-	}
-	if err == io.ErrUnexpectedEOF {
-		return Record{}, n, ErrTorn
-	}
+	ok, err := rr.fill(frameHeader)
 	if err != nil {
 		return Record{}, 0, err
 	}
-	length := binary.BigEndian.Uint32(rr.hdr[:4])
-	if binary.BigEndian.Uint32(rr.hdr[4:]) != crc32.Checksum(rr.hdr[:4], castagnoli) {
-		if allZero(rr.hdr[:]) && rr.restZero() {
+	if !ok {
+		if n := rr.end - rr.start; n > 0 {
+			rr.start = rr.end
+			return Record{}, n, ErrTorn
+		}
+		return Record{}, 0, io.EOF
+	}
+	hdr := rr.buf[rr.start : rr.start+frameHeader]
+	length := binary.BigEndian.Uint32(hdr)
+	if binary.BigEndian.Uint32(hdr[4:]) != crc32.Checksum(hdr[:4], castagnoli) {
+		if allZero(hdr) && rr.restZero() {
 			return Record{}, frameHeader, ErrTorn
 		}
 		return Record{}, frameHeader, ErrBadFrame
@@ -127,45 +222,47 @@ func (rr *recordReader) next() (Record, int, error) {
 	if length > MaxBodySize || length < bodyPrefix {
 		return Record{}, frameHeader, fmt.Errorf("%w: length %d", ErrBadFrame, length)
 	}
-	need := int(length) + frameTrailer
-	if cap(rr.buf) < need {
-		rr.buf = make([]byte, need)
-	}
-	buf := rr.buf[:need]
-	m, err := io.ReadFull(rr.r, buf)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		return Record{}, frameHeader + m, ErrTorn
-	}
-	if err != nil {
+	size := frameHeader + int(length) + frameTrailer
+	if ok, err := rr.fill(size); err != nil {
 		return Record{}, 0, err
+	} else if !ok {
+		n := rr.end - rr.start
+		rr.start = rr.end
+		return Record{}, n, ErrTorn
 	}
-	body := buf[:length]
-	if binary.BigEndian.Uint32(buf[length:]) != crc32.Checksum(body, castagnoli) {
+	rec := rr.buf[rr.start : rr.start+size]
+	rr.start += size
+	body := rec[frameHeader : size-frameTrailer]
+	trailer := rec[size-frameTrailer:]
+	if binary.BigEndian.Uint32(trailer) != crc32.Checksum(body, castagnoli) {
 		// A zero trailer on the last record is what a file system that
 		// extended the file but did not persist the data leaves after a
 		// crash; the caller decides, since only it knows this is the end.
-		if allZero(buf[length:]) {
-			return Record{}, frameHeader + need, errZeroTrailer
+		if allZero(trailer) {
+			return Record{}, size, errZeroTrailer
 		}
-		return Record{}, frameHeader + need, ErrBadChecksum
+		return Record{}, size, ErrBadChecksum
 	}
-	rec, err := parseBody(body)
+	r, err := parseBody(body)
 	if err != nil {
-		return Record{}, frameHeader + need, err
+		return Record{}, size, err
 	}
-	return rec, frameHeader + need, nil
+	if rr.hash {
+		rr.leaf = leafHash(rec)
+	}
+	return r, size, nil
 }
 
-// restZero reports whether everything left in the stream is zero bytes.
+// restZero reports whether everything left in the stream (after the header
+// just read) is zero bytes. It consumes the stream.
 func (rr *recordReader) restZero() bool {
-	var b [4096]byte
 	for {
-		n, err := rr.r.Read(b[:])
-		if !allZero(b[:n]) {
+		if !allZero(rr.buf[rr.start:rr.end]) {
 			return false
 		}
-		if err != nil {
-			return err == io.EOF
+		rr.start = rr.end
+		if ok, err := rr.fill(1); err != nil || !ok {
+			return err == nil
 		}
 	}
 }

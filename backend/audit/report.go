@@ -42,6 +42,7 @@ var (
 	ErrTruncated           = errors.New("audit: log is shorter than a signed checkpoint")
 	ErrStaleCheckpoint     = errors.New("audit: checkpoint file is older than a checkpoint in the log")
 	ErrRewritten           = errors.New("audit: log does not extend the held checkpoint")
+	ErrBadSegment          = errors.New("audit: entry is not sealed under the segment key before it")
 )
 
 // ErrUnreadable wraps the I/O error in Report.Err for StatusUnreadable.

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -85,7 +86,7 @@ func wantTampered(t *testing.T, rep Report, first int64, target error) {
 }
 
 func TestTamperEveryBit(t *testing.T) {
-	dir := writeLog(t, 3, 2)
+	dir := writeLog(t, 3, 3) // K E E C K E C: every kind, two segments, a checkpoint record inside
 	orig := readFiles(t, dir)
 	if rep := orig.verify(nil); rep.Status != StatusIntact {
 		t.Fatalf("pristine log: %v", rep.Err)
@@ -113,10 +114,11 @@ func TestTamperEveryBit(t *testing.T) {
 }
 
 // An attacker who recomputes the checksums is caught by the record header
-// (index, log ID, kind) at the exact record, or by the next signed
-// checkpoint, which names the range the altered entry is in.
+// (index, log ID, kind, and an entry's version and segment, a segment key's
+// age header) at the exact record, or by the next signed checkpoint, which
+// names the range the altered entry is in.
 func TestTamperEveryBitChecksumsFixed(t *testing.T) {
-	dir := writeLog(t, 3, 2)
+	dir := writeLog(t, 3, 3) // K E E C K E C: every kind, two segments, a checkpoint record inside
 	orig := readFiles(t, dir)
 	sp := spans(t, orig.log)
 	for ri, s := range sp {
@@ -129,7 +131,7 @@ func TestTamperEveryBitChecksumsFixed(t *testing.T) {
 			if rep.Status != StatusTampered {
 				t.Fatalf("bit %d (record %d): status %v", bit, ri, rep.Status)
 			}
-			inHeader := bit < (s.off+frameHeader+bodyPrefix)*8
+			inHeader := bit < (s.off+frameHeader+bodyPrefix+structural(s.kind))*8
 			if inHeader || s.kind == KindCheckpoint {
 				if rep.FirstBad != int64(ri) {
 					t.Fatalf("bit %d (record %d header): first bad %d: %v", bit, ri, rep.FirstBad, rep.Err)
@@ -141,6 +143,19 @@ func TestTamperEveryBitChecksumsFixed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// structural is how many payload bytes of a record of kind the verifier
+// checks without any key: an entry's version and segment, the age header
+// line a segment key starts with.
+func structural(kind byte) int64 {
+	switch kind {
+	case KindEvent:
+		return entryHeader
+	case KindSegmentKey:
+		return int64(len(ageMagic))
+	}
+	return 0
 }
 
 func TestTamperStructural(t *testing.T) {
@@ -324,4 +339,38 @@ func TestCheckpointSignatureCanonical(t *testing.T) {
 		l.Checkpoint()
 		l.Close()
 	}
+}
+
+// Verify checks the signature of a checkpoint record only when no verified
+// signed root covers it (see sigChecks). One that nothing covers, here a
+// record after the checkpoint file's size, is checked on its own.
+func TestCheckpointRecordBeyondFileIsChecked(t *testing.T) {
+	dir := writeLog(t, 5, 100)
+	f := readFiles(t, dir)
+	key, err := loadSigningKey(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := f.verify(nil)
+	cp, err := signCheckpoint(key.signer, key.vkey, key.id, rep.Head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same text with one bit of the signature changed, still in
+	// canonical base64.
+	sig := cp.Text[bytes.LastIndexByte(cp.Text, ' ')+1 : len(cp.Text)-1]
+	raw, _ := base64.StdEncoding.DecodeString(string(sig))
+	raw[10] ^= 1
+	forged := slices.Concat(cp.Text[:len(cp.Text)-len(sig)-1], []byte(base64.StdEncoding.EncodeToString(raw)), []byte("\n"))
+	if _, err := ParseCheckpoint(forged); err == nil {
+		t.Fatal("self-check: the forged checkpoint verifies")
+	}
+	good := f
+	good.log = slices.Concat(f.log, frame(encodeBody(KindCheckpoint, key.id, rep.Head.Size, cp.Text)))
+	if r := good.verify(nil); r.Status != StatusIntact {
+		t.Fatalf("a genuine record after the file checkpoint: %v", r.Err)
+	}
+	bad := f
+	bad.log = slices.Concat(f.log, frame(encodeBody(KindCheckpoint, key.id, rep.Head.Size, forged)))
+	wantTampered(t, bad.verify(nil), rep.Head.Size, ErrBadCheckpoint)
 }

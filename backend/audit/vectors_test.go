@@ -17,7 +17,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-var update = flag.Bool("update", false, "regenerate testdata/vectors (ciphertext is random, so only when the format changes)")
+var update = flag.Bool("update", false, "regenerate testdata/vectors (ciphertext is random, so only when the format changes; testdata/vectors/v1 is format 1 and never regenerated)")
 
 const vectorsDir = "testdata/vectors"
 
@@ -51,19 +51,38 @@ type vectorFacts struct {
 	Events       []Event  `json:"events"`
 }
 
+// TestVectors checks the golden log of the current format (2: segment keys)
+// and, in testdata/vectors/v1, one written by format 1 (an age file per
+// entry), which must keep verifying and reading: logs are kept for years.
 func TestVectors(t *testing.T) {
 	if *update {
 		generateVectors(t)
 	}
+	for _, dir := range []string{vectorsDir, filepath.Join(vectorsDir, "v1")} {
+		t.Run(dir, func(t *testing.T) { checkVectors(t, dir) })
+	}
+	// The framing of one fixed record, byte for byte (see the format doc).
+	var id LogID
+	for i := range id {
+		id[i] = byte(i)
+	}
+	got := hex.EncodeToString(frame(encodeBody(KindEvent, id, 1, []byte("hello"))))
+	want := strings.TrimSpace(string(mustRead(t, filepath.Join(vectorsDir, "record.hex"))))
+	if got != want {
+		t.Fatalf("framing of the fixed record\n got %s\nwant %s", got, want)
+	}
+}
+
+func checkVectors(t *testing.T, dir string) {
 	facts := vectorFacts{}
-	if err := json.Unmarshal(mustRead(t, filepath.Join(vectorsDir, "expected.json")), &facts); err != nil {
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, "expected.json")), &facts); err != nil {
 		t.Fatal(err)
 	}
 	_, vkey := fixedSigningKey(t)
-	if got := strings.TrimSpace(string(mustRead(t, filepath.Join(vectorsDir, VerifierKeyFile)))); got != vkey {
+	if got := strings.TrimSpace(string(mustRead(t, filepath.Join(dir, VerifierKeyFile)))); got != vkey {
 		t.Fatalf("verifier.key %q, want %q", got, vkey)
 	}
-	rep := Verify(filepath.Join(vectorsDir, LogFile), VerifyOptions{VerifierKey: vkey})
+	rep := Verify(filepath.Join(dir, LogFile), VerifyOptions{VerifierKey: vkey})
 	if rep.Status != StatusIntact || rep.Head.Size != facts.Size || rep.Head.Root.String() != facts.Root {
 		t.Fatalf("vector log: %v %v (want size %d root %s): %v", rep.Status, rep.Head, facts.Size, facts.Root, rep.Err)
 	}
@@ -75,13 +94,13 @@ func TestVectors(t *testing.T) {
 		kinds = append(kinds, rec.Kind)
 		return nil
 	}}
-	log := mustRead(t, filepath.Join(vectorsDir, LogFile))
+	log := mustRead(t, filepath.Join(dir, LogFile))
 	scan(strings.NewReader(string(log)), int64(len(log)), sc, Report{})
 	if !reflect.DeepEqual(hashes, facts.RecordHashes) || string(kinds) != facts.Kinds {
 		t.Fatalf("record hashes/kinds differ from expected.json")
 	}
 	var events []Event
-	for e, err := range ReadEvents(filepath.Join(vectorsDir, LogFile), identity(t)) {
+	for e, err := range ReadEvents(filepath.Join(dir, LogFile), identity(t)) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,19 +109,9 @@ func TestVectors(t *testing.T) {
 	if !reflect.DeepEqual(events, facts.Events) {
 		t.Fatalf("decrypted events differ from expected.json")
 	}
-	cp, err := ParseCheckpoint(mustRead(t, filepath.Join(vectorsDir, CheckpointFile)))
+	cp, err := ParseCheckpoint(mustRead(t, filepath.Join(dir, CheckpointFile)))
 	if err != nil || cp.Head != rep.Head || cp.VerifierKey != vkey {
 		t.Fatalf("checkpoint: %v %v", cp.Head, err)
-	}
-	// The framing of one fixed record, byte for byte (see the format doc).
-	var id LogID
-	for i := range id {
-		id[i] = byte(i)
-	}
-	got := hex.EncodeToString(frame(encodeBody(KindEvent, id, 1, []byte("hello"))))
-	want := strings.TrimSpace(string(mustRead(t, filepath.Join(vectorsDir, "record.hex"))))
-	if got != want {
-		t.Fatalf("framing of the fixed record\n got %s\nwant %s", got, want)
 	}
 }
 

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
+	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -57,7 +58,8 @@ func Verify(logPath string, opts VerifyOptions) Report {
 		return rep
 	}
 	defer f.Close()
-	return verifyStream(bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20), size, cpText, vkey, opts.Held, rep).Report
+	// The record reader buffers and parses in place: no bufio layer.
+	return verifyStream(io.NewSectionReader(f, 0, size), size, cpText, vkey, opts.Held, rep).Report
 }
 
 // openConsistent opens the log and reads the checkpoint file so that the two
@@ -118,6 +120,19 @@ type scanConfig struct {
 	file  *Checkpoint // local checkpoint file
 	held  *Checkpoint // checkpoint kept elsewhere
 	visit func(index, offset int64, rec Record, h tlog.Hash) error
+	// from resumes the scan after records it does not read again (Open's
+	// fast path); nil scans from the first record. The file checkpoint
+	// must not be older than from, or it could not be checked.
+	from *scanFrom
+}
+
+// scanFrom is a point to resume a scan at: the tree of the records before
+// it and what the scan would have learned reading them.
+type scanFrom struct {
+	tree      compactTree // of the first tree.n records
+	offset    int64       // byte offset of record tree.n
+	lastCPRec int64       // index of the newest checkpoint record before it, -1 if none
+	segment   int64       // index of the newest segment-key record before it, -1 if none
 }
 
 type scanResult struct {
@@ -126,14 +141,31 @@ type scanResult struct {
 	logID     LogID
 	haveID    bool
 	lastCPRec int64 // index of the newest checkpoint record, -1 if none
+	segment   int64 // index of the newest segment-key record, -1 if none
 	size      int64 // byte offset just past the last whole record
 }
 
 // scan reads every record of a log of the given byte size and checks framing,
-// log ID, index sequence, in-log checkpoints, the checkpoint file and the
-// held checkpoint. rep carries notes and errors found before the scan.
+// log ID, index sequence, segment structure, in-log checkpoints, the
+// checkpoint file and the held checkpoint. rep carries notes and errors found
+// before the scan.
 func scan(r io.Reader, size int64, sc scanConfig, rep Report) scanResult {
-	res := scanResult{Report: rep, lastCPRec: -1}
+	var sigs sigChecks
+	notes := slices.Clone(rep.Notes)
+	res := scanRecords(r, size, sc, rep, &sigs)
+	var covered int64
+	if sc.file != nil && res.Status == StatusIntact {
+		covered = sc.file.Size // signature checked by ParseCheckpoint, root matched by checkFile
+	}
+	if res.HeldOK {
+		covered = max(covered, sc.held.Size)
+	}
+	sigs.finish(&res, notes, covered)
+	return res
+}
+
+func scanRecords(r io.Reader, size int64, sc scanConfig, rep Report, sigs *sigChecks) scanResult {
+	res := scanResult{Report: rep, lastCPRec: -1, segment: -1}
 	if res.Status != StatusIntact {
 		return res
 	}
@@ -145,20 +177,31 @@ func scan(r io.Reader, size int64, sc scanConfig, rep Report) scanResult {
 			res.logID, res.haveID = id, true
 		}
 	}
+	var i, off int64
+	if f := sc.from; f != nil {
+		res.tree, i, off, res.lastCPRec = f.tree.clone(), f.tree.n, f.offset, f.lastCPRec
+		res.segment = f.segment
+		res.Entries = i
+	}
+	segs := segmentRules{current: res.segment}
 	// Roots of the tree at the sizes named by the file and held checkpoints,
 	// taken as the scan passes those sizes.
-	snap := map[int64]*tlog.Hash{}
-	for _, c := range []*Checkpoint{sc.file, sc.held} {
-		if c != nil {
-			snap[c.Size] = new(tlog.Hash)
-		}
+	fileAt, heldAt := int64(-1), int64(-1)
+	var fileRoot, heldRoot tlog.Hash
+	if sc.file != nil {
+		fileAt = sc.file.Size
 	}
-	rr := recordReader{r: r}
-	var off int64
-	var prevCP int64 // size covered by the newest matching checkpoint
-	for i := int64(0); ; i++ {
-		if h, ok := snap[i]; ok {
-			*h = res.tree.root()
+	if sc.held != nil {
+		heldAt = sc.held.Size
+	}
+	rr := recordReader{r: r, size: size - off, hash: true}
+	prevCP := i // size covered by the newest matching checkpoint
+	for ; ; i++ {
+		if i == fileAt {
+			fileRoot = res.tree.root()
+		}
+		if i == heldAt {
+			heldRoot = res.tree.root()
 		}
 		rec, n, err := rr.next()
 		if err == io.EOF {
@@ -184,12 +227,19 @@ func scan(r io.Reader, size int64, sc scanConfig, rep Report) scanResult {
 			res.tamper(i, off, fmt.Errorf("entry %d at offset %d: %w", i, off, ErrForeignRecord))
 		case rec.Index != i:
 			res.tamper(i, off, fmt.Errorf("entry %d at offset %d claims index %d: %w", i, off, rec.Index, ErrWrongIndex))
+		default:
+			if err := segs.check(rec); err != nil {
+				res.tamper(i, off, fmt.Errorf("entry %d at offset %d: %w", i, off, err))
+			}
 		}
 		if res.Status != StatusIntact {
 			return res
 		}
 		if rec.Kind == KindCheckpoint {
-			cp, err := checkInLog(rec, i, &res.tree, &sc)
+			cp, v, err := checkInLog(rec, i, &res.tree, &sc)
+			if err == nil {
+				sigs.add(sigJob{index: i, offset: off, text: cp.Text, v: v, prev: res.Checkpoint})
+			}
 			if err != nil {
 				// A root mismatch means some entry since the last good
 				// checkpoint changed; a bad checkpoint text is this record.
@@ -203,50 +253,61 @@ func scan(r io.Reader, size int64, sc scanConfig, rep Report) scanResult {
 			}
 			res.Checkpoint, prevCP, res.lastCPRec = cp, i, i
 		}
-		h := tlog.RecordHash(rec.Body)
 		if sc.visit != nil {
-			if err := sc.visit(i, off, rec, h); err != nil {
+			if err := sc.visit(i, off, rec, rr.leaf); err != nil {
 				res.unreadable(err)
 				return res
 			}
 		}
-		res.tree.push(h)
+		res.tree.push(rr.leaf)
 		off += int64(n)
 		res.Entries = i + 1
 	}
 	res.size = off
+	res.segment = segs.current
 	res.Head = Head{Size: res.tree.n, Root: res.tree.root()}
 	if sc.vkey == "" && res.Entries > 0 {
 		res.Notes = append(res.Notes, "the log has no checkpoint and no verifier key was found: nothing in it is signed")
 	}
-	res.checkFile(sc, snap, prevCP)
-	res.checkHeld(sc, snap)
+	res.checkFile(sc, fileRoot, prevCP)
+	res.checkHeld(sc, heldRoot)
 	return res
 }
 
-// checkInLog verifies a checkpoint record at index i against the tree so far.
-func checkInLog(rec Record, i int64, t *compactTree, sc *scanConfig) (*Checkpoint, error) {
-	cp, err := ParseCheckpoint(rec.Payload)
+// checkInLog checks a checkpoint record at index i against the tree so far:
+// its text, key, size and root. The caller owes the signature check
+// (checkSignature with the returned verifier; see sigChecks for when scan
+// makes it); when the record fails here, its signature is checked first, so
+// a record whose signature is bad is reported as such.
+func checkInLog(rec Record, i int64, t *compactTree, sc *scanConfig) (*Checkpoint, note.Verifier, error) {
+	cp, v, err := parseUnverified(rec.Payload)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if sc.vkey == "" {
 		sc.vkey = cp.VerifierKey // trust on first use; Verify noted it
 	}
-	if cp.VerifierKey != sc.vkey {
-		return nil, fmt.Errorf("%w: %s", ErrUntrustedCheckpoint, cp.VerifierKey)
+	switch {
+	case cp.VerifierKey != sc.vkey:
+		err = fmt.Errorf("%w: %s", ErrUntrustedCheckpoint, cp.VerifierKey)
+	case cp.Size != i || cp.LogID != rec.LogID:
+		err = fmt.Errorf("%w: it names size %d", ErrCheckpointMismatch, cp.Size)
+	default:
+		if root := t.root(); cp.Root != root {
+			err = fmt.Errorf("%w: signed root %s, entries give %s", ErrCheckpointMismatch, cp.Root, root)
+		}
 	}
-	if cp.Size != i || cp.LogID != rec.LogID {
-		return nil, fmt.Errorf("%w: it names size %d", ErrCheckpointMismatch, cp.Size)
+	if err != nil {
+		if serr := checkSignature(rec.Payload, v); serr != nil {
+			return nil, nil, serr
+		}
+		return nil, nil, err
 	}
-	if root := t.root(); cp.Root != root {
-		return nil, fmt.Errorf("%w: signed root %s, entries give %s", ErrCheckpointMismatch, cp.Root, root)
-	}
-	return &cp, nil
+	return &cp, v, nil
 }
 
 // checkFile compares the local checkpoint file with the scanned log.
-func (res *scanResult) checkFile(sc scanConfig, snap map[int64]*tlog.Hash, prevCP int64) {
+func (res *scanResult) checkFile(sc scanConfig, root tlog.Hash, prevCP int64) {
 	c := sc.file
 	if res.Status != StatusIntact {
 		return
@@ -265,8 +326,8 @@ func (res *scanResult) checkFile(sc scanConfig, snap map[int64]*tlog.Hash, prevC
 		res.tamper(-1, -1, fmt.Errorf("checkpoint file: %w: %s", ErrUntrustedCheckpoint, c.VerifierKey))
 	case c.Size > res.Entries:
 		res.tamper(res.Entries, res.size, fmt.Errorf("%w: checkpoint file signs %d entries, log has %d whole entries", ErrTruncated, c.Size, res.Entries))
-	case *snap[c.Size] != c.Root:
-		res.tamper(prevCP, -1, fmt.Errorf("checkpoint file: %w: signed %s, entries give root %s (an entry in [%d, %d) was altered)", ErrCheckpointMismatch, c.Head, *snap[c.Size], prevCP, c.Size))
+	case root != c.Root:
+		res.tamper(prevCP, -1, fmt.Errorf("checkpoint file: %w: signed %s, entries give root %s (an entry in [%d, %d) was altered)", ErrCheckpointMismatch, c.Head, root, prevCP, c.Size))
 	case res.lastCPRec >= 0 && c.Size < res.lastCPRec:
 		res.tamper(-1, -1, fmt.Errorf("%w: file signs %d entries, the log holds a checkpoint of %d", ErrStaleCheckpoint, c.Size, res.lastCPRec))
 	default:
@@ -277,7 +338,7 @@ func (res *scanResult) checkFile(sc scanConfig, snap map[int64]*tlog.Hash, prevC
 }
 
 // checkHeld proves the log extends a checkpoint kept elsewhere.
-func (res *scanResult) checkHeld(sc scanConfig, snap map[int64]*tlog.Hash) {
+func (res *scanResult) checkHeld(sc scanConfig, root tlog.Hash) {
 	c := sc.held
 	if res.Status != StatusIntact {
 		return
@@ -291,8 +352,8 @@ func (res *scanResult) checkHeld(sc scanConfig, snap map[int64]*tlog.Hash) {
 		res.tamper(-1, -1, fmt.Errorf("%w: held checkpoint was signed by %s, this log by %s: the log was replaced", ErrRewritten, c.VerifierKey, sc.vkey))
 	case c.Size > res.Entries:
 		res.tamper(res.Entries, res.size, fmt.Errorf("%w: held checkpoint %s, log now %s", ErrTruncated, c.Head, res.Head))
-	case *snap[c.Size] != c.Root:
-		res.tamper(0, -1, fmt.Errorf("%w: held checkpoint %s, log at that size has root %s (log now %s)", ErrRewritten, c.Head, *snap[c.Size], res.Head))
+	case root != c.Root:
+		res.tamper(0, -1, fmt.Errorf("%w: held checkpoint %s, log at that size has root %s (log now %s)", ErrRewritten, c.Head, root, res.Head))
 	default:
 		res.HeldOK = true
 	}

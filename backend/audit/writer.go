@@ -33,9 +33,15 @@ type Options struct {
 	SyncEach bool
 	// Now is the clock for events the log writes itself (default time.Now).
 	Now func() time.Time
+	// VerifyBeforeOpen makes Open read and verify the whole log before it
+	// returns, as it must anyway when the tree state cannot be used. By
+	// default Open verifies only the records after the tree state (see
+	// Open) and the rest in the background (Log.Verification).
+	VerifyBeforeOpen bool
 
 	// wrap lets tests inject a failing file; crashPoint lets the crash test
-	// kill the process between the steps of a checkpoint or a repair.
+	// kill the process between the steps of a checkpoint, a segment start
+	// or a repair.
 	wrap       func(logFile) logFile
 	crashPoint func(name string)
 }
@@ -73,32 +79,74 @@ type Log struct {
 	w    logFile
 	key  *signingKey
 	now  func() time.Time
+	bg   *backgroundCheck // nil when Open verified everything itself
 
-	mu        sync.Mutex
-	cond      sync.Cond
-	tree      compactTree
-	written   int64 // records handed to write(2)
-	reserved  int64 // indexes handed out to appenders (>= written)
-	cpPending bool  // a checkpoint is waiting for issued tickets to land
+	mu   sync.Mutex
+	cond sync.Cond
+	tree compactTree
+	end  int64 // byte offset after the last record written
+	// written: records handed to write(2); reserved: indexes handed out to
+	// appenders (>= written).
+	written, reserved int64
+	// exclusive: the writer is writing a record of its own (a checkpoint or
+	// a segment key) and hands out no tickets until it is done.
+	exclusive bool
 	durable   int64 // records covered by a successful fsync
 	syncing   bool
 	broken    error
 	closed    bool
 	cpEnd     int64 // records up to and including the newest checkpoint record
+	lastCPRec int64 // index of the newest checkpoint record, -1 if none
+	seg       *writerSegment
+	lastSeg   int64 // index of the newest segment-key record, -1 if none
 	syncs     int64 // fsyncs of the log file, for the group commit benchmark
+	segments  int64 // segments started, for tests and benchmarks
+
+	verification Verification
+}
+
+// writerSegment is the segment appenders seal under, with the number of
+// appenders sealing under it right now: its key is wiped once the segment
+// has ended and the last of them is done.
+type writerSegment struct {
+	key   *segmentKey
+	users int
+	ended bool
 }
 
 // OpenReport says what Open found in an existing log.
 type OpenReport struct {
-	Verify    Report    // the verification Open ran
-	Recovered *Recovery // set when a torn tail was cut and saved aside
+	// Verify is the verification Open ran before returning: of the whole
+	// log, or (Background set) of the records after the tree state only.
+	Verify Report
+	// Background: the rest of the log is being verified in the background;
+	// Log.Verification tells when it is done and how it went.
+	Background bool
+	Recovered  *Recovery // set when a torn tail was cut and saved aside
 }
 
-// Open opens (or creates) the log in opts.Dir for appending. It verifies the
-// whole existing log first and refuses one that fails (ErrTampered, with the
-// report). A torn tail is saved to a file beside the log, cut off, and
-// recorded as an audit_recovered event; a checkpoint is then written so the
-// log is covered from the start.
+// Open opens (or creates) the log in opts.Dir for appending.
+//
+// What Open checks before the first append: the signing key and the log ID;
+// the checkpoint file's signature by that key; that the tree state (the
+// O(log n) hashes a checkpoint left in TreeStateFile) folds to the root the
+// checkpoint signs, or to a root that, extended by the records after it,
+// reaches it; and every record after the tree state: framing, checksums,
+// index sequence, log ID, segment structure and in-log checkpoints. Then it
+// returns, and a goroutine verifies the whole log as Verify does
+// (Log.Verification); if that fails, the log refuses every later Append as if
+// Open had refused it. Nothing Open or the log signs vouches for bytes that
+// were not checked: checkpoints sign the tree the signed state and the
+// checked records give, so a record edited before the state no longer
+// matches it.
+//
+// Open reads and verifies the whole log before returning, and refuses one
+// that fails (ErrTampered, with the report), when the tree state is missing,
+// does not parse or does not match, when the log has a torn tail (it is only
+// cut after the whole log checked out), and with Options.VerifyBeforeOpen.
+// A torn tail is saved to a file beside the log, cut off, and recorded as an
+// audit_recovered event; a checkpoint is then written so the log is covered
+// from the start.
 func Open(opts Options) (*Log, OpenReport, error) {
 	var orep OpenReport
 	if opts.Recipient == nil {
@@ -119,7 +167,7 @@ func Open(opts Options) (*Log, OpenReport, error) {
 	if err != nil {
 		return nil, orep, fmt.Errorf("audit: open log: %w", err)
 	}
-	l := &Log{opts: opts, dir: opts.Dir, f: f, w: f, now: now}
+	l := &Log{opts: opts, dir: opts.Dir, f: f, w: f, now: now, lastCPRec: -1, lastSeg: -1}
 	l.cond.L = &l.mu
 	if err := l.load(&orep); err != nil {
 		f.Close()
@@ -144,7 +192,8 @@ func Open(opts Options) (*Log, OpenReport, error) {
 	return l, orep, nil
 }
 
-// load takes the lock, finds or creates the keys and replays the log.
+// load takes the lock, finds or creates the keys and checks the log, from
+// the tree state when it can.
 func (l *Log) load(orep *OpenReport) error {
 	if err := lockFile(l.f); err != nil {
 		return err
@@ -170,6 +219,12 @@ func (l *Log) load(orep *OpenReport) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("audit: %w", err)
 	}
+	if res, ok := l.fastScan(fi.Size(), cpText); ok {
+		orep.Verify, orep.Background = res.Report, true
+		l.adopt(res)
+		l.verifyInBackground(res.size, cpText, res.Head)
+		return nil
+	}
 	rep := Report{FirstBad: -1, FirstBadOffset: -1}
 	res := verifyStream(io.NewSectionReader(l.f, 0, fi.Size()), fi.Size(), cpText, key.vkey, nil, rep)
 	orep.Verify = res.Report
@@ -189,9 +244,52 @@ func (l *Log) load(orep *OpenReport) error {
 		}
 		orep.Recovered = rec
 	}
-	l.tree, l.written, l.reserved, l.durable = res.tree, res.Entries, res.Entries, res.Entries
-	l.cpEnd = res.lastCPRec + 1
+	l.adopt(res)
+	l.verification = Verification{Report: res.Report}
 	return nil
+}
+
+// fastScan checks the log from the tree state on: it succeeds only when the
+// state matches a checkpoint signed by this log's key and every record after
+// it checks out with no torn tail. Anything else (no state, a state that does
+// not match, a problem in the tail) returns false and Open verifies the whole
+// log, which alone decides whether it is tampered: an unsigned cache is never
+// evidence either way.
+func (l *Log) fastScan(size int64, cpText []byte) (scanResult, bool) {
+	if l.opts.VerifyBeforeOpen || size == 0 || cpText == nil {
+		return scanResult{}, false
+	}
+	st, err := readTreeState(l.dir)
+	if err != nil || st == nil || st.logID != l.key.id || st.offset > size {
+		return scanResult{}, false
+	}
+	cp, err := ParseCheckpoint(cpText)
+	if err != nil || cp.VerifierKey != l.key.vkey || cp.LogID != l.key.id || cp.Size < st.tree.n {
+		return scanResult{}, false
+	}
+	// With a state of the checkpoint's size the fold must give its root now;
+	// an older state is checked when the scan passes the checkpoint's size
+	// (scan compares the file checkpoint's root there).
+	if cp.Size == st.tree.n && st.tree.root() != cp.Root {
+		return scanResult{}, false
+	}
+	from := &scanFrom{tree: st.tree, offset: st.offset, lastCPRec: st.lastCPRec, segment: st.segment}
+	sc := scanConfig{vkey: l.key.vkey, file: &cp, from: from}
+	rep := Report{FirstBad: -1, FirstBadOffset: -1}
+	// scan counts offsets from from.offset on, so it gets the whole size.
+	res := scan(io.NewSectionReader(l.f, st.offset, size-st.offset), size, sc, rep)
+	if res.Status != StatusIntact || res.Torn != nil || res.logID != l.key.id {
+		return scanResult{}, false
+	}
+	return res, true
+}
+
+// adopt takes the writer's state from a scan that checked out.
+func (l *Log) adopt(res scanResult) {
+	l.tree, l.written, l.reserved, l.durable = res.tree, res.Entries, res.Entries, res.Entries
+	l.end = res.size
+	l.cpEnd = res.lastCPRec + 1
+	l.lastCPRec, l.lastSeg = res.lastCPRec, res.segment
 }
 
 // saveTorn copies the torn bytes to their own file, makes that durable, and
@@ -215,10 +313,15 @@ func (l *Log) saveTorn(t *Torn) (*Recovery, error) {
 	return &Recovery{Offset: t.Offset, Length: t.Length, SHA256: sha256Hex(b), SavedAs: name, LastIndex: t.AfterIndex}, nil
 }
 
-// Append seals e to the recipient and appends it. It returns the entry's
-// index only once the entry is on stable storage. Concurrent Appends share
-// fsyncs (group commit) unless Options.SyncEach is set. After any write or
-// sync error every later Append returns ErrBroken.
+// Append seals e and appends it. It returns the entry's index only once the
+// entry is on stable storage. Concurrent Appends share fsyncs (group commit)
+// unless Options.SyncEach is set. After any write or sync error, and after
+// a failed background verification, every later Append returns an error
+// (ErrBroken, ErrTampered).
+//
+// The entry is sealed under the current segment's key (symmetric, no
+// public-key operation); the first Append of a segment first writes the
+// segment's key, sealed to the recipient, and makes it durable.
 func (l *Log) Append(ctx context.Context, e Event) (int64, error) {
 	if err := e.validate(); err != nil {
 		return -1, err
@@ -226,23 +329,38 @@ func (l *Log) Append(ctx context.Context, e Event) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return -1, err
 	}
-	// Take a ticket (the entry's index), seal outside the lock so that
-	// concurrent appenders encrypt in parallel, then write in ticket order.
-	// The index is inside the ciphertext, so it must be fixed before sealing.
+	// Take a ticket (the entry's index) in the current segment, seal outside
+	// the lock so that concurrent appenders encrypt in parallel, then write
+	// in ticket order. The index and segment are bound into the ciphertext,
+	// so both are fixed before sealing.
 	l.mu.Lock()
-	for l.cpPending && l.usable() == nil {
-		l.cond.Wait()
+	for {
+		for l.exclusive && l.usable() == nil {
+			l.cond.Wait()
+		}
+		if err := l.usable(); err != nil {
+			l.mu.Unlock()
+			return -1, err
+		}
+		if l.seg != nil {
+			break
+		}
+		if err := l.startSegmentLocked(); err != nil {
+			l.mu.Unlock()
+			return -1, err
+		}
 	}
-	if err := l.usable(); err != nil {
-		l.mu.Unlock()
-		return -1, err
-	}
+	seg := l.seg
+	seg.users++
 	idx := l.reserved
 	l.reserved++
 	l.mu.Unlock()
-	payload, sealErr := seal(l.opts.Recipient, l.key.id, idx, &e)
+	rec, leaf, sealErr := sealedEntry(seg.key, l.key.id, idx, &e)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if seg.users--; seg.ended && seg.users == 0 {
+		seg.key.wipe()
+	}
 	for l.written != idx && l.usable() == nil {
 		l.cond.Wait()
 	}
@@ -252,17 +370,15 @@ func (l *Log) Append(ctx context.Context, e Event) (int64, error) {
 	if sealErr != nil {
 		// Our ticket can never be written; later tickets must not wait on it
 		// or write past the gap.
-		l.broken = fmt.Errorf("%w: %w", ErrBroken, sealErr)
-		l.cond.Broadcast()
-		return -1, l.broken
+		return -1, l.breakLocked(sealErr)
 	}
-	if err := l.writeRecord(KindEvent, payload); err != nil {
+	if err := l.writeFramed(rec, leaf); err != nil {
 		return -1, err
 	}
 	if err := l.waitDurable(idx); err != nil {
 		return -1, err
 	}
-	for l.cpPending && l.broken == nil {
+	for l.exclusive && l.broken == nil {
 		l.cond.Wait() // another appender is already signing
 	}
 	if l.written-l.cpEnd >= l.opts.CheckpointEvery {
@@ -283,29 +399,115 @@ func (l *Log) usable() error {
 	return nil
 }
 
-// writeRecord frames and writes one record at index l.written. The caller
-// holds l.mu.
+// breakLocked makes the log refuse every later append and checkpoint, and
+// ends the segment: a log that cannot write has no use for its key.
+func (l *Log) breakLocked(err error) error {
+	if l.broken == nil {
+		l.broken = fmt.Errorf("%w: %w", ErrBroken, err)
+	}
+	l.endSegmentLocked()
+	l.cond.Broadcast()
+	return l.broken
+}
+
+// startSegmentLocked starts a segment: a fresh key, sealed to the recipient
+// in a segment-key record that is durable before any entry is sealed under
+// the key. The caller holds l.mu and no ticket is out (no segment means no
+// ticket could be taken since the last one ended).
+//
+// Why durable first: an entry's key exists nowhere but in its segment-key
+// record. Were entries written under a key whose record could still be lost
+// (a file system may persist later pages of a file before earlier ones), a
+// crash could leave entries that nobody can ever read; with the record
+// durable first, every entry on disk has its key before it.
+func (l *Log) startSegmentLocked() error {
+	l.exclusive = true
+	defer func() { l.exclusive = false; l.cond.Broadcast() }()
+	idx := l.written
+	// The X25519 operation runs outside the lock, so that Head and Close
+	// are not held up by it; exclusive keeps tickets and checkpoints out.
+	l.mu.Unlock()
+	key, payload, err := newSegment(l.opts.Recipient, l.key.id, idx)
+	l.mu.Lock()
+	if uerr := l.usable(); uerr != nil {
+		key.wipe()
+		return uerr
+	}
+	if err != nil {
+		// Nothing was written and no ticket is out: the log stays usable,
+		// but this append cannot be recorded.
+		return err
+	}
+	if len(payload) > MaxBodySize-bodyPrefix {
+		key.wipe()
+		return l.breakLocked(ErrEntryTooLarge)
+	}
+	rec := newRecord(KindSegmentKey, l.key.id, idx, len(payload))
+	copy(rec[frameHeader+bodyPrefix:], payload)
+	if err := l.writeFramed(rec, finishRecord(rec)); err != nil {
+		key.wipe()
+		return err
+	}
+	l.opts.crash("segment-key-written")
+	if err := l.waitDurable(idx); err != nil {
+		key.wipe()
+		return err
+	}
+	l.opts.crash("segment-key-durable")
+	l.seg = &writerSegment{key: key}
+	l.lastSeg = idx
+	l.segments++
+	return nil
+}
+
+// endSegmentLocked ends the current segment: no entry is sealed under its
+// key again, and the key is wiped as soon as no appender is sealing with it
+// (at once at a checkpoint, which waits for every ticket to land). The
+// next Append starts a new segment.
+//
+// Segments end at every checkpoint: every CheckpointEvery records, at every
+// explicit Checkpoint (the gateway and the app call it at vault lock and at
+// stop), at Close, and when the log breaks; a new writer (every Open) starts
+// with none. So a process that can read the writer's memory reads at most
+// the entries since the last checkpoint, and after a vault lock none from
+// before it.
+func (l *Log) endSegmentLocked() {
+	if l.seg == nil {
+		return
+	}
+	l.seg.ended = true
+	if l.seg.users == 0 {
+		l.seg.key.wipe()
+	}
+	l.seg = nil
+}
+
+// writeRecord frames and writes one record of the writer's own at index
+// l.written. The caller holds l.mu.
 func (l *Log) writeRecord(kind byte, payload []byte) error {
 	if len(payload) > MaxBodySize-bodyPrefix {
-		// Unreachable with validated events (every field is bounded), but the
-		// ticket is taken: later appenders must not wait on it forever.
-		l.broken = fmt.Errorf("%w: %w", ErrBroken, ErrEntryTooLarge)
-		l.cond.Broadcast()
-		return l.broken
+		// Unreachable (checkpoints are small), but refuse rather than write
+		// a record no reader accepts.
+		return l.breakLocked(ErrEntryTooLarge)
 	}
-	body := encodeBody(kind, l.key.id, l.written, payload)
-	rec := frame(body)
+	rec := newRecord(kind, l.key.id, l.written, len(payload))
+	copy(rec[frameHeader+bodyPrefix:], payload)
+	return l.writeFramed(rec, finishRecord(rec))
+}
+
+// writeFramed writes a framed record at index l.written with one write(2)
+// and adds its leaf to the tree. The caller holds l.mu.
+func (l *Log) writeFramed(rec []byte, leaf tlog.Hash) error {
 	if _, err := l.w.Write(rec); err != nil {
 		// A short write may have left part of a record: refuse to write after
 		// it. Reopening finds it as a torn tail and saves it aside.
-		l.broken = fmt.Errorf("%w: write: %w", ErrBroken, err)
-		l.cond.Broadcast()
-		return l.broken
+		return l.breakLocked(fmt.Errorf("write: %w", err))
 	}
-	l.tree.push(tlog.RecordHash(body))
+	l.tree.push(leaf)
 	l.written++
+	l.end += int64(len(rec))
 	if l.reserved < l.written {
-		l.reserved = l.written // a checkpoint record takes an index too
+		l.reserved = l.written // a record of the writer's own takes an index too
 	}
 	l.cond.Broadcast() // the next ticket may write now
 	return nil
@@ -338,7 +540,7 @@ func (l *Log) waitDurable(idx int64) error {
 		if err != nil {
 			// After a failed fsync the kernel may have dropped the dirty
 			// pages; nothing written since the last good sync can be trusted.
-			l.broken = fmt.Errorf("%w: fsync: %w", ErrBroken, err)
+			l.breakLocked(fmt.Errorf("fsync: %w", err))
 		} else if target > l.durable {
 			l.durable = target
 		}
@@ -348,8 +550,10 @@ func (l *Log) waitDurable(idx int64) error {
 }
 
 // Checkpoint signs the current tree head, stores it in the checkpoint file
-// and appends it to the log as a record. The gateway calls it at vault lock
-// and at stop; the log also calls it every CheckpointEvery records.
+// and appends it to the log as a record, and ends the current segment (its
+// key is wiped; the next Append starts a new one). The gateway calls it at
+// vault lock and at stop; the log also calls it every CheckpointEvery
+// records.
 //
 // The file is written before the record so that a checkpoint record at
 // index n always means a checkpoint file of size >= n was durable first; a
@@ -365,12 +569,12 @@ func (l *Log) Checkpoint() (Checkpoint, error) {
 }
 
 func (l *Log) checkpointLocked() (Checkpoint, error) {
-	// One checkpoint at a time. waitDurable below releases l.mu during
-	// fsync; a second checkpoint entering then would clear cpPending when
-	// the first one finished, let a new ticket be taken while it still runs,
-	// and write its record at that ticket's index, leaving the ticket's
-	// appender waiting forever.
-	for l.cpPending && l.usable() == nil {
+	// One record of the writer's own at a time. waitDurable below releases
+	// l.mu during fsync; a second checkpoint entering then would clear
+	// exclusive when the first one finished, let a new ticket be taken while
+	// it still runs, and write its record at that ticket's index, leaving the
+	// ticket's appender waiting forever.
+	for l.exclusive && l.usable() == nil {
 		l.cond.Wait()
 	}
 	if err := l.usable(); err != nil {
@@ -378,14 +582,16 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	}
 	// Stop new tickets and let the issued ones land, so the checkpoint
 	// record gets the next index and signs everything before it.
-	l.cpPending = true
-	defer func() { l.cpPending = false; l.cond.Broadcast() }()
+	l.exclusive = true
+	defer func() { l.exclusive = false; l.cond.Broadcast() }()
 	for (l.syncing || l.written != l.reserved) && l.broken == nil {
 		l.cond.Wait()
 	}
 	if l.broken != nil {
 		return Checkpoint{}, l.broken
 	}
+	// Every ticket has landed, so nobody seals under the segment's key now.
+	l.endSegmentLocked()
 	if l.durable < l.written {
 		if err := l.waitDurable(l.written - 1); err != nil {
 			return Checkpoint{}, err
@@ -397,8 +603,7 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 		return Checkpoint{}, err
 	}
 	if err := writeFileAtomic(l.dir, CheckpointFile, cp.Text, 0o644); err != nil {
-		l.broken = fmt.Errorf("%w: %w", ErrBroken, err)
-		return Checkpoint{}, l.broken
+		return Checkpoint{}, l.breakLocked(err)
 	}
 	l.opts.crash("checkpoint-file")
 	idx := l.written
@@ -408,6 +613,7 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	if err := l.waitDurable(idx); err != nil {
 		return Checkpoint{}, err
 	}
+	l.lastCPRec = idx
 	l.opts.crash("checkpoint-record")
 	// Sign once more over the checkpoint record itself, so that removing it
 	// from the end is caught too. A crash before this leaves the file at the
@@ -417,10 +623,16 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 		return Checkpoint{}, err
 	}
 	if err := writeFileAtomic(l.dir, CheckpointFile, cp.Text, 0o644); err != nil {
-		l.broken = fmt.Errorf("%w: %w", ErrBroken, err)
-		return Checkpoint{}, l.broken
+		return Checkpoint{}, l.breakLocked(err)
 	}
 	l.cpEnd = l.written
+	// The tree state of the size just signed, for the next Open. Only ever
+	// written after the checkpoint file it matches, so a crash leaves a
+	// state no newer than the file (see writeTreeState for why it is not
+	// fsynced). A failure to write it costs the next Open a full
+	// verification, nothing else.
+	st := treeState{logID: l.key.id, tree: l.tree.clone(), offset: l.end, lastCPRec: l.lastCPRec, segment: l.lastSeg}
+	writeTreeState(l.dir, &st)
 	return cp, nil
 }
 
@@ -435,8 +647,11 @@ func (l *Log) Head() Head {
 // VerifierKey returns the public note key that signs this log's checkpoints.
 func (l *Log) VerifierKey() string { return l.key.vkey }
 
-// Close writes a final checkpoint when the log is healthy and closes it.
+// Close writes a final checkpoint when the log is healthy, wipes the
+// segment key and closes the log. A background verification still running
+// is stopped (the next Open starts one again).
 func (l *Log) Close() error {
+	l.stopBackground()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -446,7 +661,9 @@ func (l *Log) Close() error {
 	if l.broken == nil && l.written > l.cpEnd {
 		_, err = l.checkpointLocked()
 	}
+	l.endSegmentLocked()
 	l.closed = true
+	l.cond.Broadcast()
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}
