@@ -67,6 +67,8 @@ test-go:
 	test -z "$$(gofmt -l app backend cmd main.go)" || { gofmt -l app backend cmd main.go; exit 1; }
 	go vet ./...
 	go test -race -count=1 ./...
+	# the development build's guard exists only in that build
+	go test -race -count=1 -tags dev,webkit2_41 -run 'TestDevBuildGuard' ./app/
 	# benchmarks run once each so they stay runnable; figures come from `make bench`
 	go test -run='^$$' -bench=. -benchtime=1x ./... > $(ARTIFACTS)/bench-smoke.txt
 
