@@ -601,7 +601,12 @@ export function onApprovalChanged(
 // audit events have no field for one, and the parsers below copy only the
 // known fields.
 
-export type AuditState = 'intact' | 'tampered' | 'unreadable' | 'absent';
+/**
+ * 'verifying': the first verification since the app started is still running
+ * (on a long log it takes seconds); the app records meanwhile and the state
+ * changes (with an audit:changed event) when it is done.
+ */
+export type AuditState = 'verifying' | 'intact' | 'tampered' | 'unreadable' | 'absent';
 
 export interface AuditStatus {
   state: AuditState;
@@ -636,13 +641,22 @@ export interface LoggedSession {
   calls: number;
 }
 
+/** One page of a view, newest first: what comes before the log index `before` (0: from the newest), at most `limit` (0: 100). */
+export interface PageRequest {
+  before: number;
+  limit: number;
+}
+
+/** More older entries exist when `more`; `next` is the `before` of the page that holds them. */
 export interface SessionsView {
   readable: boolean;
   note: string;
   sessions: LoggedSession[];
+  more: boolean;
+  next: number;
 }
 
-export interface ActivityFilter {
+export interface ActivityFilter extends PageRequest {
   sessionId: string;
   channel: string;
   class: string;
@@ -674,6 +688,8 @@ export interface ActivityView {
   readable: boolean;
   note: string;
   items: ActivityItem[];
+  more: boolean;
+  next: number;
 }
 
 export interface CheckpointExport {
@@ -688,7 +704,7 @@ export const AUDIT_CHANGED_EVENT = 'audit:changed';
 /** The shape Wails generates for the bound Go struct app.AuditService. */
 interface AuditServiceBinding {
   Status(): Promise<unknown>;
-  Sessions(): Promise<unknown>;
+  Sessions(page: PageRequest): Promise<unknown>;
   Activity(filter: ActivityFilter): Promise<unknown>;
   ExportCheckpoint(): Promise<unknown>;
 }
@@ -719,7 +735,7 @@ function list(v: unknown, what: string): unknown[] {
   return v;
 }
 
-const AUDIT_STATES: readonly AuditState[] = ['intact', 'tampered', 'unreadable', 'absent'];
+const AUDIT_STATES: readonly AuditState[] = ['verifying', 'intact', 'tampered', 'unreadable', 'absent'];
 
 export function parseAuditStatus(v: unknown): AuditStatus {
   const s = pick<Omit<AuditStatus, 'notes'>>(
@@ -735,8 +751,11 @@ export function parseAuditStatus(v: unknown): AuditStatus {
   return { ...s, notes: [...notes] };
 }
 
+type ViewHead = { readable: boolean; note: string; more: boolean; next: number };
+const VIEW_HEAD: Record<string, FieldType> = { readable: 'boolean', note: 'string', more: 'boolean', next: 'number' };
+
 export function parseSessionsView(v: unknown): SessionsView {
-  const head = pick<{ readable: boolean; note: string }>(v, { readable: 'boolean', note: 'string' }, 'a sessions view');
+  const head = pick<ViewHead>(v, VIEW_HEAD, 'a sessions view');
   const sessions = list((v as Record<string, unknown>).sessions, 'a sessions view').map((s) =>
     pick<LoggedSession>(
       s,
@@ -752,7 +771,7 @@ export function parseSessionsView(v: unknown): SessionsView {
 }
 
 export function parseActivityView(v: unknown): ActivityView {
-  const head = pick<{ readable: boolean; note: string }>(v, { readable: 'boolean', note: 'string' }, 'an activity view');
+  const head = pick<ViewHead>(v, VIEW_HEAD, 'an activity view');
   const items = list((v as Record<string, unknown>).items, 'an activity view').map((it) => {
     const item = pick<ActivityItem>(
       it,
@@ -773,8 +792,12 @@ export function auditStatus(): Promise<AuditStatus> {
   return call(async () => parseAuditStatus(await boundAudit().AuditService.Status()));
 }
 
-export function loggedSessions(): Promise<SessionsView> {
-  return call(async () => parseSessionsView(await boundAudit().AuditService.Sessions()));
+/** The page size the views ask for, and the most a reload asks for at once. */
+export const AUDIT_PAGE = 100;
+export const AUDIT_MAX_PAGE = 1000;
+
+export function loggedSessions(page: PageRequest = { before: 0, limit: AUDIT_PAGE }): Promise<SessionsView> {
+  return call(async () => parseSessionsView(await boundAudit().AuditService.Sessions(page)));
 }
 
 export function activity(filter: ActivityFilter): Promise<ActivityView> {

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import App from '../App.svelte';
 import { installBridge, vaultStatus } from '../test/fakeBridge';
-import type { ActivityFilter, ActivityItem, AuditStatus, LoggedSession } from '../lib/backend';
+import type { ActivityFilter, ActivityItem, AuditStatus, LoggedSession, PageRequest } from '../lib/backend';
 
 const CANARY = 'CANARY-audit-' + Math.random().toString(36).slice(2);
 
@@ -34,8 +34,8 @@ function installAudit(status = auditStatus(), vault: 'unlocked' | 'locked' = 'un
   const bridge = installBridge(vaultStatus({ state: vault, epoch: 3 }));
   const AuditService = {
     Status: vi.fn(async (): Promise<unknown> => status),
-    Sessions: vi.fn(async (): Promise<unknown> => ({ readable: true, note: '', sessions: [] })),
-    Activity: vi.fn(async (_f: ActivityFilter): Promise<unknown> => ({ readable: true, note: '', items: [] })),
+    Sessions: vi.fn(async (_p: PageRequest): Promise<unknown> => ({ readable: true, note: '', sessions: [], more: false, next: 0 })),
+    Activity: vi.fn(async (_f: ActivityFilter): Promise<unknown> => ({ readable: true, note: '', items: [], more: false, next: 0 })),
     ExportCheckpoint: vi.fn(async (): Promise<unknown> => ({ saved: true, path: '/media/usb/cp.txt', size: 4, treeHead: '4 abc=' })),
   };
   (window.go!.app as Record<string, unknown>).AuditService = AuditService;
@@ -79,6 +79,32 @@ describe('audit banner', () => {
     expect((await screen.findByTestId('audit-banner')).textContent).toContain('Entry 2');
   });
 
+  it('says the log is being verified, then shows the result when the backend says it changed', async () => {
+    const { AuditService, emitChanged } = installAudit(auditStatus({ state: 'verifying', treeHead: '', signedSize: 0 }));
+    render(App);
+    const verifying = await screen.findByTestId('audit-verifying');
+    expect(verifying.getAttribute('role')).toBe('status');
+    expect(verifying.className).not.toContain('error');
+    expect(screen.queryByTestId('audit-banner')).toBeNull();
+    AuditService.Status.mockResolvedValue(auditStatus({ state: 'tampered', writing: false, firstBad: 3, reason: 'audit: entries do not match a signed checkpoint',
+      problem: 'The audit log failed verification and Yett stopped writing to it. Nothing in it was repaired or removed.' }));
+    emitChanged();
+    const banner = await screen.findByTestId('audit-banner');
+    expect(banner.textContent).toContain('Entry 3');
+    expect(banner.textContent).toContain('stopped writing');
+    expect(screen.queryByTestId('audit-verifying')).toBeNull();
+  });
+
+  it('goes away when the verification finds the log intact', async () => {
+    const { AuditService, emitChanged } = installAudit(auditStatus({ state: 'verifying' }));
+    render(App);
+    await screen.findByTestId('audit-verifying');
+    AuditService.Status.mockResolvedValue(auditStatus());
+    emitChanged();
+    await waitFor(() => expect(screen.queryByTestId('audit-verifying')).toBeNull());
+    expect(screen.queryByTestId('audit-banner')).toBeNull();
+  });
+
   it('shows a write problem even when the file verifies', async () => {
     installAudit(auditStatus({ problem: 'The audit log is not being written by this window: another Yett process holds it.' }));
     render(App);
@@ -90,7 +116,7 @@ describe('activity view', () => {
   it('lists calls and vault events with their reasons, and says intact', async () => {
     const { AuditService } = installAudit();
     AuditService.Activity.mockResolvedValue({
-      readable: true, note: '',
+      readable: true, note: '', more: false, next: 0,
       items: [
         item({ index: 5, kind: 'call', type: 'action_requested', channel: 'http', operation: 'create_issue',
           target: 'api.example.com', state: 'denied', class: 'denied', reason: 'vault_locked', sessionId: 'S1' }),
@@ -130,7 +156,7 @@ describe('activity view', () => {
 
   it('asks to unlock when the log cannot be decrypted', async () => {
     const { AuditService } = installAudit();
-    AuditService.Activity.mockResolvedValue({ readable: false, note: 'Unlock the vault to read the log.', items: null });
+    AuditService.Activity.mockResolvedValue({ readable: false, note: 'Unlock the vault to read the log.', items: null, more: false, next: 0 });
     await open('activity');
     expect((await screen.findByTestId('activity-locked')).textContent).toBe('Unlock the vault to read the log.');
   });
@@ -139,7 +165,7 @@ describe('activity view', () => {
     const { AuditService, emitChanged } = installAudit();
     await open('activity');
     await screen.findByTestId('activity-empty');
-    AuditService.Activity.mockResolvedValue({ readable: true, note: '', items: [item({ index: 9, type: 'vault_locked', reason: 'idle' })] });
+    AuditService.Activity.mockResolvedValue({ readable: true, note: '', more: false, next: 0, items: [item({ index: 9, type: 'vault_locked', reason: 'idle' })] });
     emitChanged();
     expect((await screen.findByTestId('activity-item')).textContent).toContain('idle timeout');
   });
@@ -151,6 +177,33 @@ describe('activity view', () => {
     expect(AuditService.ExportCheckpoint).toHaveBeenCalledTimes(1);
     expect((await screen.findByTestId('checkpoint-saved')).textContent).toContain('/media/usb/cp.txt');
     expect(screen.getByTestId('audit-status').textContent).toContain('prove later');
+  });
+
+  it('asks for the first page, then the older one before the last item shown', async () => {
+    const { AuditService, emitChanged } = installAudit();
+    AuditService.Activity.mockImplementation(async (f: ActivityFilter) =>
+      f.before === 0
+        ? { readable: true, note: '', more: true, next: 8, items: [item({ index: 9 }), item({ index: 8 })] }
+        : { readable: true, note: '', more: false, next: 0, items: [item({ index: 3 })] },
+    );
+    await open('activity');
+    expect(await screen.findAllByTestId('activity-item')).toHaveLength(2);
+    expect(AuditService.Activity.mock.calls.at(-1)![0]).toMatchObject({ before: 0, limit: 100 });
+    await fireEvent.click(screen.getByTestId('activity-older'));
+    await waitFor(() => expect(screen.getAllByTestId('activity-item')).toHaveLength(3));
+    expect(AuditService.Activity.mock.calls.at(-1)![0]).toMatchObject({ before: 8, limit: 100 });
+    expect(screen.queryByTestId('activity-older')).toBeNull();
+    // A change reloads from the newest, as many as are shown.
+    emitChanged();
+    await waitFor(() => expect(AuditService.Activity.mock.calls.at(-1)![0]).toMatchObject({ before: 0, limit: 100 }));
+  });
+
+  it('shows the verification in progress in the status card', async () => {
+    installAudit(auditStatus({ state: 'verifying', entries: 1000000 }));
+    await open('activity');
+    await waitFor(() => expect(screen.getByTestId('audit-state').textContent).toBe('Verifying'));
+    expect(screen.getByTestId('audit-status').textContent).toContain('being verified');
+    expect((screen.getByTestId('checkpoint-save') as HTMLButtonElement).disabled).toBe(true);
   });
 
   it('offers no checkpoint of a tampered log', async () => {
@@ -170,7 +223,7 @@ describe('sessions view', () => {
   it('shows who approved, through which surface, and why it ended', async () => {
     const { AuditService } = installAudit();
     AuditService.Sessions.mockResolvedValue({
-      readable: true, note: '',
+      readable: true, note: '', more: false, next: 0,
       sessions: [
         session({ id: 'S2', ended: false, endReason: '', endedAt: '', surface: 'app' }),
         session(),
@@ -188,16 +241,30 @@ describe('sessions view', () => {
     expect(within(rows[2]).getByTestId('session-end').textContent).toContain('inferred');
   });
 
+  it('pages through older sessions', async () => {
+    const { AuditService } = installAudit();
+    AuditService.Sessions.mockImplementation(async (p: PageRequest) =>
+      p.before === 0
+        ? { readable: true, note: '', more: true, next: 40, sessions: [session({ id: 'S2' })] }
+        : { readable: true, note: '', more: false, next: 0, sessions: [session({ id: 'S1' })] },
+    );
+    await open('sessions');
+    expect(await screen.findAllByTestId('session-row')).toHaveLength(1);
+    await fireEvent.click(screen.getByTestId('sessions-older'));
+    await waitFor(() => expect(screen.getAllByTestId('session-row')).toHaveLength(2));
+    expect(AuditService.Sessions.mock.calls.at(-1)![0]).toEqual({ before: 40, limit: 100 });
+  });
+
   it('asks to unlock when locked', async () => {
     const { AuditService } = installAudit();
-    AuditService.Sessions.mockResolvedValue({ readable: false, note: 'Unlock the vault to read the log.', sessions: [] });
+    AuditService.Sessions.mockResolvedValue({ readable: false, note: 'Unlock the vault to read the log.', sessions: [], more: false, next: 0 });
     await open('sessions');
     await screen.findByTestId('sessions-locked');
   });
 
   it('refuses a malformed session instead of guessing', async () => {
     const { AuditService } = installAudit();
-    AuditService.Sessions.mockResolvedValue({ readable: true, note: '', sessions: [{ id: 'S1' }] });
+    AuditService.Sessions.mockResolvedValue({ readable: true, note: '', sessions: [{ id: 'S1' }], more: false, next: 0 });
     await open('sessions');
     expect((await screen.findByTestId('sessions-error')).textContent).toContain('does not understand');
   });
@@ -212,8 +279,9 @@ describe('audit payload parsing', () => {
 
   it('copies only known activity fields', async () => {
     const { parseActivityView } = await import('../lib/backend');
-    const v = parseActivityView({ readable: true, note: '', items: [{ ...item(), token: CANARY }] });
+    const v = parseActivityView({ readable: true, note: '', more: false, next: 0, items: [{ ...item(), token: CANARY }] });
     expect(JSON.stringify(v)).not.toContain(CANARY);
-    expect(() => parseActivityView({ readable: true, note: '', items: [{ ...item(), kind: 'secret' }] })).toThrow();
+    expect(() => parseActivityView({ readable: true, note: '', more: false, next: 0, items: [{ ...item(), kind: 'secret' }] })).toThrow();
+    expect(() => parseActivityView({ readable: true, note: '', items: [] })).toThrow(/does not understand/);
   });
 });
