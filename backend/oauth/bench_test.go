@@ -14,7 +14,14 @@ import (
 
 // benchDevice connects a public device-flow authorization with a refresh
 // token on the test provider.
-func benchDevice(b *testing.B) (*env, string) {
+func benchDevice(b testing.TB) (*env, string) {
+	e, id, _ := connectDevice(b)
+	return e, id
+}
+
+// connectDevice connects a public device-flow authorization with a refresh
+// token on the test provider, and returns the provider too.
+func connectDevice(b testing.TB) (*env, string, *oauthtest.Provider) {
 	p := oauthtest.New(b, oauthtest.Options{DeviceInterval: time.Second})
 	e := newEnv(b, b.TempDir(), Config{})
 	fv, err := e.m.Connect(context.Background(), ConnectRequest{
@@ -29,7 +36,7 @@ func benchDevice(b *testing.B) (*env, string) {
 	if err != nil || done.State != FlowConnected {
 		b.Fatal(done, err)
 	}
-	return e, done.AuthorizationID
+	return e, done.AuthorizationID, p
 }
 
 // expire forgets the access token everywhere, so the next Acquire refreshes.

@@ -107,25 +107,32 @@ func (m *Manager) usable(r *row) error {
 // leads and the others wait for its result and use it; across processes, a
 // lock file per id serializes the leaders, and a leader reads the row again
 // under it, so it uses what another process stored.
+//
+// Only a caller that finds a fresh token in memory reads the row itself, to
+// learn whether that token is still the one in service (another process may
+// have refreshed or disabled the authorization). Without one, the callers
+// join a flight at once: its leader reads the row under the lock file, and
+// the others wait without touching the database, so 100 callers cost one
+// row read and one refresh, not 100 reads queued in front of the refresh.
 func (m *Manager) access(ctx context.Context, id, op string) (*accessToken, error) {
 	for {
-		// A refresh already in progress: wait for it without reading the row
-		// (its leader reads it under the lock; 100 waiters need not).
 		if f := m.inFlight(id); f != nil {
 			if t, again, err := m.await(ctx, id, f); !again {
 				return t, err
 			}
 			continue
 		}
-		r, err := loadRow(m.db, id)
-		if err != nil {
-			return nil, notFound(err)
-		}
-		if err := m.usable(r); err != nil {
-			return nil, err
-		}
-		if t := m.cached(id, r.Generation); t != nil {
-			return t, nil
+		if m.warm(id) {
+			r, err := loadRow(m.db, id)
+			if err != nil {
+				return nil, notFound(err)
+			}
+			if err := m.usable(r); err != nil {
+				return nil, err
+			}
+			if t := m.cached(id, r.Generation); t != nil {
+				return t, nil
+			}
 		}
 		f, leader := m.join(id)
 		if leader {
@@ -220,6 +227,13 @@ func notFound(err error) error {
 		return ErrNotFound
 	}
 	return err
+}
+
+// warm says whether a fresh token for id is in memory.
+func (m *Manager) warm(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.fresh(m.cache[id])
 }
 
 // cached returns a fresh cached token of generation gen.

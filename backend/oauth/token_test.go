@@ -111,3 +111,57 @@ func TestLeasedTokenNotReflected(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitersShareOneRefresh: 100 callers that find no token in memory share
+// one refresh and get the same token; once the authorization is revoked,
+// none of them reaches the provider. A token still in memory is used only
+// after the row says it is in service: another process's disable (written
+// straight to the row here, so this manager's memory is not told) refuses it.
+func TestWaitersShareOneRefresh(t *testing.T) {
+	e, id, p := connectDevice(t)
+	acquireAll := func(n int) ([]*Lease, []error) {
+		leases, errs := make([]*Lease, n), make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { leases[i], errs[i] = e.m.Acquire(context.Background(), id, "test.op") })
+		}
+		wg.Wait()
+		return leases, errs
+	}
+
+	before := p.TokenRequests()["refresh_token"]
+	e.expire(id)
+	leases, errs := acquireAll(100)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+		if leases[i].t != leases[0].t {
+			t.Fatalf("caller %d got another token than caller 0", i)
+		}
+		leases[i].Release(false)
+	}
+	if got := p.TokenRequests()["refresh_token"] - before; got != 1 {
+		t.Fatalf("100 waiting callers sent %d refresh requests, want 1", got)
+	}
+
+	e.m.db.Exec(`UPDATE oauth_authorizations SET state = ? WHERE id = ?`, StateDisabled, id)
+	if _, err := e.m.Acquire(context.Background(), id, "test.op"); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("a cached token of an authorization disabled by another process: %v, want ErrDisabled", err)
+	}
+	e.m.db.Exec(`UPDATE oauth_authorizations SET state = ? WHERE id = ?`, StateActive, id)
+
+	if _, err := e.m.Revoke(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	before = p.TokenRequests()["refresh_token"]
+	_, errs = acquireAll(100)
+	for i, err := range errs {
+		if !errors.Is(err, ErrDisabled) {
+			t.Fatalf("caller %d after revoke: %v, want ErrDisabled", i, err)
+		}
+	}
+	if got := p.TokenRequests()["refresh_token"] - before; got != 0 {
+		t.Fatalf("callers of a revoked authorization sent %d refresh requests", got)
+	}
+}
