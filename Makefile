@@ -64,7 +64,7 @@ test: deps-test frontend
 # own.
 test-go: export DBUS_SESSION_BUS_ADDRESS = disabled:
 test-go:
-	test -z "$$(gofmt -l app backend cmd main.go)" || { gofmt -l app backend cmd main.go; exit 1; }
+	test -z "$$(gofmt -l app backend cmd internal main.go)" || { gofmt -l app backend cmd internal main.go; exit 1; }
 	go vet ./...
 	go test -race -count=1 ./...
 	# the development build's guard exists only in that build

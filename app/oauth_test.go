@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yettdev/yett/backend/oauth/oauthtest"
-	"github.com/yettdev/yett/backend/syncbuf"
+	"github.com/yettdev/yett/internal/testsupport/oauthtest"
+	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
 
 const (

@@ -1,6 +1,7 @@
 // Package backend_test holds the import rules of DESIGN.md as a test:
-// nothing under backend/ may import Wails (app/ is the only adapter), and the
-// offline audit verifier must never import the vault.
+// nothing under backend/ may import Wails (app/ is the only adapter), the
+// offline audit verifier must never import the vault, and no product package
+// imports the test support under internal/testsupport.
 package backend_test
 
 import (
@@ -63,5 +64,37 @@ func TestImportCheckSeesWails(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("the import check does not see app/'s Wails dependency")
+	}
+}
+
+const testSupport = "github.com/yettdev/yett/internal/testsupport/"
+
+// Test providers and helpers live in internal/testsupport, outside the
+// product's folders; only tests import them.
+func TestProductNeverImportsTestSupport(t *testing.T) {
+	for _, p := range listDeps(t, "github.com/yettdev/yett/...") {
+		if strings.HasPrefix(p.ImportPath, testSupport) {
+			continue
+		}
+		for _, d := range p.Deps {
+			if strings.HasPrefix(d, testSupport) {
+				t.Errorf("%s depends on %s: test support is for tests only", p.ImportPath, d)
+			}
+		}
+	}
+}
+
+// That rule must be able to fail too: the OAuth tests do use a test provider.
+func TestImportCheckSeesTestSupport(t *testing.T) {
+	found := false
+	for _, p := range listDeps(t, "-test", "github.com/yettdev/yett/backend/oauth") {
+		for _, d := range p.Deps {
+			if strings.HasPrefix(d, testSupport) {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatal("the import check does not see the OAuth tests' test providers")
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/yettdev/yett/backend/oauth"
-	"github.com/yettdev/yett/backend/oauth/hydratest"
+	"github.com/yettdev/yett/internal/testsupport/hydratest"
 )
 
 // api is the provider's API behind the operation; it keeps the last

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yettdev/yett/backend/syncbuf"
+	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
 
 // harness is a watcher under test with what it has done so far.

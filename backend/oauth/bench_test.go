@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/yettdev/yett/backend/action"
-	"github.com/yettdev/yett/backend/oauth/oauthtest"
+	"github.com/yettdev/yett/internal/testsupport/oauthtest"
 )
 
 // benchDevice connects a public device-flow authorization with a refresh

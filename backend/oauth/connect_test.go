@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yettdev/yett/backend/oauth/oauthtest"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/oauthtest"
 )
 
 func metadataServer(t *testing.T, scopes []string) string {

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/yettdev/yett/backend/audit"
-	"github.com/yettdev/yett/backend/oauth/hydratest"
-	"github.com/yettdev/yett/backend/syncbuf"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/hydratest"
+	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
 
 // Three processes (as `yett serve` and the desktop app would be) hold

@@ -14,9 +14,9 @@ import (
 	"filippo.io/age"
 
 	"github.com/yettdev/yett/backend/audit"
-	"github.com/yettdev/yett/backend/oauth/hydratest"
-	"github.com/yettdev/yett/backend/syncbuf"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/hydratest"
+	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
 
 const testPassphrase = "correct horse battery staple"

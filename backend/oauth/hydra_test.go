@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/yettdev/yett/backend/audit"
-	"github.com/yettdev/yett/backend/oauth/hydratest"
-	"github.com/yettdev/yett/backend/syncbuf"
+	"github.com/yettdev/yett/internal/testsupport/hydratest"
+	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
 
 // resource is the API behind the named operations: it records the

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/yettdev/yett/backend/action"
-	"github.com/yettdev/yett/backend/oauth/oauthtest"
+	"github.com/yettdev/yett/internal/testsupport/oauthtest"
 )
 
 // Device flow (RFC 8628) and DPoP (RFC 9449) run against the small test

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/yettdev/yett/backend/action"
-	"github.com/yettdev/yett/backend/oauth/oauthtest"
+	"github.com/yettdev/yett/internal/testsupport/oauthtest"
 )
 
 // TestAccessTokenRedacts: an access token, held in the cache or lent in a

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/yettdev/yett/backend/syncbuf"
+	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
 
 // openPassphrasePTY opens a real pseudo-terminal pair from /dev/ptmx.

@@ -16,8 +16,8 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/oauth"
-	"github.com/yettdev/yett/backend/oauth/oauthtest"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/oauthtest"
 )
 
 const serveOAuthSecret = "CANARY-serve-oauth-secret-91c4"

@@ -17,8 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
-	"github.com/yettdev/yett/backend/syncbuf"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
 
 const (
