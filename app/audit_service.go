@@ -18,14 +18,17 @@ import (
 	"github.com/yettdev/yett/backend/vault"
 )
 
-// EventAuditChanged tells the UI the log grew; its payload is the number of
-// records. It is sent at most once per change-watch interval.
+// EventAuditChanged tells the UI the log grew, a verification finished or
+// the views' index caught up; its payload is the number of records. It is
+// sent at most once per change-watch interval.
 const EventAuditChanged = "audit:changed"
 
 // AuditService is bound to the UI as window.go.app.AuditService. It owns the
 // app's audit log writer: it opens <data>/audit with the vault's audit
 // recipient, records vault lock and unlock, and signs a checkpoint at every
-// lock and at shutdown. Its views are projections of the decrypted log and
+// lock and at shutdown (which also ends the writer's segment: its key is
+// wiped). Its views are projections of the decrypted log, read page by page
+// from an index (indexCache) kept only while the vault is unlocked, and
 // carry no secret (audit events have no field for one).
 type AuditService struct {
 	vault  *vault.Vault
@@ -36,8 +39,9 @@ type AuditService struct {
 	// The app sets it to the Wails dialog; tests to a fake.
 	saveDialog func(defaultName string) (string, error)
 
-	fileKeys fileKeyCache // wiped at every lock
+	index    indexCache // dropped at every lock
 	verified verifyCache
+	changed  chan struct{} // a verification or the index finished: tell the UI
 
 	mu        sync.Mutex
 	w         *audit.Log // nil while not open
@@ -53,8 +57,10 @@ type AuditService struct {
 const auditPollInterval = 500 * time.Millisecond
 
 func newAuditService(v *vault.Vault, events *eventSink, log *slog.Logger, dir string, poll time.Duration) *AuditService {
-	s := &AuditService{vault: v, events: events, log: log, dir: dir, stop: make(chan struct{}), done: make(chan struct{})}
-	s.verified = verifyCache{maxAge: time.Minute, now: time.Now}
+	s := &AuditService{vault: v, events: events, log: log, dir: dir, stop: make(chan struct{}), done: make(chan struct{}),
+		changed: make(chan struct{}, 1)}
+	s.verified = verifyCache{maxAge: time.Minute, now: time.Now, done: s.notifyChanged}
+	s.index = indexCache{dir: dir, log: log, changed: s.notifyChanged}
 	s.saveDialog = func(string) (string, error) { return "", errors.New("no window to show a dialog in") }
 	s.mu.Lock()
 	s.openLocked()
@@ -128,12 +134,22 @@ func (s *AuditService) onVaultEvent(e vault.Event) {
 		s.openLocked()
 		s.appendLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch})
 	case vault.EventReset:
-		s.fileKeys.wipe()
+		s.index.drop() // its file goes aside with the log
 		s.setAsideLocked()
 	case vault.EventLocked:
-		s.fileKeys.wipe()
+		s.index.wipe()
 		s.appendLocked(audit.Event{Type: audit.EventVaultLocked, VaultEpoch: e.Epoch, Reason: audit.Reason(e.Reason)})
+		// Also ends the writer's segment: a process that reads this one's
+		// memory from now on finds no key to anything written before.
 		s.checkpointLocked()
+	}
+}
+
+// notifyChanged asks the watch loop to tell the UI, without waiting.
+func (s *AuditService) notifyChanged() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
 	}
 }
 
@@ -211,91 +227,126 @@ func (s *AuditService) close() {
 	s.mu.Lock()
 	s.closeLocked()
 	s.mu.Unlock()
-	s.fileKeys.wipe()
+	s.index.wipe()
+	s.verified.wait()
 }
 
 // watch announces growth of the log, whoever appended (the app or, later,
-// the gateway through the same writer), at most once per interval.
+// the gateway through the same writer), and the end of a verification or of
+// background indexing, at most once per interval.
 func (s *AuditService) watch(interval time.Duration) {
 	defer close(s.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var last int64 = -1
+	changed, verifying := false, false
 	for {
 		select {
 		case <-s.stop:
 			return
+		case <-s.changed:
+			changed = true
+			continue
 		case <-t.C:
 		}
 		s.mu.Lock()
-		size := int64(-1)
+		size, running := int64(-1), false
 		if s.w != nil {
-			size = s.w.Head().Size
+			size, running = s.w.Head().Size, s.w.Verification().Running
 		}
 		s.mu.Unlock()
-		if size >= 0 && size != last {
-			if last >= 0 {
-				s.events.send(EventAuditChanged, size)
-			}
+		// The writer's background verification ending changes the status.
+		if verifying && !running {
+			changed = true
+		}
+		if (size >= 0 && size != last && last >= 0) || changed {
+			s.events.send(EventAuditChanged, size)
+		}
+		if size >= 0 {
 			last = size
 		}
+		changed, verifying = false, running
 	}
 }
 
 func (s *AuditService) logPath() string { return filepath.Join(s.dir, audit.LogFile) }
 
-// Status verifies the log (no key needed) and says whether the app records.
+// Status says whether the log verifies (no key needed) and whether the app
+// records. It never waits for a verification: "verifying" until the first
+// one is done (the writer's own, which Open leaves running in the
+// background), then the last result while a newer one runs.
 func (s *AuditService) Status() AuditStatus {
 	s.mu.Lock()
-	writing, problem := s.w != nil, s.problem
+	w, problem := s.w, s.problem
 	s.mu.Unlock()
-	var st AuditStatus
+	writing := w != nil
 	if _, err := os.Stat(s.logPath()); errors.Is(err, os.ErrNotExist) && !writing {
-		st = AuditStatus{State: "absent", FirstBad: -1, Notes: []string{}}
-	} else {
-		st = statusFromReport(s.verified.verify(s.dir))
+		return AuditStatus{State: "absent", FirstBad: -1, Notes: []string{}}
+	}
+	var v audit.Verification
+	if writing {
+		v = w.Verification()
+	}
+	var st AuditStatus
+	switch {
+	case v.Running:
+		st = verifyingStatus(w.Head())
+	case writing && v.Report.Status != audit.StatusIntact:
+		// The log stopped itself: it refuses every append now.
+		st, writing = statusFromReport(v.Report), false
+		problem = "The audit log failed verification and Yett stopped writing to it. Nothing in it was repaired or removed."
+	default:
+		if writing {
+			s.verified.seed(v.Report)
+		}
+		if rep, have := s.verified.status(s.dir); have {
+			st = statusFromReport(rep)
+		} else {
+			st = verifyingStatus(audit.Head{})
+		}
 	}
 	st.Writing, st.Problem = writing, problem
 	return st
 }
 
-// entries decrypts the whole log. ok is false while the vault is locked;
-// note says why the list is empty or incomplete.
-func (s *AuditService) entries() (list []audit.Entry, ok bool, note string) {
+// reader fetches the audit identity and reads the index with it. ok is false
+// while the vault is locked; note says why a view is empty or incomplete.
+func (s *AuditService) reader(f func(x *activity.Index)) (ok bool, note string) {
 	id, err := s.vault.AuditIdentity()
 	switch {
 	case errors.Is(err, vault.ErrLocked), errors.Is(err, vault.ErrNotInitialised):
-		return nil, false, "Unlock the vault to read the log."
+		return false, "Unlock the vault to read the log."
 	case err != nil:
 		s.log.Error("audit identity", "err", err)
-		return nil, false, "The vault's audit key cannot be read, so the log cannot be shown."
+		return false, "The vault's audit key cannot be read, so the log cannot be shown."
 	}
 	if _, err := os.Stat(s.logPath()); errors.Is(err, os.ErrNotExist) {
-		return nil, true, ""
+		return true, ""
 	}
-	for e, err := range audit.ReadEvents(s.logPath(), s.fileKeys.identity(id)) {
-		if err != nil {
-			note = fmt.Sprintf("Only the first %d entries could be read; the next one could not be decrypted or does not belong at its place.", len(list))
-			s.log.Warn("reading audit log", "err", err)
-			break
-		}
-		list = append(list, e)
+	// id goes out of scope when this returns: nothing here keeps the
+	// private key (the index's own key is derived from it and wiped at lock).
+	if err := s.index.read(id, func(x *activity.Index, n string) { note = n; f(x) }); err != nil {
+		s.log.Error("audit index", "err", err)
+		return true, "The log cannot be read right now."
 	}
-	// id goes out of scope here: nothing keeps the private key.
-	return list, true, note
+	return true, note
 }
 
-// Sessions returns the sessions the log records, newest first.
-func (s *AuditService) Sessions() SessionsView {
-	list, ok, note := s.entries()
-	out := SessionsView{Readable: ok, Note: note, Sessions: []LoggedSession{}}
-	for _, sess := range activity.Sessions(list) {
-		out.Sessions = append(out.Sessions, loggedSessionView(sess))
-	}
+// Sessions returns one page of the sessions the log records, newest first.
+func (s *AuditService) Sessions(p PageRequest) SessionsView {
+	out := SessionsView{Sessions: []LoggedSession{}}
+	out.Readable, out.Note = s.reader(func(x *activity.Index) {
+		page := x.Sessions(activity.Page{Before: p.Before, Limit: p.Limit})
+		for _, sess := range page.Sessions {
+			out.Sessions = append(out.Sessions, loggedSessionView(sess))
+		}
+		out.More, out.Next = page.More, page.Next
+	})
 	return out
 }
 
-// Activity returns calls and authority events matching f, newest first.
+// Activity returns one page of the calls and authority events matching f,
+// newest first.
 func (s *AuditService) Activity(f ActivityFilter) (ActivityView, error) {
 	af := activity.Filter{SessionID: f.SessionID, Channel: f.Channel, Class: activity.Class(f.Class)}
 	for _, p := range []struct {
@@ -311,11 +362,14 @@ func (s *AuditService) Activity(f ActivityFilter) (ActivityView, error) {
 		}
 		*p.dst = t
 	}
-	list, ok, note := s.entries()
-	out := ActivityView{Readable: ok, Note: note, Items: []ActivityItem{}}
-	for _, it := range activity.Activity(list, af) {
-		out.Items = append(out.Items, loggedActivityItem(it))
-	}
+	out := ActivityView{Items: []ActivityItem{}}
+	out.Readable, out.Note = s.reader(func(x *activity.Index) {
+		page := x.Activity(af, activity.Page{Before: f.Before, Limit: f.Limit})
+		for _, it := range page.Items {
+			out.Items = append(out.Items, loggedActivityItem(it))
+		}
+		out.More, out.Next = page.More, page.Next
+	})
 	return out, nil
 }
 

@@ -50,6 +50,29 @@ func (f *auditFixture) close() {
 	f.svc.close()
 }
 
+// settledStatus is the status once every verification it started is done
+// and its result is for the files as they are.
+func settledStatus(t *testing.T, s *AuditService) AuditStatus {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := s.Status()
+		s.verified.wait()
+		if w := s.writer(); w != nil {
+			<-w.Verified()
+		}
+		// A log that stopped itself is final: the writer's verdict.
+		final := st.State == "tampered" || s.verified.settled(s.dir)
+		if again := s.Status(); st.State != "verifying" && again.State == st.State && again.Entries == st.Entries && final {
+			return again
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the status did not settle: %+v", st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func activityTypes(t *testing.T, s *AuditService) []string {
 	t.Helper()
 	view, err := s.Activity(ActivityFilter{})
@@ -71,13 +94,13 @@ func TestAuditServiceRecordsVaultLockAndUnlock(t *testing.T) {
 	if st := f.svc.Status(); st.State != "absent" || st.Writing {
 		t.Fatalf("before setup: %+v", st)
 	}
-	if v := f.svc.Sessions(); v.Readable || v.Note == "" {
+	if v := f.svc.Sessions(PageRequest{}); v.Readable || v.Note == "" {
 		t.Fatalf("sessions before setup: %+v", v)
 	}
 	if err := f.vault.Create(vault.Passphrase("correct horse battery"), false); err != nil {
 		t.Fatal(err)
 	}
-	if st := f.svc.Status(); st.State != "intact" || !st.Writing || st.Entries == 0 {
+	if st := settledStatus(t, f.svc); st.State != "intact" || !st.Writing || st.Entries == 0 {
 		t.Fatalf("after create: %+v", st)
 	}
 	if f.svc.writer() == nil {
@@ -90,7 +113,7 @@ func TestAuditServiceRecordsVaultLockAndUnlock(t *testing.T) {
 	if locked.Readable || locked.Note != "Unlock the vault to read the log." || len(locked.Items) != 0 {
 		t.Fatalf("locked activity: %+v", locked)
 	}
-	st := f.svc.Status()
+	st := settledStatus(t, f.svc)
 	if st.State != "intact" || st.SignedSize != st.Entries || st.FirstBad != -1 {
 		t.Fatalf("after lock the log must be intact and fully signed: %+v", st)
 	}
@@ -101,7 +124,7 @@ func TestAuditServiceRecordsVaultLockAndUnlock(t *testing.T) {
 	if want := "vault_unlocked: vault_locked:user vault_unlocked:vault_created"; got != want {
 		t.Fatalf("activity %q, want %q", got, want)
 	}
-	if s := f.svc.Sessions(); !s.Readable || len(s.Sessions) != 0 {
+	if s := f.svc.Sessions(PageRequest{}); !s.Readable || len(s.Sessions) != 0 {
 		t.Fatalf("sessions: %+v", s)
 	}
 	waitFor(t, func() bool { return strings.Contains(f.rec.all(), EventAuditChanged) })
@@ -109,7 +132,10 @@ func TestAuditServiceRecordsVaultLockAndUnlock(t *testing.T) {
 	// A restart rebuilds the same views from the log.
 	f.close()
 	g := newAuditFixture(t, f.dir)
-	if st := g.svc.Status(); st.State != "intact" || !st.Writing {
+	if st := g.svc.Status(); st.State != "verifying" && st.State != "intact" {
+		t.Fatalf("right after restart: %+v", st)
+	}
+	if st := settledStatus(t, g.svc); st.State != "intact" || !st.Writing {
 		t.Fatalf("after restart: %+v", st)
 	}
 	if err := g.vault.Unlock(vault.Passphrase("correct horse battery")); err != nil {
@@ -149,7 +175,10 @@ func TestAuditServiceTamperedLogIsShownNotRepaired(t *testing.T) {
 	}
 
 	g := newAuditFixture(t, f.dir)
-	st := g.svc.Status()
+	// Open trusts the signed tree state and verifies the rest in the
+	// background: the banner says "verifying", then "tampered", and the
+	// log stops taking entries.
+	st := settledStatus(t, g.svc)
 	if st.State != "tampered" || st.Writing || st.Problem == "" || st.Reason == "" {
 		t.Fatalf("tampered log: %+v", st)
 	}
@@ -223,7 +252,7 @@ func TestAuditServiceActivityFilterAndRedaction(t *testing.T) {
 	f.vault.Unlock(vault.Passphrase("correct horse battery"))
 
 	act, _ := f.svc.Activity(ActivityFilter{})
-	all, _ := json.Marshal([]any{f.svc.Status(), f.svc.Sessions(), act})
+	all, _ := json.Marshal([]any{f.svc.Status(), f.svc.Sessions(PageRequest{}), act})
 	logBytes, _ := os.ReadFile(filepath.Join(f.dir, "audit", audit.LogFile))
 	for name, b := range map[string][]byte{"views": all, "log": logBytes, "events": []byte(f.rec.all()), "app log": f.logs.Bytes()} {
 		if bytes.Contains(b, []byte(canary)) {
@@ -255,7 +284,7 @@ func TestAuditServiceVaultResetSetsTheLogAside(t *testing.T) {
 	if err := f.vault.Create(vault.Passphrase("another horse battery"), false); err != nil {
 		t.Fatal(err)
 	}
-	if st := f.svc.Status(); st.State != "intact" || !st.Writing || st.Problem != "" {
+	if st := settledStatus(t, f.svc); st.State != "intact" || !st.Writing || st.Problem != "" {
 		t.Fatalf("after the new vault: %+v", st)
 	}
 	if got := strings.Join(activityTypes(t, f.svc), " "); got != "vault_unlocked:vault_created" {

@@ -7,8 +7,10 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 )
 
-// AuditStatus is the audit log's state for the UI. State is "intact",
-// "tampered", "unreadable" or "absent" (no log yet: the vault is not set up).
+// AuditStatus is the audit log's state for the UI. State is "verifying"
+// (the first verification since the app started is still running; the app
+// records meanwhile), "intact", "tampered", "unreadable" or "absent" (no log
+// yet: the vault is not set up).
 type AuditStatus struct {
 	State   string `json:"state"`
 	Writing bool   `json:"writing"` // the app holds the log open for appends
@@ -43,22 +45,36 @@ type LoggedSession struct {
 	Calls       int    `json:"calls"`
 }
 
-// SessionsView is the Sessions view. Readable is false while the vault is
-// locked (the log is encrypted to the vault's audit key); Note says why.
+// SessionsView is one page of the Sessions view, newest first. Readable is
+// false while the vault is locked (the log is encrypted to the vault's
+// audit key); Note says why. More says older sessions exist; Next is the
+// Before of the page that holds them.
 type SessionsView struct {
 	Readable bool            `json:"readable"`
 	Note     string          `json:"note"`
 	Sessions []LoggedSession `json:"sessions"`
+	More     bool            `json:"more"`
+	Next     int64           `json:"next"`
+}
+
+// PageRequest asks for one page, newest first: what comes before the log
+// index Before (0: from the newest), at most Limit (0: 100, at most 1000).
+type PageRequest struct {
+	Before int64 `json:"before"`
+	Limit  int   `json:"limit"`
 }
 
 // ActivityFilter narrows the Activity view; empty fields do not filter.
-// From and To are RFC 3339 times.
+// From and To are RFC 3339 times. Before and Limit ask for a page, as in
+// PageRequest.
 type ActivityFilter struct {
 	SessionID string `json:"sessionId"`
 	Channel   string `json:"channel"`
 	Class     string `json:"class"`
 	From      string `json:"from"`
 	To        string `json:"to"`
+	Before    int64  `json:"before"`
+	Limit     int    `json:"limit"`
 }
 
 // ActivityItem is one line of the Activity view: a call or an authority event.
@@ -82,11 +98,13 @@ type ActivityItem struct {
 	DurationMS int64  `json:"durationMs"`
 }
 
-// ActivityView is the Activity view; see SessionsView for Readable and Note.
+// ActivityView is one page of the Activity view; see SessionsView.
 type ActivityView struct {
 	Readable bool           `json:"readable"`
 	Note     string         `json:"note"`
 	Items    []ActivityItem `json:"items"`
+	More     bool           `json:"more"`
+	Next     int64          `json:"next"`
 }
 
 // CheckpointExport says what ExportCheckpoint saved.
@@ -129,6 +147,16 @@ func loggedActivityItem(it activity.Item) ActivityItem {
 		}
 	}
 	return v
+}
+
+// verifyingStatus is the status while the first verification runs: what the
+// writer holds, nothing claimed yet.
+func verifyingStatus(h audit.Head) AuditStatus {
+	st := AuditStatus{State: "verifying", Entries: h.Size, FirstBad: -1, Notes: []string{}}
+	if h.Size > 0 {
+		st.TreeHead = h.String()
+	}
+	return st
 }
 
 func statusFromReport(rep audit.Report) AuditStatus {
