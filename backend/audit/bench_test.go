@@ -251,3 +251,17 @@ func BenchmarkReadEvents(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
 }
+
+// BenchmarkSeal: sealing one entry alone (under its segment key), the part
+// of Append that was one X25519 key exchange per entry in format 1.
+func BenchmarkSeal(b *testing.B) {
+	ev := sampleEvent(1)
+	seg := testSegment(b, 0)
+	defer seg.wipe()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := sealedEntry(seg, LogID{}, 5, &ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
