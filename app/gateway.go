@@ -12,6 +12,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -27,8 +28,9 @@ type gatewayRunner struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	oauth    *oauth.Manager // served by gw; closed after it
-	oauthLog *audit.Log     // the log oauth writes to
+	oauth    *oauth.Manager       // served by gw; closed after it
+	ops      *operation.Catalogue // the operations oauth lends for; closed with it
+	oauthLog *audit.Log           // the log oauth writes to
 }
 
 // watchGateway starts the gateway now if it can, and follows the vault's
@@ -65,15 +67,18 @@ func (a *App) ensureGateway() {
 		a.cfg.Log.Info("agent gateway not started: the audit log is not open (vault not set up, or the log is refused)")
 		return
 	}
-	gw, err := gateway.New(gateway.Config{
+	cfg := gateway.Config{
 		Vault:      a.vault,
 		DataDir:    a.cfg.DataDir,
 		RuntimeDir: a.cfg.RuntimeDir,
 		Audit:      w,
 		Logger:     a.cfg.Log,
 		ShimSHA256: a.shimHashes(),
-		OAuth:      r.oauth,
-	})
+	}
+	if r.oauth != nil {
+		cfg.Operations, cfg.OAuth = r.ops, r.oauth
+	}
+	gw, err := gateway.New(cfg)
 	if err != nil {
 		if errors.Is(err, gateway.ErrAlreadyRunning) {
 			a.cfg.Log.Warn("agent gateway not started: another Yett gateway (yett serve?) serves this user")

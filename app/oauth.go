@@ -13,6 +13,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/oauth/providers"
+	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -38,7 +39,7 @@ var errNoOAuth = errors.New("Set up and unlock the vault first.")
 // OAuthService is bound to the UI as window.go.app.OAuthService. It lets a
 // person connect accounts, keep their owner inventory, define the named
 // operations agents may call, and revoke. It wraps the app's oauth.Manager
-// and hands out redacted views only: no token, client secret or private key
+// and operation catalogue and hands out redacted views only: no token, client secret or private key
 // ever crosses to the UI (the manager has no method that returns one), and
 // the client secret of ConnectForm only travels inward.
 //
@@ -50,7 +51,8 @@ type OAuthService struct {
 
 	mu      sync.Mutex
 	m       *oauth.Manager
-	cancel  func()             // the manager subscription
+	ops     *operation.Catalogue
+	cancel  func()             // the manager's and the catalogue's subscriptions
 	waiters context.Context    // ends the flow watchers of the attached manager
 	stopW   context.CancelFunc // cancels waiters
 
@@ -68,7 +70,8 @@ func newOAuthService(events *eventSink, log *slog.Logger) *OAuthService {
 }
 
 // announce sends EventOAuthChanged off the manager's goroutine: the
-// manager calls subscribers synchronously and they must not block it.
+// manager and the catalogue call subscribers synchronously and they must not
+// block them.
 func (s *OAuthService) announce() {
 	defer close(s.done)
 	for {
@@ -88,9 +91,10 @@ func (s *OAuthService) changed() {
 	}
 }
 
-// attach serves m from now on (nil detaches). The caller owns m and closes
-// it; flows being watched for the previous manager are no longer reported.
-func (s *OAuthService) attach(m *oauth.Manager) {
+// attach serves m and its catalogue ops from now on (nil, nil detaches).
+// The caller owns both and closes them; flows being watched for the
+// previous manager are no longer reported.
+func (s *OAuthService) attach(m *oauth.Manager, ops *operation.Catalogue) {
 	s.mu.Lock()
 	if s.cancel != nil {
 		s.cancel()
@@ -98,9 +102,11 @@ func (s *OAuthService) attach(m *oauth.Manager) {
 	}
 	s.stopW()
 	s.waiters, s.stopW = context.WithCancel(context.Background())
-	s.m = m
+	s.m, s.ops = m, ops
 	if m != nil {
-		s.cancel = m.Subscribe(func(oauth.Event) { s.changed() })
+		unsubM := m.Subscribe(func(oauth.Event) { s.changed() })
+		unsubOps := ops.Subscribe(s.changed)
+		s.cancel = func() { unsubM(); unsubOps() }
 	}
 	s.mu.Unlock()
 	s.changed()
@@ -110,7 +116,7 @@ func (s *OAuthService) close() {
 	if s == nil {
 		return
 	}
-	s.attach(nil)
+	s.attach(nil, nil)
 	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.done
 }
@@ -122,6 +128,16 @@ func (s *OAuthService) manager() (*oauth.Manager, error) {
 		return nil, errNoOAuth
 	}
 	return s.m, nil
+}
+
+// catalogue is the operation catalogue, attached with the manager.
+func (s *OAuthService) catalogue() (*operation.Catalogue, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ops == nil {
+		return nil, errNoOAuth
+	}
+	return s.ops, nil
 }
 
 // Presets lists the providers Yett knows by name. It needs no vault.
@@ -250,9 +266,14 @@ func (s *OAuthService) CancelFlow(flowID string) error {
 	return nil
 }
 
-// Authorizations lists the inventory, newest first.
+// Authorizations lists the inventory, newest first, each row with the
+// operations the catalogue binds to it.
 func (s *OAuthService) Authorizations() ([]AuthorizationView, error) {
 	m, err := s.manager()
+	if err != nil {
+		return nil, err
+	}
+	ops, err := s.catalogue()
 	if err != nil {
 		return nil, err
 	}
@@ -260,9 +281,10 @@ func (s *OAuthService) Authorizations() ([]AuthorizationView, error) {
 	if err != nil {
 		return nil, s.publicError("list authorizations", err)
 	}
+	names := ops.NamesByAuthorization()
 	out := make([]AuthorizationView, 0, len(list))
 	for _, a := range list {
-		out = append(out, authorizationView(a))
+		out = append(out, authorizationView(a, names[a.ID]))
 	}
 	return out, nil
 }
@@ -301,14 +323,11 @@ func (s *OAuthService) Revoke(id string) (RevokeReport, error) {
 
 // Operations lists the named operations agents may call.
 func (s *OAuthService) Operations() ([]OperationView, error) {
-	m, err := s.manager()
+	ops, err := s.catalogue()
 	if err != nil {
 		return nil, err
 	}
-	list, err := m.Operations()
-	if err != nil {
-		return nil, s.publicError("list operations", err)
-	}
+	list := ops.List()
 	out := make([]OperationView, 0, len(list))
 	for _, o := range list {
 		out = append(out, operationView(o))
@@ -322,21 +341,21 @@ func (s *OAuthService) SaveOperation(op OperationView) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.manager()
+	ops, err := s.catalogue()
 	if err != nil {
 		return err
 	}
-	return s.publicError("save operation", m.SaveOperation(o))
+	return s.publicError("save operation", ops.Save(o))
 }
 
 // RemoveOperation deletes a named operation.
 func (s *OAuthService) RemoveOperation(name string) error {
-	m, err := s.manager()
+	ops, err := s.catalogue()
 	if err != nil {
 		return err
 	}
-	err = m.RemoveOperation(name)
-	if errors.Is(err, oauth.ErrNotFound) {
+	err = ops.Remove(name)
+	if errors.Is(err, operation.ErrNotFound) {
 		return errors.New("There is no operation by that name.")
 	}
 	return s.publicError("remove operation", err)
@@ -367,6 +386,7 @@ func (s *OAuthService) SetBlockUncontrolled(on bool) error {
 var oauthPublicErrors = []error{
 	oauth.ErrInvalid, oauth.ErrNotFound, oauth.ErrNeedsReconnection, oauth.ErrDisabled,
 	oauth.ErrUncontrolled, oauth.ErrTransient, oauth.ErrProvider, oauth.ErrFlow, oauth.ErrConfig,
+	operation.ErrInvalid,
 }
 
 // publicError chooses the text the UI shows. Anything undocumented (a
@@ -390,11 +410,12 @@ func (s *OAuthService) publicError(what string, err error) error {
 	return errors.New("Yett could not complete this. Details are in the Yett log.")
 }
 
-// oauthSentence turns "oauth: invalid input: name must be ..." into "Name
-// must be ...": the package prefix is not for a person, and a refused form
-// is plain from the text itself.
+// oauthSentence turns "oauth: invalid input: name must be ..." (or
+// "operation: invalid input: ...") into "Name must be ...": the package
+// prefix is not for a person, and a refused form is plain from the text
+// itself.
 func oauthSentence(msg string) string {
-	msg = strings.TrimPrefix(msg, "oauth: ")
+	msg = strings.TrimPrefix(strings.TrimPrefix(msg, "oauth: "), "operation: ")
 	if rest, ok := strings.CutPrefix(msg, "invalid input: "); ok {
 		msg = rest
 	}
@@ -441,8 +462,14 @@ func (a *App) runOAuthLocked(w *audit.Log) {
 		a.cfg.Log.Error("OAuth connections unavailable", "err", err)
 		return
 	}
-	r.oauth, r.oauthLog = m, w
-	a.OAuth.attach(m)
+	ops, err := operation.Open(operation.Config{DataDir: a.cfg.DataDir, Authorizations: m})
+	if err != nil {
+		a.cfg.Log.Error("OAuth connections unavailable: the operation catalogue does not open", "err", err)
+		m.Close()
+		return
+	}
+	r.oauth, r.ops, r.oauthLog = m, ops, w
+	a.OAuth.attach(m, ops)
 }
 
 // closeOAuthLocked detaches the UI first, so it never calls a closed
@@ -452,11 +479,14 @@ func (a *App) closeOAuthLocked() {
 	if r.oauth == nil {
 		return
 	}
-	a.OAuth.attach(nil)
+	a.OAuth.attach(nil, nil)
+	if err := r.ops.Close(); err != nil {
+		a.cfg.Log.Warn("close operation catalogue", "err", err)
+	}
 	if err := r.oauth.Close(); err != nil {
 		a.cfg.Log.Warn("close OAuth manager", "err", err)
 	}
-	r.oauth, r.oauthLog = nil, nil
+	r.oauth, r.ops, r.oauthLog = nil, nil, nil
 }
 
 // openBrowser opens an authorization URL in the system browser; before the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/oauth/providers"
+	"github.com/yettdev/yett/backend/operation"
 )
 
 // The OAuth views are what frontend/src/lib/backend.ts parses: camelCase
@@ -250,13 +251,15 @@ func flowError(msg string) string {
 	return oauthSentence(msg)
 }
 
-func authorizationView(a oauth.AuthorizationView) AuthorizationView {
+// authorizationView is a row of the inventory with the names of the
+// operations bound to it (from the catalogue).
+func authorizationView(a oauth.AuthorizationView, operations []string) AuthorizationView {
 	return AuthorizationView{
 		ID: a.ID, Name: a.Name, Provider: a.Provider, ProviderHost: a.ProviderHost, AccountRef: a.AccountRef,
 		Scopes: nonNil(a.Scopes), Owner: a.Owner, BackupRevoker: a.BackupRevoker, Environment: a.Environment,
 		CreatedHow: a.CreatedHow, ConnectedAt: rfc3339(a.ConnectedAt), LastRefresh: rfc3339(a.LastRefresh),
 		LastUsed: rfc3339(a.LastUsed), ReviewBy: rfc3339(a.ReviewBy), DisableProcedure: a.DisableProcedure,
-		Operations: nonNil(a.Operations), State: a.State, StateReason: a.StateReason, Revocation: a.Revocation, Unattended: a.Unattended,
+		Operations: nonNil(operations), State: a.State, StateReason: a.StateReason, Revocation: a.Revocation, Unattended: a.Unattended,
 		DPoP: a.DPoP, ClientAuth: a.ClientAuth, Controlled: a.Controlled, Problems: nonNil(a.Problems),
 	}
 }
@@ -269,7 +272,7 @@ func revokeReport(r oauth.RevokeReport) RevokeReport {
 	return out
 }
 
-func operationView(o oauth.Operation) OperationView {
+func operationView(o operation.Operation) OperationView {
 	v := OperationView{
 		Name: o.Name, AuthorizationID: o.AuthorizationID, Description: o.Description, Method: o.Method,
 		URLTemplate: o.URLTemplate, Params: make([]ParamView, 0, len(o.Params)), BodySchema: string(o.BodySchema),
@@ -281,9 +284,9 @@ func operationView(o oauth.Operation) OperationView {
 	return v
 }
 
-// operation converts the UI's operation; the manager validates the rest.
-func (v OperationView) operation() (oauth.Operation, error) {
-	o := oauth.Operation{
+// operation converts the UI's operation; the catalogue validates the rest.
+func (v OperationView) operation() (operation.Operation, error) {
+	o := operation.Operation{
 		Name: strings.TrimSpace(v.Name), AuthorizationID: v.AuthorizationID, Description: v.Description,
 		Method: v.Method, URLTemplate: strings.TrimSpace(v.URLTemplate), Approval: v.Approval,
 	}
@@ -292,7 +295,7 @@ func (v OperationView) operation() (oauth.Operation, error) {
 		if len(p.Allowed) > 0 {
 			allowed = p.Allowed
 		}
-		o.Params = append(o.Params, oauth.Param{Name: p.Name, Type: p.Type, Allowed: allowed, Pattern: p.Pattern, Required: p.Required})
+		o.Params = append(o.Params, operation.Param{Name: p.Name, Type: p.Type, Allowed: allowed, Pattern: p.Pattern, Required: p.Required})
 	}
 	if schema := strings.TrimSpace(v.BodySchema); schema != "" {
 		if !json.Valid([]byte(schema)) {

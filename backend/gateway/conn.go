@@ -176,8 +176,8 @@ func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			return c.httpRequest(ctx, ctr)
 		case name == ToolStatus:
 			return c.status(ctx, ctr)
-		case c.g.oauth != nil:
-			if _, err := c.g.oauth.Operation(name); err == nil {
+		case c.g.ops != nil:
+			if _, ok := c.g.ops.Lookup(name); ok {
 				return c.operation(ctx, ctr)
 			}
 		}

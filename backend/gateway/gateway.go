@@ -21,6 +21,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"
 	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/procid"
 	"github.com/yettdev/yett/backend/userdir"
 	"github.com/yettdev/yett/backend/vault"
@@ -62,9 +63,12 @@ type Config struct {
 	// itself would otherwise make its parent the "origin" shown on the card.
 	// Empty accepts any peer of the user (the card still names it).
 	ShimSHA256 [][32]byte
-	// OAuth, when set, serves its named operations as tools (the caller
-	// owns it and closes it after the gateway).
-	OAuth *oauth.Manager
+	// Operations and OAuth, set together or not at all, serve the named
+	// operations as tools: the catalogue lists and renders them, OAuth
+	// custody checks their authorization and lends its token. The caller
+	// owns both and closes them after the gateway.
+	Operations *operation.Catalogue
+	OAuth      Lender
 }
 
 // Gateway is a running gateway. Start it with New, then Serve.
@@ -78,7 +82,8 @@ type Gateway struct {
 	broker   *approval.Broker
 	exec     *action.Executor
 	insp     *procid.Inspector
-	oauth    *oauth.Manager
+	ops      *operation.Catalogue
+	oauth    Lender
 	bootID   string
 	prevBoot string
 	lock     *os.File
@@ -118,7 +123,8 @@ func newBootID() string {
 // ErrAlreadyRunning, ErrConfig, ErrAddressTaken (Windows), and failures
 // opening the files.
 func New(cfg Config) (*Gateway, error) {
-	if cfg.Vault == nil || cfg.DataDir == "" || cfg.RuntimeDir == "" || (cfg.Audit == nil && cfg.AuditRecipient == nil) {
+	if cfg.Vault == nil || cfg.DataDir == "" || cfg.RuntimeDir == "" || (cfg.Audit == nil && cfg.AuditRecipient == nil) ||
+		(cfg.Operations == nil) != (cfg.OAuth == nil) {
 		return nil, ErrConfig
 	}
 	if cfg.Logger == nil {
@@ -134,7 +140,7 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger, vault: cfg.Vault, insp: cfg.Inspector,
-		exec: action.New(cfg.HTTP), bootID: newBootID(), conns: map[*conn]struct{}{}, oauth: cfg.OAuth,
+		exec: action.New(cfg.HTTP), bootID: newBootID(), conns: map[*conn]struct{}{}, ops: cfg.Operations, oauth: cfg.OAuth,
 	}
 	g.ctx, g.stop = context.WithCancel(context.Background())
 	ok := false
@@ -175,15 +181,16 @@ func New(cfg Config) (*Gateway, error) {
 	g.newEpochLocked(g.vault.Epoch())
 	g.unsub = g.vault.Subscribe(g.onVaultEvent)
 	g.unsubOps = func() {}
-	if g.oauth != nil {
-		g.unsubOps = g.oauth.Subscribe(func(ev oauth.Event) {
+	if g.ops != nil {
+		unsubAuth := g.oauth.Subscribe(func(ev oauth.Event) {
 			if ev.Disabled != "" {
 				g.authorizationDisabled(ev.Disabled)
 			}
-			// Tool lists change off the caller's goroutine: the SDK notifies
-			// clients, which must not hold up the manager.
-			go g.operationsChanged()
 		})
+		// Tool lists change off the caller's goroutine: the SDK notifies
+		// clients, which must not hold up the catalogue.
+		unsubCat := g.ops.Subscribe(func() { go g.operationsChanged() })
+		g.unsubOps = func() { unsubAuth(); unsubCat() }
 	}
 	// The lock is ours, so whatever is found at the address is stale
 	// (Unix) or a squatter's (Windows, ErrAddressTaken).

@@ -25,6 +25,7 @@ import (
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -132,6 +133,7 @@ type world struct {
 	timeout  time.Duration
 	audit    *audit.Log
 	oauth    *oauth.Manager
+	ops      *operation.Catalogue
 }
 
 type worldOpts struct {
@@ -140,7 +142,8 @@ type worldOpts struct {
 	// ownAudit: the test opens the audit log and passes it in Config.Audit,
 	// so it can break it.
 	ownAudit bool
-	// oauth opens an OAuth manager on the data directory (implies ownAudit).
+	// oauth opens an OAuth manager and the operation catalogue on the data
+	// directory (implies ownAudit).
 	oauth bool
 }
 
@@ -190,6 +193,10 @@ func newWorld(t testing.TB, o worldOpts) *world {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { w.oauth.Close() })
+		if w.ops, err = operation.Open(operation.Config{DataDir: w.dataDir, Authorizations: w.oauth}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.ops.Close() })
 	}
 	w.start()
 	t.Cleanup(w.checkNoLeak)
@@ -210,11 +217,15 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // start starts an in-process gateway (again, after stop: a restart).
 func (w *world) start() {
 	w.t.Helper()
-	gw, err := New(Config{
+	cfg := Config{
 		Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, AuditRecipient: w.identity.Recipient(), Audit: w.audit,
-		ApprovalTimeout: w.timeout, ShimSHA256: [][32]byte{yettSHA256}, OAuth: w.oauth,
+		ApprovalTimeout: w.timeout, ShimSHA256: [][32]byte{yettSHA256},
 		Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
+	}
+	if w.oauth != nil {
+		cfg.Operations, cfg.OAuth = w.ops, w.oauth
+	}
+	gw, err := New(cfg)
 	if err != nil {
 		w.t.Fatal(err)
 	}

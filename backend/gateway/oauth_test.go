@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -14,7 +15,9 @@ import (
 	"time"
 
 	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/internal/testsupport/hydratest"
+	"github.com/yettdev/yett/internal/testsupport/oauthtest"
 )
 
 // api is the provider's API behind the operation; it keeps the last
@@ -71,12 +74,12 @@ func connectHydra(t *testing.T, w *world, h *hydratest.Hydra, ctr *hydratest.Cou
 	if err != nil || done.State != oauth.FlowConnected {
 		t.Fatalf("flow: %+v %v", done, err)
 	}
-	err = w.oauth.SaveOperation(oauth.Operation{
+	err = w.ops.Save(operation.Operation{
 		Name: "tracker.create_issue", AuthorizationID: done.AuthorizationID, Description: "Create an issue in project A",
 		Method: "POST", URLTemplate: resURL + "/projects/{project}/issues",
-		Params:     []oauth.Param{{Name: "project", Type: "string", Allowed: []string{"A"}, Required: true}},
+		Params:     []operation.Param{{Name: "project", Type: "string", Allowed: []string{"A"}, Required: true}},
 		BodySchema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string","maxLength":200}},"required":["title"]}`),
-		Approval:   oauth.ApprovalSession,
+		Approval:   operation.ApprovalSession,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -201,5 +204,76 @@ func TestOperationSingleFlightAcrossAgents(t *testing.T) {
 	}
 	for _, a := range agents {
 		a.do(agentCmd{Op: "close"})
+	}
+}
+
+// TestOperationCatalogueChangesReachAgents: the gateway finds operations in
+// the catalogue's memory, so what the person changes there is what agents
+// get on their next call: a removed operation is refused without a request,
+// and one saved again is listed and served.
+func TestOperationCatalogueChangesReachAgents(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "CANARY-catalogue-client-secret"})
+	w := newWorld(t, worldOpts{oauth: true})
+	fv, err := w.oauth.Connect(context.Background(), oauth.ConnectRequest{
+		Name: "tracker", Provider: "custom", Flow: oauth.FlowClientCredentials, Environment: "development",
+		Endpoints: oauth.Endpoints{Issuer: p.URL}, ClientID: oauthtest.DefaultClientID, ClientAuth: oauth.ClientAuthSecret,
+		ClientSecret: []byte("CANARY-catalogue-client-secret"), Owner: "alice", BackupRevoker: "bob",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := operation.Operation{
+		Name: "tracker.list_items", AuthorizationID: fv.AuthorizationID, Method: "GET", URLTemplate: p.URL + "/resource",
+		Params:   []operation.Param{{Name: "state", Type: "string", Allowed: []string{"open"}, Required: true}},
+		Approval: operation.ApprovalSession,
+	}
+	if err := w.ops.Save(op); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"state": "open"}
+	a := startAgent(t, w.runDir)
+	a.connect()
+	listed := func() bool { return slices.Contains(a.do(agentCmd{Op: "list"}).Tools, op.Name) }
+	if !listed() {
+		t.Fatal("the operation is not listed")
+	}
+	wait := a.callAsync(op.Name, args)
+	w.approveNext()
+	if r := wait(); r.IsError || !strings.Contains(r.Text, `"status":200`) {
+		t.Fatalf("first call: %s %s", r.Text, r.Err)
+	}
+
+	before := p.TokenRequests()
+	if err := w.ops.Remove(op.Name); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.call(op.Name, args); !r.IsError && r.Err == "" {
+		t.Fatalf("a removed operation ran: %s", r.Text)
+	}
+	if after := p.TokenRequests(); !maps.Equal(after, before) {
+		t.Fatalf("a call of a removed operation reached the provider: %v -> %v", before, after)
+	}
+	waitFor(t, "the removed operation to leave the tool list", func() bool { return !listed() })
+
+	op.Description = "List open items"
+	if err := w.ops.Save(op); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the operation to be listed again", listed)
+	if r := a.call(op.Name, args); r.IsError || !strings.Contains(r.Text, `"status":200`) {
+		t.Fatalf("the operation saved again: %s %s", r.Text, r.Err)
+	}
+	a.do(agentCmd{Op: "close"})
+}
+
+// waitFor polls cond until it holds, for at most testWait.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", testWait, what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

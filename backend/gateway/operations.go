@@ -14,6 +14,7 @@ import (
 	"github.com/yettdev/yett/backend/action"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -27,17 +28,24 @@ const (
 // ChannelOAuth names named operations in audit entries and approval cards.
 const ChannelOAuth = "oauth"
 
+// Lender is all the gateway asks of OAuth custody (*oauth.Manager satisfies
+// it): an authorization's local state, checked before any card or network
+// call; a token lent for one approved and recorded request (the only path
+// that refreshes); and word of an authorization disabled, to end the
+// sessions that could use it. Nothing here returns a token.
+type Lender interface {
+	Check(authorizationID string) (oauth.Binding, error)
+	Acquire(ctx context.Context, authorizationID, op string) (*oauth.Lease, error)
+	Subscribe(fn func(oauth.Event)) (cancel func())
+}
+
 // operationTools lists the named operations as MCP tools. Each takes only
 // its parameters; nothing in it names a token, endpoint or scope.
 func (g *Gateway) operationTools() []*mcp.Tool {
-	if g.oauth == nil {
+	if g.ops == nil {
 		return nil
 	}
-	ops, err := g.oauth.Operations()
-	if err != nil {
-		g.log.Error("operations could not be listed")
-		return nil
-	}
+	ops := g.ops.List()
 	out := make([]*mcp.Tool, 0, len(ops))
 	for _, o := range ops {
 		desc := o.Description
@@ -130,18 +138,18 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		act.IdempotencyRef = lockedKey(req.Params.Arguments)
 		return g.refuse(c, act, "", refusedLocked), nil
 	}
-	if g.oauth == nil {
+	if g.ops == nil {
 		return g.refuse(c, act, "", &refusal{CodeUnknownOperation, audit.ReasonInvalidRequest, "no such operation"}), nil
 	}
-	op, err := g.oauth.Operation(name)
-	if err != nil {
+	op, ok := g.ops.Lookup(name)
+	if !ok {
 		return g.refuse(c, act, "", &refusal{CodeUnknownOperation, audit.ReasonInvalidRequest, "no such operation; the person defines operations in Yett"}), nil
 	}
 	act.CredentialRef = op.AuthorizationID
 	call, err := op.Render(req.Params.Arguments)
 	if err != nil {
 		text := "invalid arguments"
-		var ae *oauth.ArgError
+		var ae *operation.ArgError
 		if errors.As(err, &ae) {
 			text = ae.Msg
 		}
@@ -162,7 +170,7 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
-	if op.Approval == oauth.ApprovalPerCall {
+	if op.Approval == operation.ApprovalPerCall {
 		what := fmt.Sprintf("%s (%s, %s)", b.Name, b.AccountRef, b.Environment)
 		if err := g.broker.AskCall(ctx, c.run, sess.ID, ChannelOAuth, op.Method, name+" "+call.Host+call.Path, what); err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil

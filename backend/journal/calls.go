@@ -2,19 +2,21 @@ package journal
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // State is where a call is in its life.
 type State string
 
 const (
-	StateIntent        State = "intent"         // accepted, nothing sent yet
-	StateNotDispatched State = "not_dispatched" // refused after the intent; nothing was sent
+	// StateIntent is a call accepted and not sent. Journals written before
+	// the gateway recorded "dispatched" in one step hold such rows; a new
+	// call never goes through it.
+	StateIntent        State = "intent"
+	StateNotDispatched State = "not_dispatched" // refused after it was recorded; nothing was sent
 	StateDispatched    State = "dispatched"     // handed to the network; outcome not yet recorded
 	StateResult        State = "result"         // outcome recorded
 )
@@ -69,151 +71,187 @@ type Entry struct {
 	UpdatedAt time.Time
 }
 
-type callRow struct {
-	ID              string
-	Scope           string
-	IdemKey         string
-	State           string
-	BootID          string
-	RunID           string
-	Method          string
-	Target          string
-	Path            string
-	CredentialRef   string
-	RequestBytes    int64
-	RequestSha256   string
-	Reason          string
-	Status          int
-	Class           string
-	ResponseBytes   int64
-	ResponseSha256  string
-	Truncated       bool
-	CreatedUnixNano int64
-	UpdatedUnixNano int64
+const callColumns = `id, scope, idem_key, state, boot_id, run_id, method, target, path, credential_ref,
+	request_bytes, request_sha256, reason, status, class, response_bytes, response_sha256, truncated,
+	created_unix_nano, updated_unix_nano`
+
+func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
+	var e Entry
+	var state string
+	var created, updated int64
+	err := row.Scan(&e.ID, &e.Scope, &e.Key, &state, &e.BootID, &e.RunID, &e.Method, &e.Target, &e.Path,
+		&e.CredentialRef, &e.RequestBytes, &e.RequestSHA256, &e.Reason, &e.Result.Status, &e.Result.Class,
+		&e.Result.ResponseBytes, &e.Result.ResponseSHA256, &e.Result.Truncated, &created, &updated)
+	e.State = State(state)
+	e.CreatedAt, e.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+	return e, err
 }
 
-func (callRow) TableName() string { return "journal_calls" }
-
-func (r callRow) entry() Entry {
-	return Entry{
-		Intent: Intent{
-			ID: r.ID, Scope: r.Scope, Key: r.IdemKey, BootID: r.BootID, RunID: r.RunID,
-			Method: r.Method, Target: r.Target, Path: r.Path, CredentialRef: r.CredentialRef,
-			RequestBytes: r.RequestBytes, RequestSHA256: r.RequestSha256,
-		},
-		State:  State(r.State),
-		Reason: r.Reason,
-		Result: Result{Status: r.Status, Class: r.Class, ResponseBytes: r.ResponseBytes,
-			ResponseSHA256: r.ResponseSha256, Truncated: r.Truncated},
-		CreatedAt: time.Unix(0, r.CreatedUnixNano).UTC(),
-		UpdatedAt: time.Unix(0, r.UpdatedUnixNano).UTC(),
+// Dispatch records, durably, that a call is about to leave: the caller
+// sends the request only after it returns nil. There is no step between
+// "accepted" and "dispatched" on disk: a call whose dispatch record is not
+// durable was not sent, so after a crash a key with no record is as safe to
+// retry as one marked not_dispatched.
+//
+// A key names one request (RequestSHA256): a key already used for another
+// request is refused with ErrKeyReused, and nothing about the earlier call
+// is returned. A key used before for the same request may be reused only
+// when its earlier call provably never left (not_dispatched, or an intent
+// of an earlier boot): that call is replaced. Otherwise Dispatch returns
+// ErrKeyInUse together with the earlier entry, and nothing is written.
+//
+// A ctx already done returns its error and writes nothing; once the record
+// is queued, Dispatch waits for its outcome whatever ctx does, because it
+// may become durable.
+func (j *Journal) Dispatch(ctx context.Context, in Intent) (*Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-}
-
-// Begin records a call's intent. A key names one request (RequestSHA256): a
-// key already used for another request is refused with ErrKeyReused, and
-// nothing about the earlier call is returned. A key used before for the
-// same request may be reused only when its earlier call provably never
-// left (intent or not_dispatched): that row is replaced. Otherwise Begin
-// returns ErrKeyInUse together with the earlier entry, and nothing is
-// written.
-func (j *Journal) Begin(ctx context.Context, in Intent) (*Entry, error) {
-	now := time.Now().UnixNano()
-	var prev *Entry
-	err := j.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var old callRow
-		err := tx.Where("scope = ? AND idem_key = ?", in.Scope, in.Key).Take(&old).Error
-		switch {
-		case err == nil:
-			if old.RequestSha256 != in.RequestSHA256 {
-				return ErrKeyReused
-			}
-			if State(old.State) == StateDispatched || State(old.State) == StateResult {
-				e := old.entry()
-				prev = &e
-				return ErrKeyInUse
-			}
-			if State(old.State) == StateIntent && old.BootID == in.BootID {
-				// In flight in this boot (held for an approval, or
-				// between intent and dispatch): not a retry yet.
-				e := old.entry()
-				prev = &e
-				return ErrKeyInUse
-			}
-			if err := tx.Delete(&callRow{}, "id = ?", old.ID).Error; err != nil {
-				return err
-			}
-		case !errors.Is(err, gorm.ErrRecordNotFound):
-			return err
-		}
-		return tx.Create(&callRow{
-			ID: in.ID, Scope: in.Scope, IdemKey: in.Key, State: string(StateIntent),
-			BootID: in.BootID, RunID: in.RunID, Method: in.Method, Target: in.Target, Path: in.Path,
-			CredentialRef: in.CredentialRef, RequestBytes: in.RequestBytes, RequestSha256: in.RequestSHA256,
-			CreatedUnixNano: now, UpdatedUnixNano: now,
-		}).Error
-	})
-	if errors.Is(err, ErrKeyInUse) {
-		return prev, ErrKeyInUse
-	}
-	if errors.Is(err, ErrKeyReused) {
-		return nil, ErrKeyReused
-	}
+	now := time.Now().UTC()
+	e := &Entry{Intent: in, State: StateDispatched, CreatedAt: now, UpdatedAt: now}
+	fr, err := frame(e)
 	if err != nil {
-		return nil, fmt.Errorf("journal: begin: %w", err)
+		return nil, fmt.Errorf("journal: dispatch: %w", err)
+	}
+	k := callKey{in.Scope, in.Key}
+	j.mu.Lock()
+	old, err := j.findLocked(k)
+	if err != nil {
+		j.mu.Unlock()
+		return nil, fmt.Errorf("journal: dispatch: %w", err)
+	}
+	if old != nil {
+		if old.RequestSHA256 != in.RequestSHA256 {
+			j.mu.Unlock()
+			return nil, ErrKeyReused
+		}
+		if old.State == StateDispatched || old.State == StateResult || (old.State == StateIntent && old.BootID == in.BootID) {
+			prev := *old
+			j.mu.Unlock()
+			return &prev, ErrKeyInUse
+		}
+		if cur := j.live[k]; cur != nil {
+			delete(j.byID, cur.ID)
+		}
+	}
+	seq, err := j.wal.append(fr)
+	if err != nil {
+		j.mu.Unlock()
+		return nil, fmt.Errorf("journal: dispatch: %w", err)
+	}
+	j.live[k], j.byID[e.ID] = e, e
+	j.mu.Unlock()
+	if err := j.wal.wait(seq); err != nil {
+		// Not durable, so not to be sent, and not to be found either.
+		j.mu.Lock()
+		if j.byID[e.ID] == e {
+			delete(j.byID, e.ID)
+			delete(j.live, k)
+		}
+		j.mu.Unlock()
+		return nil, fmt.Errorf("journal: dispatch: %w", err)
 	}
 	return nil, nil
 }
 
-// Dispatched commits that the call is about to leave. The caller sends the
-// request only after this returns nil.
-func (j *Journal) Dispatched(ctx context.Context, id string) error {
-	return j.move(ctx, id, StateIntent, StateDispatched, map[string]any{})
+// findLocked returns the call named by k: from the log's calls, else from
+// the database unless the key filter says it was never there. j.mu held:
+// checking and recording a key is one step.
+func (j *Journal) findLocked(k callKey) (*Entry, error) {
+	if e := j.live[k]; e != nil {
+		return e, nil
+	}
+	if j.keys != nil && !j.keys.maybe(k) {
+		return nil, nil
+	}
+	e, err := scanEntry(j.stmts.byKey.QueryRow(k.scope, k.key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
 }
 
-// NotDispatched commits that the call was refused after its intent and that
-// nothing was sent.
-func (j *Journal) NotDispatched(ctx context.Context, id, reason string) error {
-	return j.move(ctx, id, StateIntent, StateNotDispatched, map[string]any{"reason": reason})
-}
-
-// Refused commits that a dispatched call was stopped by the executor before
-// anything was sent (a refused target or header, the secret unavailable).
-// Only errors that provably precede sending may lead here.
-func (j *Journal) Refused(ctx context.Context, id, reason string) error {
-	return j.move(ctx, id, StateDispatched, StateNotDispatched, map[string]any{"reason": reason})
+// NotSent records that a call recorded as dispatched did not leave after
+// all: its audit entry could not be written, or the executor refused it
+// before a byte was sent. Only facts that provably precede sending may lead
+// here.
+func (j *Journal) NotSent(ctx context.Context, id, reason string) error {
+	return j.move(id, StateNotDispatched, func(e *Entry) { e.Reason = reason })
 }
 
 // Finish records the outcome of a dispatched call.
 func (j *Journal) Finish(ctx context.Context, id string, r Result) error {
-	return j.move(ctx, id, StateDispatched, StateResult, map[string]any{
-		"status": r.Status, "class": r.Class, "response_bytes": r.ResponseBytes,
-		"response_sha256": r.ResponseSHA256, "truncated": r.Truncated,
-	})
+	return j.move(id, StateResult, func(e *Entry) { e.Result = r })
 }
 
-func (j *Journal) move(ctx context.Context, id string, from, to State, set map[string]any) error {
-	set["state"] = string(to)
-	set["updated_unix_nano"] = time.Now().UnixNano()
-	res := j.db.WithContext(ctx).Model(&callRow{}).Where("id = ? AND state = ?", id, string(from)).Updates(set)
-	if res.Error != nil {
-		return fmt.Errorf("journal: %s: %w", to, res.Error)
+// move takes a call of this process from dispatched to state, durably.
+// Entries are replaced, never changed in place: a Lookup may be holding the
+// old one.
+func (j *Journal) move(id string, to State, set func(*Entry)) error {
+	j.mu.Lock()
+	old := j.byID[id]
+	if old == nil || old.State != StateDispatched {
+		j.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrBadState, to)
 	}
-	if res.RowsAffected != 1 {
-		return fmt.Errorf("%w: %s -> %s", ErrBadState, from, to)
+	e := *old
+	e.State, e.UpdatedAt = to, time.Now().UTC()
+	set(&e)
+	fr, err := frame(&e)
+	if err != nil {
+		j.mu.Unlock()
+		return fmt.Errorf("journal: %s: %w", to, err)
+	}
+	seq, err := j.wal.append(fr)
+	if err != nil {
+		j.mu.Unlock()
+		return fmt.Errorf("journal: %s: %w", to, err)
+	}
+	j.live[callKey{e.Scope, e.Key}], j.byID[id] = &e, &e
+	j.dirty = true
+	j.mu.Unlock()
+	if err := j.wal.wait(seq); err != nil {
+		return fmt.Errorf("journal: %s: %w", to, err)
 	}
 	return nil
 }
 
 // Lookup returns the call named by key in scope, or ErrNotFound.
 func (j *Journal) Lookup(ctx context.Context, scope, key string) (Entry, error) {
-	var r callRow
-	err := j.db.WithContext(ctx).Where("scope = ? AND idem_key = ?", scope, key).Take(&r).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	k := callKey{scope, key}
+	j.mu.Lock()
+	if e := j.live[k]; e != nil {
+		out := *e
+		j.mu.Unlock()
+		return out, nil
+	}
+	j.mu.Unlock()
+	// Not in the log's calls: a call folded into the database is deleted
+	// from them only after the database holds it.
+	e, err := scanEntry(j.stmts.byKey.QueryRowContext(ctx, scope, key))
+	if errors.Is(err, sql.ErrNoRows) {
 		return Entry{}, ErrNotFound
 	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("journal: lookup: %w", err)
 	}
-	return r.entry(), nil
+	return e, nil
 }
+
+// statements are the calls table's statements, prepared once.
+type statements struct {
+	byKey *sql.Stmt
+}
+
+func prepare(db *sql.DB) (*statements, error) {
+	st, err := db.Prepare(`SELECT ` + callColumns + ` FROM journal_calls WHERE scope = ? AND idem_key = ?`)
+	if err != nil {
+		return nil, err
+	}
+	return &statements{byKey: st}, nil
+}
+
+func (s *statements) close() { s.byKey.Close() }

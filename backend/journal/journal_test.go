@@ -3,9 +3,14 @@ package journal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/yettdev/yett/backend/store"
 )
 
 func openTemp(t *testing.T) (*Journal, string) {
@@ -24,20 +29,47 @@ func intent(id, key, boot string) Intent {
 		Target: "127.0.0.1:1", Path: "/x", CredentialRef: "c1", RequestBytes: 3, RequestSHA256: "h"}
 }
 
+// oldIntent writes a row the way journals before one-step dispatch did: a
+// call accepted in boot, never marked dispatched. The journal at path is
+// closed while the row is written and reopened, as an upgrade would find it.
+func oldIntent(t *testing.T, j **Journal, path, id, key, boot string) {
+	t.Helper()
+	(*j).Close()
+	db, err := store.Open(path, history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := intent(id, key, boot)
+	now := time.Now().UnixNano()
+	if err := db.Exec(`INSERT INTO journal_calls (id, scope, idem_key, state, boot_id, run_id, method, target, path,
+		credential_ref, request_bytes, request_sha256, created_unix_nano, updated_unix_nano)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, in.ID, in.Scope, in.Key, string(StateIntent), in.BootID, in.RunID,
+		in.Method, in.Target, in.Path, in.CredentialRef, in.RequestBytes, in.RequestSHA256, now, now).Error; err != nil {
+		t.Fatal(err)
+	}
+	store.Close(db)
+	if *j, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestLifecycle(t *testing.T) {
 	ctx := context.Background()
 	j, _ := openTemp(t)
-	if _, err := j.Begin(ctx, intent("q1", "k1", "B1")); err != nil {
+	if _, err := j.Dispatch(ctx, intent("q1", "k1", "B1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Finish(ctx, "q1", Result{Status: 200}); !errors.Is(err, ErrBadState) {
-		t.Fatalf("finish before dispatch: %v", err)
-	}
-	if err := j.Dispatched(ctx, "q1"); err != nil {
-		t.Fatal(err)
+	if e, _ := j.Lookup(ctx, "sha256:aa", "k1"); e.State != StateDispatched {
+		t.Fatalf("after dispatch: %+v", e)
 	}
 	if err := j.Finish(ctx, "q1", Result{Status: 201, Class: "success", ResponseBytes: 17, ResponseSHA256: "ab"}); err != nil {
 		t.Fatal(err)
+	}
+	if err := j.Finish(ctx, "q1", Result{Status: 500}); !errors.Is(err, ErrBadState) {
+		t.Fatalf("a second result: %v", err)
+	}
+	if err := j.NotSent(ctx, "q1", "late"); !errors.Is(err, ErrBadState) {
+		t.Fatalf("not sent after a result: %v", err)
 	}
 	e, err := j.Lookup(ctx, "sha256:aa", "k1")
 	if err != nil {
@@ -49,7 +81,7 @@ func TestLifecycle(t *testing.T) {
 	if _, err := j.Lookup(ctx, "sha256:bb", "k1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("other scope sees the key: %v", err)
 	}
-	prev, err := j.Begin(ctx, intent("q2", "k1", "B2"))
+	prev, err := j.Dispatch(ctx, intent("q2", "k1", "B2"))
 	if !errors.Is(err, ErrKeyInUse) || prev == nil || prev.ID != "q1" {
 		t.Fatalf("reuse of a completed key: %v %+v", err, prev)
 	}
@@ -57,27 +89,28 @@ func TestLifecycle(t *testing.T) {
 
 func TestRetryOnlyWhenNothingLeft(t *testing.T) {
 	ctx := context.Background()
-	j, _ := openTemp(t)
+	j, path := openTemp(t)
+	t.Cleanup(func() { j.Close() }) // the journal oldIntent reopened
 	cases := []struct {
 		name   string
-		setup  func(id string)
+		setup  func(id, key string)
 		reuse  bool
 		inBoot string
 	}{
-		{"intent earlier boot", func(string) {}, true, "B2"},
-		{"intent same boot", func(string) {}, false, "B1"},
-		{"not dispatched", func(id string) { j.NotDispatched(ctx, id, "user_denied") }, true, "B1"},
-		{"dispatched", func(id string) { j.Dispatched(ctx, id) }, false, "B2"},
+		{"intent earlier boot", func(id, key string) { oldIntent(t, &j, path, id, key, "B1") }, true, "B2"},
+		{"intent same boot", func(id, key string) { oldIntent(t, &j, path, id, key, "B1") }, false, "B1"},
+		{"not sent", func(id, key string) {
+			j.Dispatch(ctx, intent(id, key, "B1"))
+			j.NotSent(ctx, id, "audit_unavailable")
+		}, true, "B1"},
+		{"dispatched", func(id, key string) { j.Dispatch(ctx, intent(id, key, "B1")) }, false, "B2"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			key := "key-" + tc.name
 			id := "a" + string(rune('0'+i))
-			if _, err := j.Begin(ctx, intent(id, key, "B1")); err != nil {
-				t.Fatal(err)
-			}
-			tc.setup(id)
-			_, err := j.Begin(ctx, intent(id+"-retry", key, tc.inBoot))
+			tc.setup(id, key)
+			_, err := j.Dispatch(ctx, intent(id+"-retry", key, tc.inBoot))
 			if tc.reuse != (err == nil) {
 				t.Fatalf("reuse=%v err=%v", tc.reuse, err)
 			}
@@ -92,8 +125,7 @@ func TestSurvivesReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.Begin(ctx, intent("q1", "k1", "B1"))
-	j.Dispatched(ctx, "q1")
+	j.Dispatch(ctx, intent("q1", "k1", "B1"))
 	if prev, err := j.StartBoot(ctx, "B1"); err != nil || prev != "" {
 		t.Fatal(prev, err)
 	}
@@ -148,25 +180,26 @@ func TestOwnSchemaOnly(t *testing.T) {
 // every state, and the earlier call's fate is not handed back.
 func TestKeyNamesOneRequest(t *testing.T) {
 	ctx := context.Background()
-	j, _ := openTemp(t)
+	j, path := openTemp(t)
+	t.Cleanup(func() { j.Close() }) // the journal oldIntent reopened
 	for _, st := range []string{"intent", "not_dispatched", "dispatched", "result"} {
 		t.Run(st, func(t *testing.T) {
 			key, id := "key-"+st, "q-"+st
-			if _, err := j.Begin(ctx, intent(id, key, "B1")); err != nil {
-				t.Fatal(err)
-			}
 			switch st {
+			case "intent":
+				oldIntent(t, &j, path, id, key, "B0")
 			case "not_dispatched":
-				j.NotDispatched(ctx, id, "user_denied")
+				j.Dispatch(ctx, intent(id, key, "B1"))
+				j.NotSent(ctx, id, "audit_unavailable")
 			case "dispatched":
-				j.Dispatched(ctx, id)
+				j.Dispatch(ctx, intent(id, key, "B1"))
 			case "result":
-				j.Dispatched(ctx, id)
+				j.Dispatch(ctx, intent(id, key, "B1"))
 				j.Finish(ctx, id, Result{Status: 200})
 			}
 			other := intent(id+"-2", key, "B2")
 			other.RequestSHA256 = "another request"
-			prev, err := j.Begin(ctx, other)
+			prev, err := j.Dispatch(ctx, other)
 			if !errors.Is(err, ErrKeyReused) || prev != nil {
 				t.Fatalf("reuse with another request: %v %+v", err, prev)
 			}
@@ -174,5 +207,56 @@ func TestKeyNamesOneRequest(t *testing.T) {
 				t.Fatalf("the earlier call was replaced: %+v", e)
 			}
 		})
+	}
+}
+
+// Concurrent writes share transactions (and so fsyncs), and a refusal in a
+// batch does not undo the others.
+func TestGroupCommit(t *testing.T) {
+	ctx := context.Background()
+	j, _ := openTemp(t)
+	j.Dispatch(ctx, intent("taken", "k-taken", "B1"))
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	before := j.Syncs()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("k-%d", i)
+			if i%8 == 0 {
+				key = "k-taken" // refused: in use
+			}
+			_, errs[i] = j.Dispatch(ctx, intent(fmt.Sprintf("q-%d", i), key, "B1"))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		want := i%8 != 0
+		if (err == nil) != want {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if want {
+			if e, err := j.Lookup(ctx, "sha256:aa", fmt.Sprintf("k-%d", i)); err != nil || e.State != StateDispatched {
+				t.Fatalf("write %d not durable: %+v %v", i, e, err)
+			}
+		}
+	}
+	if c := j.Syncs() - before; c >= n {
+		t.Fatalf("%d fsyncs for %d concurrent writes: no group commit", c, n)
+	}
+}
+
+// A context that ended before the write writes nothing and says so.
+func TestCancelledBeforeTheWrite(t *testing.T) {
+	j, _ := openTemp(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := j.Dispatch(ctx, intent("q1", "k1", "B1")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("%v", err)
+	}
+	if _, err := j.Lookup(context.Background(), "sha256:aa", "k1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a cancelled write landed: %v", err)
 	}
 }

@@ -186,8 +186,7 @@ func (m *Manager) now() time.Time { return m.cfg.Now() }
 // Event tells subscribers what changed.
 type Event struct {
 	// Disabled names an authorization that was just disabled locally
-	// (revoked); "" for any other change of the inventory, operations or
-	// flows.
+	// (revoked); "" for any other change of the inventory or flows.
 	Disabled string
 }
 

@@ -13,8 +13,8 @@ import (
 )
 
 // FileName is the OAuth database inside the data directory. It holds the
-// inventory and operations in the clear (they name things, they are not
-// secrets) and every token and key sealed under the vault (vault.SealBlob).
+// inventory in the clear (it names things, it is not secret) and every token
+// and key sealed under the vault (vault.SealBlob).
 const FileName = "oauth.db"
 
 var history = []store.Migration{
@@ -72,6 +72,9 @@ var tables = []string{
 		sealed_private BLOB NOT NULL,
 		created_at INTEGER NOT NULL
 	)`,
+	// Named operations lived here until they became their own catalogue
+	// (backend/operation, operations.db), which copies these rows once when
+	// it creates its file. Custody never reads or writes the table.
 	`CREATE TABLE oauth_operations (
 		name TEXT PRIMARY KEY,
 		authorization_id TEXT NOT NULL,

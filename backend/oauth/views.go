@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -25,7 +26,6 @@ type AuthorizationView struct {
 	LastUsed         time.Time `json:"last_used"`
 	ReviewBy         time.Time `json:"review_by"`
 	DisableProcedure string    `json:"disable_procedure"`
-	Operations       []string  `json:"operations"`
 	State            string    `json:"state"`
 	StateReason      string    `json:"state_reason"`
 	Revocation       string    `json:"revocation"`
@@ -51,17 +51,14 @@ func hostOf(raw string) string {
 // DefaultDisableProcedure is shown when the person wrote none.
 const DefaultDisableProcedure = "In Yett: Connections, Revoke. Yett disables it locally at once, then revokes it at the provider and verifies."
 
-func (m *Manager) view(r *row, ops []string) AuthorizationView {
+func (m *Manager) view(r *row) AuthorizationView {
 	v := AuthorizationView{
 		ID: r.ID, Name: r.Name, Provider: r.Provider, ProviderHost: hostOf(r.TokenEndpoint), AccountRef: r.AccountRef,
 		Scopes: splitScopes(r.Scopes), Owner: r.Owner, BackupRevoker: r.BackupRevoker, Environment: r.Environment,
 		CreatedHow: r.CreatedHow, ConnectedAt: fromUnix(r.ConnectedAt), LastRefresh: fromUnix(r.LastRefresh),
 		LastUsed: fromUnix(r.LastUsed), ReviewBy: fromUnix(r.ReviewBy), DisableProcedure: r.DisableProcedure,
-		Operations: ops, State: r.State, StateReason: r.StateReason, Revocation: r.Revocation,
+		State: r.State, StateReason: r.StateReason, Revocation: r.Revocation,
 		Unattended: r.Unattended, DPoP: r.DPoP, ClientAuth: r.ClientAuth, Controlled: controlled(r),
-	}
-	if v.Operations == nil {
-		v.Operations = []string{}
 	}
 	if v.Scopes == nil {
 		v.Scopes = []string{}
@@ -96,13 +93,9 @@ func (m *Manager) Authorizations() ([]AuthorizationView, error) {
 	if err := m.db.Order("connected_at DESC, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
-	ops, err := m.opsByAuthorization()
-	if err != nil {
-		return nil, err
-	}
 	out := make([]AuthorizationView, 0, len(rows))
 	for i := range rows {
-		out = append(out, m.view(&rows[i], ops[rows[i].ID]))
+		out = append(out, m.view(&rows[i]))
 	}
 	return out, nil
 }
@@ -113,11 +106,17 @@ func (m *Manager) Authorization(id string) (AuthorizationView, error) {
 	if err != nil {
 		return AuthorizationView{}, notFound(err)
 	}
-	ops, err := m.opsByAuthorization()
-	if err != nil {
-		return AuthorizationView{}, err
+	return m.view(r), nil
+}
+
+// AuthorizationExists says whether authorization id is in the inventory,
+// in any state.
+func (m *Manager) AuthorizationExists(id string) (bool, error) {
+	_, err := loadRow(m.db, id)
+	if errors.Is(err, errNoAuthorization) {
+		return false, nil
 	}
-	return m.view(r, ops[id]), nil
+	return err == nil, err
 }
 
 // Inventory is what a person may edit on a row after connecting.

@@ -1,4 +1,4 @@
-package oauth
+package operation
 
 import (
 	"encoding/json"

@@ -1,7 +1,6 @@
-package oauth
+package operation
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,12 +9,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
+)
 
-	"github.com/yettdev/yett/backend/journal"
-	"github.com/yettdev/yett/backend/target"
-	"github.com/yettdev/yett/backend/toolargs"
+// Errors callers branch on. Their texts are written for a person: they name
+// the field and the rule, never an agent's value.
+var (
+	ErrInvalid  = errors.New("operation: invalid input")
+	ErrNotFound = errors.New("operation: no such operation")
 )
 
 // Param is one typed parameter of an operation. A parameter named in the
@@ -167,255 +168,17 @@ func (p Param) check(v string) error {
 	return nil
 }
 
-// Call is an operation rendered from an agent's arguments.
-type Call struct {
-	Method string
-	URL    string
-	Host   string // host[:port]
-	Path   string
-	Body   []byte
-	Key    string // idempotency key, "" when none was given
-}
-
-// ArgError is a refusal safe to show the agent: it names the parameter and
-// the rule, never echoes the value.
-type ArgError struct{ Msg string }
-
-func (e *ArgError) Error() string { return e.Msg }
-
-func argErr(format string, a ...any) error { return &ArgError{Msg: fmt.Sprintf(format, a...)} }
-
-// Render validates an agent's arguments (a JSON object) and builds the
-// call. Unknown fields, a key given twice or in two letter cases, values
-// outside the allowed set, a path parameter that is a dot segment and
-// bodies that do not match the schema are refused. The URL is read by
-// target.Parse, as every request URL is.
-func (o *Operation) Render(raw json.RawMessage) (*Call, error) {
-	obj, err := toolargs.Object(raw)
-	if errors.Is(err, toolargs.ErrDuplicate) {
-		return nil, argErr("arguments: %v", err)
+// checkText bounds a one-line text field.
+func checkText(field, v string, minLen, maxLen int) error {
+	if len(strings.TrimSpace(v)) < minLen || len(v) > maxLen || !utf8.ValidString(v) || strings.ContainsAny(v, "\x00\r\n") {
+		return fmt.Errorf("%w: %s must be %d to %d characters on one line", ErrInvalid, field, minLen, maxLen)
 	}
-	if err != nil {
-		return nil, argErr("arguments must be a single JSON object")
-	}
-	args := make(map[string]any, len(obj))
-	for k, v := range obj {
-		dec := json.NewDecoder(bytes.NewReader(v))
-		dec.UseNumber()
-		var x any
-		if dec.Decode(&x) != nil {
-			return nil, argErr("arguments must be a single JSON object")
-		}
-		args[k] = x
-	}
-	values := map[string]string{}
-	for k, v := range args {
-		if slices.Contains(ReservedParam, k) {
-			continue
-		}
-		i := slices.IndexFunc(o.Params, func(p Param) bool { return p.Name == k })
-		if i < 0 {
-			return nil, argErr("unknown parameter %q", clip(k, 40))
-		}
-		p := o.Params[i]
-		var s string
-		switch x := v.(type) {
-		case string:
-			s = x
-		case json.Number:
-			s = x.String()
-		default:
-			return nil, argErr("parameter %s must be a %s", p.Name, p.Type)
-		}
-		if err := p.check(s); err != nil {
-			if errors.Is(err, errNotAllowed) {
-				return nil, argErr("parameter %s: the value is not one this operation allows", p.Name)
-			}
-			return nil, argErr("parameter %s must be a %s (%v)", p.Name, p.Type, err)
-		}
-		values[k] = s
-	}
-	for _, p := range o.Params {
-		if _, ok := values[p.Name]; p.Required && !ok {
-			return nil, argErr("parameter %s is required", p.Name)
-		}
-	}
-	c := &Call{Method: o.Method}
-	if k, ok := args["idempotency_key"]; ok {
-		s, _ := k.(string)
-		if !validKey(s) {
-			return nil, argErr("idempotency_key may contain only letters, digits and . _ : - (at most 128)")
-		}
-		c.Key = s
-	}
-	inPath := map[string]bool{}
-	var dot string
-	rendered := placeholder.ReplaceAllStringFunc(o.URLTemplate, func(m string) string {
-		name := m[1 : len(m)-1]
-		inPath[name] = true
-		if v := values[name]; v == "." || v == ".." {
-			dot = name
-		}
-		return url.PathEscape(values[name])
-	})
-	if dot != "" {
-		// A server resolves it to another path than the operation's,
-		// whatever the parameter's pattern allows.
-		return nil, argErr("parameter %s: . and .. are not allowed in a path", dot)
-	}
-	q := url.Values{}
-	for _, p := range o.Params {
-		if v, ok := values[p.Name]; ok && !inPath[p.Name] {
-			q.Set(p.Name, v)
-		}
-	}
-	if len(q) > 0 {
-		rendered += "?" + q.Encode()
-	}
-	t, err := target.Parse(rendered)
-	if err != nil {
-		// Its text names the rule (a dot segment hidden behind an encoded
-		// slash, say), never the value.
-		return nil, argErr("the parameters do not make a valid URL: %s", strings.TrimPrefix(err.Error(), target.ErrInvalid.Error()+": "))
-	}
-	c.URL, c.Host, c.Path = t.String(), t.Authority(), t.Path
-	body, hasBody := args["body"]
-	switch {
-	case len(o.BodySchema) == 0 && hasBody:
-		return nil, argErr("this operation takes no body")
-	case len(o.BodySchema) > 0:
-		if !hasBody {
-			return nil, argErr("body is required")
-		}
-		s, _ := parseSchema(o.BodySchema)
-		if err := s.check("body", body, 0); err != nil {
-			return nil, err
-		}
-		b, _ := json.Marshal(body)
-		c.Body = b
-	}
-	return c, nil
-}
-
-func validKey(k string) bool {
-	return k != "" && len(k) <= journal.MaxKeyLen && journal.KeyAlphabet(k)
-}
-
-// InputSchema is the operation's MCP tool input schema.
-func (o *Operation) InputSchema() json.RawMessage {
-	props := map[string]any{}
-	var required []string
-	for _, p := range o.Params {
-		s := map[string]any{"type": p.Type}
-		if len(p.Allowed) > 0 {
-			if p.Type == "integer" {
-				var ns []int64
-				for _, a := range p.Allowed {
-					n, _ := strconv.ParseInt(a, 10, 64)
-					ns = append(ns, n)
-				}
-				s["enum"] = ns
-			} else {
-				s["enum"] = p.Allowed
-			}
-		}
-		if p.Pattern != "" && p.Type == "string" {
-			s["pattern"] = "^(?:" + p.Pattern + ")$"
-		}
-		props[p.Name] = s
-		if p.Required {
-			required = append(required, p.Name)
-		}
-	}
-	if len(o.BodySchema) > 0 {
-		props["body"] = o.BodySchema
-		required = append(required, "body")
-	}
-	props["idempotency_key"] = map[string]any{"type": "string", "maxLength": 128,
-		"description": "names this logical action; reuse it only to retry the same action"}
-	s := map[string]any{"type": "object", "additionalProperties": false, "properties": props}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	b, _ := json.Marshal(s)
-	return b
-}
-
-// SaveOperation creates or replaces an operation. Its authorization must
-// exist.
-func (m *Manager) SaveOperation(o Operation) error {
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	if _, err := loadRow(m.db, o.AuthorizationID); err != nil {
-		return fmt.Errorf("%w: the operation's authorization does not exist", ErrInvalid)
-	}
-	spec, _ := json.Marshal(o)
-	err := m.db.Exec(`INSERT INTO oauth_operations (name, authorization_id, spec, updated_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT(name) DO UPDATE SET authorization_id = excluded.authorization_id, spec = excluded.spec, updated_at = excluded.updated_at`,
-		o.Name, o.AuthorizationID, string(spec), time.Now().Unix()).Error
-	if err != nil {
-		return fmt.Errorf("oauth: %w", err)
-	}
-	m.changed()
 	return nil
 }
 
-// RemoveOperation deletes an operation.
-func (m *Manager) RemoveOperation(name string) error {
-	res := m.db.Exec(`DELETE FROM oauth_operations WHERE name = ?`, name)
-	if res.Error != nil {
-		return fmt.Errorf("oauth: %w", res.Error)
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
 	}
-	if res.RowsAffected == 0 {
-		return ErrNotFound
-	}
-	m.changed()
-	return nil
-}
-
-// Operations lists every operation by name.
-func (m *Manager) Operations() ([]Operation, error) {
-	return m.loadOperations(`SELECT spec FROM oauth_operations ORDER BY name`)
-}
-
-// Operation returns one operation.
-func (m *Manager) Operation(name string) (Operation, error) {
-	ops, err := m.loadOperations(`SELECT spec FROM oauth_operations WHERE name = ?`, name)
-	if err != nil {
-		return Operation{}, err
-	}
-	if len(ops) != 1 {
-		return Operation{}, ErrNotFound
-	}
-	return ops[0], nil
-}
-
-// loadOperations runs a query for spec columns and decodes each.
-func (m *Manager) loadOperations(query string, args ...any) ([]Operation, error) {
-	var rows []struct{ Spec string }
-	if err := m.db.Raw(query, args...).Scan(&rows).Error; err != nil {
-		return nil, fmt.Errorf("oauth: %w", err)
-	}
-	out := make([]Operation, 0, len(rows))
-	for _, r := range rows {
-		var o Operation
-		if err := json.Unmarshal([]byte(r.Spec), &o); err != nil {
-			return nil, fmt.Errorf("oauth: a stored operation does not decode")
-		}
-		out = append(out, o)
-	}
-	return out, nil
-}
-
-func (m *Manager) opsByAuthorization() (map[string][]string, error) {
-	var rows []struct{ Name, AuthorizationID string }
-	if err := m.db.Raw(`SELECT name, authorization_id FROM oauth_operations ORDER BY name`).Scan(&rows).Error; err != nil {
-		return nil, fmt.Errorf("oauth: %w", err)
-	}
-	out := map[string][]string{}
-	for _, r := range rows {
-		out[r.AuthorizationID] = append(out[r.AuthorizationID], r.Name)
-	}
-	return out, nil
+	return s
 }

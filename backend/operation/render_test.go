@@ -1,4 +1,4 @@
-package oauth
+package operation
 
 import (
 	"encoding/json"
@@ -53,6 +53,39 @@ func TestRenderRefusesDuplicateKeys(t *testing.T) {
 			t.Errorf("%s: %v, want an ArgError", name, err)
 		} else if strings.Contains(ae.Msg, "b c/d") {
 			t.Errorf("%s: the refusal echoes a value", name)
+		}
+	}
+}
+
+// TestOperationRender: a valid call renders to the exact URL, key and body;
+// every refusal is an ArgError that does not echo the value.
+func TestOperationRender(t *testing.T) {
+	c, err := fuzzOp.Render(json.RawMessage(`{"project":"b c/d","limit":7,"body":{"title":"x","labels":["bug"]},"idempotency_key":"k-1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.URL != "https://api.example.test/projects/b%20c%2Fd/issues?limit=7" || c.Key != "k-1" || string(c.Body) != `{"labels":["bug"],"title":"x"}` {
+		t.Fatalf("rendered %q key %q body %s", c.URL, c.Key, c.Body)
+	}
+	for name, args := range map[string]string{
+		"value not allowed": `{"project":"B","body":{"title":"x"}}`,
+		"missing required":  `{"body":{"title":"x"}}`,
+		"unknown param":     `{"project":"A","host":"evil.example","body":{"title":"x"}}`,
+		"integer as text":   `{"project":"A","limit":"7; drop","body":{"title":"x"}}`,
+		"no body":           `{"project":"A"}`,
+		"body extra field":  `{"project":"A","body":{"title":"x","admin":true}}`,
+		"enum":              `{"project":"A","body":{"title":"x","labels":["secret"]}}`,
+		"too long":          `{"project":"A","body":{"title":"` + strings.Repeat("x", 51) + `"}}`,
+		"bad key":           `{"project":"A","body":{"title":"x"},"idempotency_key":"a b"}`,
+		"two objects":       `{"project":"A","body":{"title":"x"}}{}`,
+		"not an object":     `["A"]`,
+	} {
+		_, err := fuzzOp.Render(json.RawMessage(args))
+		var ae *ArgError
+		if !errors.As(err, &ae) {
+			t.Errorf("%s: %v", name, err)
+		} else if strings.Contains(ae.Msg, "evil.example") || strings.Contains(ae.Msg, "drop") {
+			t.Errorf("%s: the refusal echoes the value", name)
 		}
 	}
 }

@@ -62,7 +62,7 @@ func TestConcurrentUse(t *testing.T) {
 	run(60, func(i int) {
 		v.Status()
 		v.Touch()
-		_, s, err := v.CredentialFor(apiRoot)
+		_, s, err := credentialAndSecret(v, apiRoot)
 		if err != nil && !errors.Is(err, ErrAmbiguousCredential) {
 			okOrLocked(err)
 		}

@@ -245,7 +245,7 @@ func TestDamageFoundWhileUnlockedEndsSession(t *testing.T) {
 	if err := v.db.Exec(`UPDATE vault_records SET sealed = x'01' || substr(sealed, 2, 30) || x'00' || substr(sealed, 33) WHERE id = ?`, c.ID).Error; err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := v.CredentialFor(apiRoot)
+	_, secret, err := credentialAndSecret(v, apiRoot)
 	if !errors.Is(err, ErrDamaged) || secret != nil {
 		t.Fatalf("CredentialFor on an altered record: %v", err)
 	}

@@ -116,7 +116,7 @@ func TestCredentialFor(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.host+c.path, func(t *testing.T) {
-			view, secret, err := v.CredentialFor(mustTarget(t, "https://"+c.host+c.path))
+			view, secret, err := credentialAndSecret(v, mustTarget(t, "https://"+c.host+c.path))
 			if c.err != nil {
 				if !errors.Is(err, c.err) {
 					t.Fatalf("err = %v, want %v", err, c.err)
@@ -177,7 +177,7 @@ func TestCanary(t *testing.T) {
 	js, _ := json.Marshal(list)
 	ncJSON, _ := json.Marshal(nc)
 	logger.Info("credential", "new", nc, "secret", nc.Secret, "view", view, "pass", pass(testPass))
-	_, secret, err := v.CredentialFor(apiRoot)
+	_, secret, err := credentialAndSecret(v, apiRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,4 +215,35 @@ func TestCanary(t *testing.T) {
 	v.Lock("t")
 	v.Close()
 	checkFiles("closed")
+}
+
+// A secret is read for the very credential and version the caller chose: a
+// credential removed (or replaced) since then is ErrCredentialChanged,
+// never another credential's secret.
+func TestSecretOfChosenVersion(t *testing.T) {
+	v, _ := newUnlocked(t, testOptions(newFakeClock()))
+	c := sampleCredential("one", "CANARY-one-1234")
+	c.Hosts = []string{"api.example.com"}
+	view, err := v.AddCredential(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chosen, err := v.CredentialFor(apiRoot)
+	if err != nil || chosen.ID != view.ID {
+		t.Fatalf("%+v %v", chosen, err)
+	}
+	if s, err := v.SecretOf(chosen.ID, chosen.Version+1); !errors.Is(err, ErrCredentialChanged) || s != nil {
+		t.Fatalf("another version: %v", err)
+	}
+	if err := v.RemoveCredential(view.ID); err != nil {
+		t.Fatal(err)
+	}
+	c2 := sampleCredential("two", "CANARY-two-5678")
+	c2.Hosts = []string{"api.example.com"}
+	if _, err := v.AddCredential(c2); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := v.SecretOf(chosen.ID, chosen.Version); !errors.Is(err, ErrCredentialChanged) || s != nil {
+		t.Fatalf("a removed credential: %v", err)
+	}
 }

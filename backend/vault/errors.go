@@ -23,6 +23,7 @@ var (
 	ErrNoCredential        = errors.New("vault: no credential is bound to this host and path")
 	ErrAmbiguousCredential = errors.New("vault: more than one credential is bound equally specifically to this host and path")
 	ErrClosed              = errors.New("vault: closed")
+	ErrCredentialChanged   = errors.New("vault: the credential was edited or removed since it was chosen")
 )
 
 // ThrottledError is returned by Unlock after repeated wrong passphrases:

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"github.com/yettdev/yett/backend/target"
 	"sync"
 	"testing"
 	"time"
@@ -134,4 +135,18 @@ func (r *recorder) kinds() []EventKind {
 		out = append(out, e.Kind)
 	}
 	return out
+}
+
+// credentialAndSecret is what the gateway does for a call: choose the
+// credential, then read its secret.
+func credentialAndSecret(v *Vault, t target.URL) (CredentialView, *Secret, error) {
+	view, err := v.CredentialFor(t)
+	if err != nil {
+		return CredentialView{}, nil, err
+	}
+	s, err := v.SecretOf(view.ID, view.Version)
+	if err != nil {
+		return CredentialView{}, nil, err
+	}
+	return view, s, nil
 }

@@ -54,7 +54,7 @@ func TestLifecycle(t *testing.T) {
 	if _, err := v.ListCredentials(); !errors.Is(err, ErrLocked) {
 		t.Fatalf("list while locked: %v", err)
 	}
-	if _, _, err := v.CredentialFor(apiRoot); !errors.Is(err, ErrLocked) {
+	if _, _, err := credentialAndSecret(v, apiRoot); !errors.Is(err, ErrLocked) {
 		t.Fatalf("CredentialFor while locked: %v", err)
 	}
 	if err := v.Unlock(pass(testPass)); err != nil {

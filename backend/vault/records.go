@@ -277,34 +277,50 @@ func (v *Vault) RemoveCredential(id string) error {
 }
 
 // CredentialFor picks the credential bound most specifically to a request
-// for the target t, and returns it with its secret, freshly read and
-// authenticated from the file. Exact hosts beat wildcards, then an explicit
-// port, then the longest path prefix. t comes from target.Parse, the one
-// reader of request URLs, so the executor sends to exactly what matched.
+// for the target t. Exact hosts beat wildcards, then an explicit port, then
+// the longest path prefix. t comes from target.Parse, the one reader of
+// request URLs, so the executor sends to exactly what matched. It reads
+// nothing from the file: the choice is made on the metadata decrypted at
+// unlock. SecretOf reads the secret, once, when the call is about to leave.
 //
 // Errors: ErrLocked, ErrNoCredential, ErrAmbiguousCredential (two equally
-// specific bindings: the person must narrow one), ErrDamaged (the record
-// failed authentication; the session is lost and the vault is damaged).
-func (v *Vault) CredentialFor(t target.URL) (CredentialView, *Secret, error) {
+// specific bindings: the person must narrow one).
+func (v *Vault) CredentialFor(t target.URL) (CredentialView, error) {
 	reqHost, reqPort, path := bindingHost(t), t.Port, t.Path
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.usable(); err != nil {
+		return CredentialView{}, err
+	}
+	return pickCredential(v.creds, reqHost, reqPort, path)
+}
+
+// SecretOf returns the secret of credential id at exactly version, freshly
+// read and authenticated from the file. A credential removed or edited since
+// the caller chose it is ErrCredentialChanged: the caller's approval was for
+// the version it saw.
+//
+// Errors: ErrLocked, ErrCredentialChanged, ErrDamaged (the record failed
+// authentication; the session is lost and the vault is damaged).
+func (v *Vault) SecretOf(id string, version uint64) (*Secret, error) {
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
 		v.mu.Unlock()
-		return CredentialView{}, nil, err
+		return nil, err
 	}
-	best, err := pickCredential(v.creds, reqHost, reqPort, path)
-	if err != nil {
+	c, ok := v.creds[id]
+	ref, okRef := v.refs[id]
+	if !ok || !okRef || c.view.Version != version {
 		v.mu.Unlock()
-		return CredentialView{}, nil, err
+		return nil, ErrCredentialChanged
 	}
-	secret, err := v.readSecret(v.refs[best.ID])
-	if err != nil {
-		v.mu.Unlock()
-		v.deliver()
-		return CredentialView{}, nil, err
-	}
+	secret, err := v.readSecret(ref)
 	v.mu.Unlock()
-	return best, secret, nil
+	if err != nil {
+		v.deliver()
+		return nil, err
+	}
+	return secret, nil
 }
 
 // cachedCredential is a credential's view with its host bindings parsed
@@ -389,8 +405,8 @@ func (v *Vault) readSecret(ref recordRef) (*Secret, error) {
 // while unlocked: the session is lost and a *DamagedError names the record.
 // v.mu held.
 func (v *Vault) readRecord(ref recordRef, decode func(plaintext []byte) error) error {
-	var rows []recordRow
-	if err := v.db.Raw(`SELECT id, kind, version, sealed FROM vault_records WHERE id = ?`, ref.ID).Scan(&rows).Error; err != nil {
+	rows, err := v.recordByID(ref.ID)
+	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
 	var damage *DamagedError
@@ -410,6 +426,47 @@ func (v *Vault) readRecord(ref recordRef, decode func(plaintext []byte) error) e
 	}
 	v.loseSession(damage)
 	return damage
+}
+
+// recordByID reads one record row through a statement prepared once per
+// open database: a call reads its credential's record right before it
+// leaves, and parsing the query again each time cost more than the read.
+// v.mu held.
+func (v *Vault) recordByID(id string) ([]recordRow, error) {
+	if v.recordStmt == nil || v.recordStmtDB != v.db {
+		v.closeRecordStmt()
+		sqlDB, err := v.db.DB()
+		if err != nil {
+			return nil, err
+		}
+		if v.recordStmt, err = sqlDB.Prepare(`SELECT id, kind, version, sealed FROM vault_records WHERE id = ?`); err != nil {
+			return nil, err
+		}
+		v.recordStmtDB = v.db
+	}
+	rs, err := v.recordStmt.Query(id)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var rows []recordRow
+	for rs.Next() {
+		var r recordRow
+		if err := rs.Scan(&r.ID, &r.Kind, &r.Version, &r.Sealed); err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	return rows, rs.Err()
+}
+
+// closeRecordStmt drops the prepared statement (the database is closing or
+// being swapped). v.mu held.
+func (v *Vault) closeRecordStmt() {
+	if v.recordStmt != nil {
+		v.recordStmt.Close()
+		v.recordStmt, v.recordStmtDB = nil, nil
+	}
 }
 
 // SetAutoLockAfter sets and stores the idle auto-lock time (1 minute to 7

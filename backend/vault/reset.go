@@ -40,6 +40,7 @@ func (v *Vault) Reset() error {
 		epoch = max(epoch, uint64(v.opts.Now().Unix()))
 	}
 	v.dropSession()
+	v.closeRecordStmt()
 	if v.db != nil {
 		store.Close(v.db)
 		v.db = nil

@@ -30,6 +30,7 @@
 package vault
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -98,22 +99,26 @@ type Vault struct {
 	// KDF runs without holding mu (Status stays responsive meanwhile).
 	unlockMu sync.Mutex
 
-	mu          sync.Mutex
-	db          *gorm.DB // nil when the file could not be opened (damaged) or after Close
-	closed      bool
-	state       State
-	damaged     *DamagedError
-	epoch       uint64
-	hdr         *header
-	keyringWrap []byte
-	keyringNote string
-	keys        *sessionKeys                // non-nil only while unlocked
-	refs        map[string]recordRef        // the manifest's view, while unlocked
-	creds       map[string]cachedCredential // decrypted metadata, no secrets
-	autoLock    time.Duration
-	deadline    time.Time
-	stopTimer   func() bool
-	timerGen    uint64
+	mu sync.Mutex
+	db *gorm.DB // nil when the file could not be opened (damaged) or after Close
+	// recordStmt reads one record (recordByID); prepared on db, which
+	// recordStmtDB names, and dropped before db closes.
+	recordStmt   *sql.Stmt
+	recordStmtDB *gorm.DB
+	closed       bool
+	state        State
+	damaged      *DamagedError
+	epoch        uint64
+	hdr          *header
+	keyringWrap  []byte
+	keyringNote  string
+	keys         *sessionKeys                // non-nil only while unlocked
+	refs         map[string]recordRef        // the manifest's view, while unlocked
+	creds        map[string]cachedCredential // decrypted metadata, no secrets
+	autoLock     time.Duration
+	deadline     time.Time
+	stopTimer    func() bool
+	timerGen     uint64
 
 	// auditRecipient is the audit key's public half, "" when there is none
 	// yet; see auditkey.go for why it is readable while locked.
@@ -283,6 +288,7 @@ func (v *Vault) Close() error {
 	v.closed = true
 	v.stopIdleTimer()
 	var closeErr error
+	v.closeRecordStmt()
 	if v.db != nil {
 		closeErr = store.Close(v.db)
 		v.db = nil

@@ -22,6 +22,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/userdir"
 	"github.com/yettdev/yett/backend/vault"
 )
@@ -133,10 +134,16 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer om.Close() // after the gateway, which uses it
+	ops, err := operation.Open(operation.Config{DataDir: dataDir, Authorizations: om})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer ops.Close() // after the gateway, which uses it
 	gw, err := gateway.New(gateway.Config{
 		Vault: v, DataDir: dataDir, RuntimeDir: runDir, Audit: auditLog, ApprovalTimeout: *timeout,
 		ShimSHA256: [][32]byte{self},
 		Logger:     logger,
+		Operations: ops,
 		OAuth:      om,
 	})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/internal/testsupport/oauthtest"
 )
@@ -54,18 +55,23 @@ func seedOperation(t *testing.T, p *oauthtest.Provider) func(string, *vault.Vaul
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.SaveOperation(oauth.Operation{
+		ops, err := operation.Open(operation.Config{DataDir: dataDir, Authorizations: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ops.Close()
+		if err := ops.Save(operation.Operation{
 			Name: "tracker.list_items", AuthorizationID: f.AuthorizationID, Description: "List tracker items",
-			Method: "GET", URLTemplate: p.URL + "/resource", Approval: oauth.ApprovalSession,
-			Params: []oauth.Param{{Name: "state", Type: "string", Allowed: []string{"open", "closed"}, Required: true}},
+			Method: "GET", URLTemplate: p.URL + "/resource", Approval: operation.ApprovalSession,
+			Params: []operation.Param{{Name: "state", Type: "string", Allowed: []string{"open", "closed"}, Required: true}},
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-// TestServeServesOperationsFromTheApp: yett serve opens the OAuth manager on
-// the same data directory and serves the operations the app defined, with
+// TestServeServesOperationsFromTheApp: yett serve opens the OAuth manager and
+// the operation catalogue on the same data directory and serves the operations the app defined, with
 // the token it holds (the agent never sees one); it records vault lock into
 // the log it shares with the gateway and the manager.
 func TestServeServesOperationsFromTheApp(t *testing.T) {

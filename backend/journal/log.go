@@ -1,0 +1,307 @@
+package journal
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// LogName is the journal's write-ahead log inside the data directory, next
+// to FileName.
+const LogName = "journal.log"
+
+// The log holds the calls written since it was last folded into the
+// database: each record is a whole entry (the call's latest state), framed
+// as
+//
+//	length (4 bytes, big endian) | CRC-32C of the payload (4) | payload (JSON)
+//
+// Replay keeps the last record of each call. A record is acknowledged only
+// once a successful fsync covers it; so after a crash the file is a run of
+// whole records, possibly followed by a torn one that nobody was told
+// about, which replay cuts off.
+const (
+	frameHeader    = 8
+	maxRecordBytes = 64 << 10 // an entry is a few hundred bytes; a bound keeps a bad length from allocating
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// logRecord is one entry as written to the log.
+type logRecord struct {
+	V     int    `json:"v"`
+	Entry *Entry `json:"e"`
+}
+
+func frame(e *Entry) ([]byte, error) {
+	payload, err := json.Marshal(logRecord{V: 1, Entry: e})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, frameHeader+len(payload))
+	binary.BigEndian.PutUint32(out, uint32(len(payload)))
+	binary.BigEndian.PutUint32(out[4:], crc32.Checksum(payload, crcTable))
+	copy(out[frameHeader:], payload)
+	return out, nil
+}
+
+// errTorn ends a replay at bytes that are not a whole, intact record.
+var errTorn = errors.New("journal: torn record at the end of the log")
+
+// readRecords calls fn for every whole record of r and returns the offset
+// just past the last one. A frame that is cut short, too long, or whose
+// checksum or payload is wrong ends the replay there with errTorn: only the
+// last, unacknowledged write can look like that.
+func readRecords(r io.Reader, fn func(*Entry)) (int64, error) {
+	var off int64
+	var hdr [frameHeader]byte
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			if err == io.EOF {
+				return off, nil
+			}
+			if err == io.ErrUnexpectedEOF {
+				return off, errTorn
+			}
+			return off, err
+		}
+		n := binary.BigEndian.Uint32(hdr[:4])
+		if n == 0 || n > maxRecordBytes {
+			return off, errTorn
+		}
+		payload := make([]byte, n)
+		if _, err := io.ReadFull(r, payload); err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return off, errTorn
+			}
+			return off, err
+		}
+		if crc32.Checksum(payload, crcTable) != binary.BigEndian.Uint32(hdr[4:]) {
+			return off, errTorn
+		}
+		var rec logRecord
+		if err := json.Unmarshal(payload, &rec); err != nil || rec.V != 1 || rec.Entry == nil || rec.Entry.ID == "" {
+			return off, errTorn
+		}
+		fn(rec.Entry)
+		off += int64(frameHeader + n)
+	}
+}
+
+// walFile is the open log with its group commit. Appends add frames to a
+// buffer; the first caller that needs them durable writes the whole buffer
+// with one write and one fsync for everyone who appended meanwhile (the
+// others wait), so concurrent calls share fsyncs.
+type walFile struct {
+	dir  string
+	path string
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	f       *os.File
+	buf     []byte
+	spare   []byte
+	size    int64  // bytes on disk or in buf
+	seq     uint64 // frames appended
+	durable uint64 // frames covered by a successful fsync
+	syncing bool
+	broken  error
+	syncs   int64
+
+	// hookBeforeSync runs with frames written and not yet synced (crash
+	// tests kill the process there).
+	hookBeforeSync func()
+}
+
+// ErrBroken: a write or fsync of the log failed. Nothing after it can be
+// trusted to be on disk, so the journal refuses every later write until it
+// is reopened (the gateway then refuses calls: it cannot record them).
+var ErrBroken = errors.New("journal: the log failed earlier and refuses writes until reopened")
+
+func openWAL(dir string) (*walFile, error) {
+	path := filepath.Join(dir, LogName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal: open log: %w", err)
+	}
+	w := &walFile{dir: dir, path: path, f: f}
+	w.cond.L = &w.mu
+	return w, nil
+}
+
+// replay reads the log and cuts off a torn tail. The cut is made durable
+// before anything is appended after it.
+func (w *walFile) replay(fn func(*Entry)) (cut int64, err error) {
+	fi, err := w.f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("journal: %w", err)
+	}
+	end, rerr := readRecords(io.NewSectionReader(w.f, 0, fi.Size()), fn)
+	switch {
+	case errors.Is(rerr, errTorn):
+		if err := w.f.Truncate(end); err != nil {
+			return 0, fmt.Errorf("journal: cut torn log tail: %w", err)
+		}
+		if err := w.f.Sync(); err != nil {
+			return 0, fmt.Errorf("journal: cut torn log tail: %w", err)
+		}
+		cut = fi.Size() - end
+	case rerr != nil:
+		return 0, fmt.Errorf("journal: read log: %w", rerr)
+	}
+	w.size = end
+	return cut, nil
+}
+
+// append queues a frame and returns its sequence number for wait.
+func (w *walFile) append(frame []byte) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken != nil {
+		return 0, w.broken
+	}
+	w.buf = append(w.buf, frame...)
+	w.size += int64(len(frame))
+	w.seq++
+	return w.seq, nil
+}
+
+// wait returns once frame seq is durable.
+func (w *walFile) wait(seq uint64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.durable < seq {
+		if w.broken != nil {
+			return w.broken
+		}
+		if w.syncing {
+			w.cond.Wait()
+			continue
+		}
+		// Lead this group: write everything appended so far, fsync once.
+		data, target := w.buf, w.seq
+		w.buf, w.spare = w.spare[:0], nil
+		w.syncing = true
+		w.mu.Unlock()
+		_, err := w.f.Write(data)
+		if err == nil && w.hookBeforeSync != nil {
+			w.hookBeforeSync()
+		}
+		if err == nil {
+			err = w.f.Sync()
+		}
+		w.mu.Lock()
+		w.spare = data[:0]
+		w.syncing = false
+		w.syncs++
+		if err != nil {
+			// After a failed write or fsync the kernel may have dropped
+			// what it held; nothing written since the last good sync can
+			// be trusted, so nothing more is acknowledged.
+			w.broken = fmt.Errorf("%w: %w", ErrBroken, err)
+		} else {
+			w.durable = target
+		}
+		w.cond.Broadcast()
+	}
+	return nil
+}
+
+// rewrite replaces the log with the frames of entries (the calls not yet in
+// the database): write a temporary file, fsync it, rename it over the log,
+// fsync the directory. A crash at any point leaves the old log or the new
+// one, each of which replays to the same calls. Appends wait meanwhile.
+func (w *walFile) rewrite(entries []*Entry) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.syncing {
+		w.cond.Wait()
+	}
+	if w.broken != nil {
+		return w.broken
+	}
+	if len(w.buf) > 0 {
+		return nil // appends are waiting for their sync: fold later
+	}
+	tmp, err := os.CreateTemp(w.dir, "."+LogName+".tmp*")
+	if err != nil {
+		return fmt.Errorf("journal: rewrite log: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	var size int64
+	for _, e := range entries {
+		fr, err := frame(e)
+		if err != nil {
+			return err
+		}
+		if _, err := tmp.Write(fr); err != nil {
+			return fmt.Errorf("journal: rewrite log: %w", err)
+		}
+		size += int64(len(fr))
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("journal: rewrite log: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("journal: rewrite log: %w", err)
+	}
+	// Closed before the rename: Windows refuses to replace an open file.
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("journal: rewrite log: %w", err)
+	}
+	w.f.Close()
+	renameErr := os.Rename(tmp.Name(), w.path)
+	f, err := os.OpenFile(w.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		w.broken = fmt.Errorf("%w: reopen log: %w", ErrBroken, err)
+		return w.broken
+	}
+	w.f = f
+	if renameErr != nil {
+		os.Remove(tmp.Name())
+		if fi, err := f.Stat(); err == nil {
+			w.size = fi.Size()
+		}
+		// The old log is still in place and whole: appends go on there.
+		return fmt.Errorf("journal: rewrite log: %w", renameErr)
+	}
+	ok = true
+	// Without this the rename may not survive a crash: the old log then
+	// comes back, which replays to the same calls, so it is safe either way.
+	_ = syncDir(w.dir)
+	w.size = size
+	return nil
+}
+
+func (w *walFile) close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.syncing {
+		w.cond.Wait()
+	}
+	if w.broken == nil {
+		w.broken = ErrClosed
+	}
+	return w.f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
