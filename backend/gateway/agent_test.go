@@ -160,6 +160,19 @@ func agentMain() {
 			}
 			r.OK, r.Failed = true, len(fails)
 			r.Text = strings.Join(fails[:min(len(fails), 3)], "\n")
+		case "statusloop":
+			// N sequential yett.status calls (an agent polling).
+			if session == nil {
+				r = agentReply{Err: "not connected"}
+				break
+			}
+			start := time.Now()
+			for i := 0; i < c.N; i++ {
+				if _, err := session.CallTool(ctx, &mcp.CallToolParams{Name: ToolStatus, Arguments: c.Args}); err != nil {
+					r.Failed++
+				}
+			}
+			r.OK, r.Nanos = true, time.Since(start).Nanoseconds()
 		case "callbig":
 			// An http.request whose frame is N bytes of body: larger than
 			// any stdin command line could carry. Bounded by its own

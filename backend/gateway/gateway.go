@@ -105,10 +105,11 @@ type Gateway struct {
 	stop        context.CancelFunc
 	ctx         context.Context
 
-	// hookAfterIntent runs after a call's intent is durable, and
-	// hookBeforeIntent right before it is written (tests only).
+	// hookAfterIntent runs after a call's dispatch record and intent entry
+	// are durable, and hookBeforeIntent right before they are written
+	// (tests only).
 	hookAfterIntent  func(key string)
-	hookBeforeIntent func(ctx context.Context)
+	hookBeforeIntent func(ctx context.Context, key string)
 }
 
 func newBootID() string {
@@ -301,10 +302,17 @@ func (g *Gateway) newEpochLocked(epoch uint64) {
 // changes the tool list: while locked, only the built-ins are listed.
 func (g *Gateway) onVaultEvent(ev vault.Event) {
 	g.mu.Lock()
+	left := false
 	if epoch := g.vault.Epoch(); epoch != g.epochOf || g.vault.Status().State != vault.StateUnlocked {
 		g.newEpochLocked(epoch)
+		left = true
 	}
 	g.mu.Unlock()
+	if left {
+		// Connections kept alive for the old epoch's credentials are not
+		// reused by the next one.
+		g.exec.CloseIdleConnections()
+	}
 	g.broker.EpochChanged()
 	// Vault lock and unlock are recorded by whoever owns the audit log: the
 	// gateway when it opened the log itself (yett serve), the desktop app

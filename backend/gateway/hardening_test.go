@@ -182,18 +182,26 @@ func TestBusyBeyondTheBound(t *testing.T) {
 	a.connect()
 	burst := tag("burst")
 	done := make(chan agentReply, 1)
-	go func() {
-		args, _ := json.Marshal(w.req(burst))
-		done <- a.do(agentCmd{Op: "burst", Tool: ToolHTTPRequest, Args: args, N: 40})
-	}()
-	card := w.pending(approval.KindSession)
-	// Give every call time to arrive before the card is answered.
-	deadline := time.Now().Add(testWait)
-	for len(auditEventsOf(t, w, audit.ReasonBusy)) < 8 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	args, _ := json.Marshal(w.req(burst))
+	go func() { done <- a.do(agentCmd{Op: "burst", Tool: ToolHTTPRequest, Args: args, N: 40}) }()
+	// Deny every session card until the burst is over: a call that arrives
+	// after a card was denied raises a new one.
+	deadline := time.After(testWait)
+	var r agentReply
+	for r.Failed == 0 {
+		select {
+		case r = <-done:
+		case <-deadline:
+			t.Fatal("the burst did not end")
+		case <-time.After(20 * time.Millisecond):
+			if len(auditEventsOf(t, w, audit.ReasonBusy)) < 8 {
+				continue // not every call has arrived yet
+			}
+			for _, p := range w.gw.Broker().Pending() {
+				w.gw.Broker().Answer(p.ID, false, "test")
+			}
+		}
 	}
-	w.gw.Broker().Answer(card.ID, false, "test")
-	r := <-done
 	// 32 calls are held at most; the SDK client keeps one of its own open
 	// (subscriptions/listen), so 31 or 32 of the burst are admitted.
 	if r.Busy < 8 || r.Busy > 9 || r.Failed != 40 {
@@ -412,7 +420,7 @@ func TestDisconnectAuditedAsCancelled(t *testing.T) {
 	a := w.approvedAgent("before")
 	// The agent goes away while its call is being recorded: the journal
 	// write sees the call's context cancelled.
-	w.gw.hookBeforeIntent = func(ctx context.Context) {
+	w.gw.hookBeforeIntent = func(ctx context.Context, _ string) {
 		a.kill()
 		<-ctx.Done()
 	}

@@ -53,10 +53,12 @@ func gatewayHelperMain() int {
 		return 1
 	}
 	if key := os.Getenv("YETT_GW_HOLD_KEY"); key != "" {
-		gw.hookAfterIntent = func(k string) {
+		// Frozen right before the call is recorded (nothing of it durable
+		// yet) until SIGKILL.
+		gw.hookBeforeIntent = func(_ context.Context, k string) {
 			if k == key {
 				fmt.Println("held " + k)
-				select {} // frozen between intent and dispatch until SIGKILL
+				select {}
 			}
 		}
 	}

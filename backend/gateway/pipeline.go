@@ -44,10 +44,7 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return g.refuse(c, &audit.Action{Channel: "http"}, "", &refusal{CodeInvalid, audit.ReasonInvalidRequest, publicArgError(err)}), nil
 	}
 	act := &audit.Action{Channel: "http", Operation: call.req.Method, Target: call.host, IdempotencyRef: call.key}
-	cv, sec, err := g.vault.CredentialFor(call.target)
-	if sec != nil {
-		sec.Wipe() // only the binding matters here; the secret is read again right before dispatch
-	}
+	cv, err := g.vault.CredentialFor(call.target)
 	if err != nil {
 		return g.refuse(c, act, "", credentialRefusal(err)), nil
 	}
@@ -174,17 +171,19 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 	return g.send(ctx, c, &outgoing{
 		req: call.req, host: call.host, path: call.path, key: call.key, credRef: cv.ID,
 		credential: func(ctx context.Context) (*action.Credential, func(int), *refusal) {
-			cv2, sec, err := g.vault.CredentialFor(call.target)
-			if err != nil || cv2.ID != cv.ID || cv2.Version != cv.Version {
-				if sec != nil {
-					sec.Wipe()
+			// The one read of the secret, for the very credential and
+			// version the person's approval covered.
+			sec, err := g.vault.SecretOf(cv.ID, cv.Version)
+			if err != nil {
+				if errors.Is(err, vault.ErrLocked) {
+					return nil, nil, refusedStateChanged
 				}
 				return nil, nil, &refusal{CodeUnavailable, audit.ReasonCredentialChanged,
 					"the credential changed or became unavailable while this call waited; nothing was sent"}
 			}
 			once := &onceSecret{s: sec}
 			src := epochSecret{v: g.vault, epoch: sess.VaultEpoch, src: once}
-			return &action.Credential{Injection: actionInjection(cv2.Injection), Secret: src}, func(int) { once.wipe() }, nil
+			return &action.Credential{Injection: actionInjection(cv.Injection), Secret: src}, func(int) { once.wipe() }, nil
 		},
 	}, sess, act)
 }
@@ -236,8 +235,12 @@ func (o *outgoing) digest() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// send runs steps 6-11: journal intent, audit, re-check, dispatched
-// (audit, then journal), send, result.
+// send runs the steps from the last checks to the answer: the vault epoch,
+// boot and live process checked again right before anything is recorded
+// (after any wait on a card); the credential read once; one durable step
+// (the journal's dispatch record and the audit log's intent entry, written
+// at the same time, each group-committed with other calls'); the request;
+// one durable step for the outcome; the answer.
 func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approval.Session, act *audit.Action) *mcp.CallToolResult {
 	id := newID("q-")
 	key := call.key
@@ -245,57 +248,17 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 		key = newID("yk-")
 	}
 	act.RequestID, act.IdempotencyRef = id, key
-	in := journal.Intent{
-		ID: id, Scope: c.run.ExeHash(), Key: key, BootID: g.bootID, RunID: c.runID, Method: call.req.Method,
-		Target: call.host, Path: call.path, CredentialRef: call.credRef, RequestBytes: int64(len(call.req.Body)),
-		RequestSHA256: call.digest(),
-	}
-	// 6. Intent durable.
-	if g.hookBeforeIntent != nil {
-		g.hookBeforeIntent(ctx)
-	}
-	prev, err := g.journal.Begin(ctx, in)
-	switch {
-	case errors.Is(err, journal.ErrKeyReused):
-		return g.refuse(c, act, sess.ID, refusedKeyReused)
-	case errors.Is(err, journal.ErrKeyInUse):
-		g.denied(c, act, sess.ID, audit.ReasonKeyInUse)
-		return keyInUseAnswer(g, prev)
-	case err != nil && ctx.Err() != nil:
-		return g.refuse(c, act, sess.ID, refusedCancelled)
-	case err != nil:
-		return g.refuse(c, act, sess.ID, refusedJournal)
-	}
-	notSent := func(r *refusal) *mcp.CallToolResult {
-		g.journal.NotDispatched(context.WithoutCancel(ctx), id, string(r.reason))
-		return g.refuse(c, act, sess.ID, r)
-	}
-	// 7. Audit entry durable, fail closed.
-	if _, err := g.audit.Append(ctx, audit.Event{
-		Type: audit.EventActionRequested, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
-		SessionID: sess.ID, Run: runBinding(c.runID, c.run), Action: act,
-	}); err != nil {
-		if ctx.Err() != nil {
-			return notSent(refusedCancelled)
-		}
-		g.log.Error("audit log refused an action intent; denying", "run", c.runID)
-		return notSent(refusedAudit)
-	}
-	if g.hookAfterIntent != nil {
-		g.hookAfterIntent(key)
-	}
-	// 8. Right before dispatch, after any wait: the vault epoch, the boot
-	// and the live process are checked again, and the secret read again
-	// (it is not held while the person was asked).
+	// 6. Checks right before the call is recorded. Nothing is durable yet,
+	// so a refusal here leaves nothing behind but its audit entry.
 	if g.vault.Epoch() != sess.VaultEpoch || sess.BootID != g.bootID || g.broker.BootID() != g.bootID {
-		return notSent(refusedStateChanged)
+		return g.refuse(c, act, sess.ID, refusedStateChanged)
 	}
 	if r := c.checkIdentity(); r != nil {
-		return notSent(r)
+		return g.refuse(c, act, sess.ID, r)
 	}
 	cred, release, ref := call.credential(ctx)
 	if ref != nil {
-		return notSent(ref)
+		return g.refuse(c, act, sess.ID, ref)
 	}
 	status := 0
 	defer func() { release(status) }()
@@ -304,30 +267,60 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	dctx, done := g.dispatchContext(sess.VaultEpoch)
 	defer done()
 	if dctx.Err() != nil {
-		return notSent(refusedStateChanged)
+		return g.refuse(c, act, sess.ID, refusedStateChanged)
 	}
-	// 9. Dispatched is durable before a byte leaves: first in the audit log
-	// (fail closed), then in the journal. In this order a crash between the
-	// two leaves the journal at "intent", which answers RETRY_SAFE, and that
-	// is true: nothing was sent. The audit entry then records a decision to
-	// send with no result after it, which is what happened.
-	if _, err := g.audit.Append(ctx, audit.Event{
-		Type: audit.EventActionDispatched, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
+	if g.hookBeforeIntent != nil {
+		g.hookBeforeIntent(ctx, key)
+	}
+	// 7. One durable step before a byte leaves. The journal marks the call
+	// dispatched (after a crash it answers STATUS_UNKNOWN, never RETRY_SAFE)
+	// and the audit log holds its intent (fail closed). The two files are
+	// written at the same time; the request leaves only if both are durable.
+	in := journal.Intent{
+		ID: id, Scope: c.run.ExeHash(), Key: key, BootID: g.bootID, RunID: c.runID, Method: call.req.Method,
+		Target: call.host, Path: call.path, CredentialRef: call.credRef, RequestBytes: int64(len(call.req.Body)),
+		RequestSHA256: call.digest(),
+	}
+	type dispatched struct {
+		prev *journal.Entry
+		err  error
+	}
+	jdone := make(chan dispatched, 1)
+	go func() {
+		prev, err := g.journal.Dispatch(ctx, in)
+		jdone <- dispatched{prev, err}
+	}()
+	_, aerr := g.audit.Append(ctx, audit.Event{
+		Type: audit.EventActionRequested, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
 		SessionID: sess.ID, Run: runBinding(c.runID, c.run), Action: act,
-	}); err != nil {
+	})
+	j := <-jdone
+	switch {
+	case errors.Is(j.err, journal.ErrKeyReused):
+		return g.refuse(c, act, sess.ID, refusedKeyReused)
+	case errors.Is(j.err, journal.ErrKeyInUse):
+		g.denied(c, act, sess.ID, audit.ReasonKeyInUse)
+		return keyInUseAnswer(g, j.prev)
+	case j.err != nil && ctx.Err() != nil:
+		return g.refuse(c, act, sess.ID, refusedCancelled)
+	case j.err != nil:
+		return g.refuse(c, act, sess.ID, refusedJournal)
+	case aerr != nil:
+		// Recorded as dispatched, and not sent: say so durably, so that
+		// yett.status answers RETRY_SAFE.
+		r := refusedAudit
 		if ctx.Err() != nil {
-			return notSent(refusedCancelled)
+			r = refusedCancelled
+		} else {
+			g.log.Error("audit log refused an action intent; denying", "run", c.runID)
 		}
-		g.log.Error("audit log refused an action dispatch; denying", "run", c.runID)
-		return notSent(refusedAudit)
+		g.journal.NotSent(context.WithoutCancel(ctx), id, string(r.reason))
+		return g.refuse(c, act, sess.ID, r)
 	}
-	if err := g.journal.Dispatched(ctx, id); err != nil {
-		if ctx.Err() != nil {
-			return notSent(refusedCancelled)
-		}
-		return notSent(refusedJournal)
+	if g.hookAfterIntent != nil {
+		g.hookAfterIntent(key)
 	}
-	// 10. Send. The agent going away no longer cancels it: from here the
+	// 8. Send. The agent going away no longer cancels it: from here the
 	// outcome is recorded, not abandoned. A vault lock does cancel it.
 	call.req.IdempotencyKey = key
 	start := time.Now()
@@ -337,6 +330,7 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	} else if dctx.Err() != nil && !isPreSend(err) {
 		return g.cutByLock(ctx, c, sess, act, id, key, start)
 	}
+	// 9. The outcome durable, then the answer.
 	return g.finish(ctx, c, sess, act, id, key, start, resp, err)
 }
 

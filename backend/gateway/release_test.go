@@ -138,8 +138,10 @@ func TestReleaseTwoIdenticalAgents(t *testing.T) {
 	if cardB.RunID == cardA.RunID || cardB.Who.PID == cardA.Who.PID || cardB.Who.ExeSHA256 != cardA.Who.ExeSHA256 {
 		t.Fatalf("cards A %+v B %+v", cardA, cardB)
 	}
-	if cardB.Change != approval.ChangeFirst {
-		t.Fatalf("twin card says %q", cardB.Change)
+	// The twin is a separate process: its card says so, and which run of
+	// the same program is live.
+	if cardB.Change != approval.ChangeAnotherRun || !strings.Contains(cardB.ChangeDetail, "is live") {
+		t.Fatalf("twin card says %q (%q)", cardB.Change, cardB.ChangeDetail)
 	}
 	w.gw.Broker().Answer(cardB.ID, false, "test")
 	mustContain(t, waitB(), "DENIED")

@@ -52,9 +52,8 @@ func (g *Gateway) finish(ctx context.Context, c *conn, sess approval.Session, ac
 	if err != nil {
 		for _, e := range preSend {
 			if errors.Is(err, e) {
-				g.journal.Refused(bg, id, "refused_before_send")
-				g.denied(c, act, sess.ID, audit.ReasonPolicy)
-				return toolError(CodeRefused, "%s; nothing was sent", refusalText(e))
+				g.journal.NotSent(bg, id, string(audit.ReasonRefusedBeforeSend))
+				return g.refuse(c, act, sess.ID, &refusal{CodeRefused, audit.ReasonRefusedBeforeSend, refusalText(e) + "; nothing was sent"})
 			}
 		}
 		var w *action.WithheldError

@@ -72,7 +72,11 @@ func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	}
 	e, err := g.journal.Lookup(ctx, c.run.ExeHash(), key)
 	if errors.Is(err, journal.ErrNotFound) {
-		return toolText(fmt.Sprintf("%s\nauthority: OK\nno call with this idempotency_key from this program was accepted by Yett (a call refused while the vault was locked is not kept)", CodeNotFound)), nil
+		// Yett records a call as dispatched, durably, before it sends it:
+		// no record means nothing with this key left through Yett.
+		return toolText(fmt.Sprintf("%s\n%s: Yett holds no record of a call with this idempotency_key from this program, "+
+			"and it records every call before sending it, so nothing with this key was sent (a call refused while the vault "+
+			"was locked is not kept)\nauthority: OK", CodeNotFound, CodeRetrySafe)), nil
 	}
 	if err != nil {
 		return toolError(CodeUnavailable, "the activity journal could not be read"), nil
