@@ -71,8 +71,12 @@ type ApprovalCard struct {
 	Agent AgentView `json:"agent"`
 	// Change is the broker's reason ("agent restarted"); Headline and
 	// Sentence say it in words for the person.
-	Change     string `json:"change"`
-	Headline   string `json:"headline"`
+	Change   string `json:"change"`
+	Headline string `json:"headline"`
+	// Detail says what Yett knows of this program's other runs ("an
+	// earlier run of this program (pid 4242) ended at 14:03:02 (it
+	// exited)"), "" when there is nothing to add. The card shows it first.
+	Detail     string `json:"detail"`
 	Sentence   string `json:"sentence"`
 	Channel    string `json:"channel"`
 	Target     string `json:"target"` // host[:port]
@@ -131,35 +135,8 @@ func agentView(r approval.Requester) AgentView {
 	v.ShimPID, v.ShimStartedAt = r.ShimPID, rfc3339(r.ShimStartedAt)
 	v.ShimParent = ProcessView{Name: r.ShimParentName, PID: r.ShimParentPID, StartedAt: rfc3339(r.ShimParentStartedAt), CmdLine: r.ShimParentCmdLine}
 	v.Stdio = string(r.Stdio)
-	v.StdioText, v.StdioOK = stdioWords(r)
+	v.StdioText, v.StdioOK = r.StdioWords()
 	return v
-}
-
-// stdioWords says who holds the shim's input and output: the process that
-// writes into `yett mcp` is the one that acts, whoever started it.
-func stdioWords(r approval.Requester) (string, bool) {
-	starter := fmt.Sprintf("%s (pid %d)", orUnknown(r.ShimParentName), r.ShimParentPID)
-	switch r.Stdio {
-	case procid.StdioHeld:
-		if r.ShimParentPID == r.PID {
-			return "This process started yett mcp and holds its input and output.", true
-		}
-		return fmt.Sprintf("This process holds yett mcp's input and output; it started yett mcp through %s.", starter), true
-	case procid.StdioHeldNotParent:
-		return fmt.Sprintf("yett mcp was started by %s, but this process holds its input and output: this process asks, not the one that started yett mcp.", starter), false
-	case procid.StdioNotHeld:
-		return fmt.Sprintf("yett mcp was started by %s, which does not hold its input and output, and no single process Yett can name does: yett mcp asks for itself, for as long as it runs.", starter), false
-	case procid.StdioNotChecked:
-		return "Who holds yett mcp's input and output is not checked on this OS.", false
-	}
-	return "", false
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "an unknown process"
-	}
-	return s
 }
 
 func signed(signer string) bool {
@@ -183,7 +160,7 @@ func shortHash(h string) string {
 
 func cardView(r approval.Request, now time.Time) ApprovalCard {
 	c := ApprovalCard{
-		ID: r.ID, Kind: string(r.Kind), Agent: agentView(r.Who), Change: string(r.Change),
+		ID: r.ID, Kind: string(r.Kind), Agent: agentView(r.Who), Change: string(r.Change), Detail: sentence(r.ChangeDetail),
 		Channel: r.Channel, Target: r.Target, Method: r.Method, Credential: r.Credential,
 		Deadline: r.Deadline.UTC().Format(time.RFC3339), SecondsLeft: secondsLeft(r.Deadline, now),
 	}
@@ -218,6 +195,8 @@ func changeWords(change approval.Change, target string, who AgentView) (headline
 		return "New agent", "This process has not been approved before. Approve it " + use
 	case approval.ChangeAgentRestarted:
 		return "The agent restarted", "The agent restarted. Approve this newly started process " + use
+	case approval.ChangeAnotherRun:
+		return "Another run of this agent", "This is another process of a program you approved; each process needs its own approval. Approve this one " + use
 	case approval.ChangeGatewayRestarted:
 		return "Yett restarted", "Yett's gateway restarted, which ended every earlier approval. Approve this newly connected process " + use
 	case approval.ChangeVaultLocked:

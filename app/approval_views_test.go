@@ -25,6 +25,7 @@ func TestChangeSentences(t *testing.T) {
 		{approval.ChangeIdentityChanged, signedBy, "This process now runs a different executable (signed by Developer ID Application: Example (ABCDE12345)). Approve the new identity to use git.example.com for this run."},
 		{approval.ChangeReconnected, unsigned, "The agent's connection to Yett closed and it connected again. Approve it again to use git.example.com for this run."},
 		{approval.ChangeRevoked, unsigned, "You revoked this agent's session earlier. Approve it again only if you want it to use git.example.com for this run."},
+		{approval.ChangeAnotherRun, unsigned, "This is another process of a program you approved; each process needs its own approval. Approve this one to use git.example.com for this run."},
 		{approval.Change("something new"), unsigned, "Approve this process to use git.example.com for this run."},
 	}
 	for _, tt := range tests {
@@ -37,6 +38,19 @@ func TestChangeSentences(t *testing.T) {
 				t.Errorf("headline %q", head)
 			}
 		})
+	}
+}
+
+// The card carries what the broker knows of the program's other runs, as
+// a sentence of its own.
+func TestCardDetail(t *testing.T) {
+	c := cardView(approval.Request{ID: "rq", Kind: approval.KindSession, Change: approval.ChangeAnotherRun,
+		ChangeDetail: "another run of this program (pid 7, approved at 10:00:00) is live. This is a separate process", Target: "x"}, time.Now())
+	if c.Detail != "Another run of this program (pid 7, approved at 10:00:00) is live. This is a separate process." {
+		t.Fatalf("detail %q", c.Detail)
+	}
+	if c.Headline != "Another run of this agent" {
+		t.Fatalf("headline %q", c.Headline)
 	}
 }
 

@@ -109,6 +109,17 @@ func cardText(n int, r approval.Request) string {
 	if len(parents) > 0 {
 		fmt.Fprintf(&b, "    started by: %s\n", strings.Join(parents, " <- "))
 	}
+	if r.Who.ShimPID != 0 {
+		fmt.Fprintf(&b, "    through: yett mcp (pid %d), started by %s (pid %d): %s\n", r.Who.ShimPID,
+			r.Who.ShimParentName, r.Who.ShimParentPID, r.Who.ShimParentCmdLine)
+	}
+	if text, ok := r.Who.StdioWords(); text != "" {
+		mark := "ok"
+		if !ok {
+			mark = "WARNING"
+		}
+		fmt.Fprintf(&b, "    stdio:   %s %s\n", mark, text)
+	}
 	if r.Kind == approval.KindSession {
 		fmt.Fprintf(&b, "    wants:   to use Yett's %s credentials for as long as this process runs (first call: %s)\n", r.Channel, r.Target)
 	} else {

@@ -193,6 +193,11 @@ func TestServeTerminalApproval(t *testing.T) {
 	if !strings.Contains(w.tty.String(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Errorf("card does not name the origin process:\n%s", w.tty.String())
 	}
+	// The terminal card says, as the app's does, who holds yett mcp's
+	// input and output.
+	if !strings.Contains(w.tty.String(), "stdio:   ok This process started yett mcp and holds its input and output.") {
+		t.Errorf("card does not say who holds the shim's stdio:\n%s", w.tty.String())
+	}
 	// stdin is not the approval channel.
 	io.WriteString(w.stdin, "y 1\n")
 	select {

@@ -23,6 +23,14 @@ describe('approval cards', () => {
     const card = screen.getByTestId('approval-card');
     const q = within(card);
     expect(q.getByTestId('approval-headline').textContent).toBe('The agent restarted');
+    // What changed comes first, then what approving does.
+    expect(q.getByTestId('approval-detail').textContent).toBe(
+      'An earlier run of this program (pid 4242) ended at 14:03:02 (it exited). This is a new process.',
+    );
+    expect(
+      q.getByTestId('approval-detail').compareDocumentPosition(q.getByTestId('approval-sentence')) &
+        Node.DOCUMENT_POSITION_FOLLOWING,
+    ).toBeTruthy();
     expect(q.getByTestId('approval-sentence').textContent).toBe(
       'The agent restarted. Approve this newly started process to use api.example.com for this run.',
     );

@@ -388,6 +388,8 @@ export interface ApprovalCard {
   /** The broker's reason, e.g. 'agent restarted' (session cards). */
   change: string;
   headline: string;
+  /** What Yett knows of this program's other runs, or '' (session cards). */
+  detail: string;
   /** What changed and what approving does, in a sentence. */
   sentence: string;
   channel: string;
@@ -522,6 +524,7 @@ export function parseApprovalCard(v: unknown): ApprovalCard {
     agent: parseAgentView(v.agent),
     change: v.change,
     headline: v.headline,
+    detail: typeof v.detail === 'string' ? v.detail : '',
     sentence: v.sentence,
     channel: v.channel,
     target: v.target,
