@@ -22,8 +22,7 @@ func readEpoch(db *gorm.DB) (uint64, error) {
 // the number go back. v.mu held.
 func (v *Vault) advanceEpoch(also func(tx *gorm.DB, next uint64) error) (uint64, error) {
 	if v.db == nil {
-		v.epoch++
-		return v.epoch, fmt.Errorf("vault: epoch advanced in memory only: the database is not open")
+		return 0, fmt.Errorf("vault: committing epoch: the database is not open")
 	}
 	var next uint64
 	err := v.db.Transaction(func(tx *gorm.DB) error {
@@ -45,6 +44,23 @@ func (v *Vault) advanceEpoch(also func(tx *gorm.DB, next uint64) error) (uint64,
 	}
 	v.epoch = next
 	return next, nil
+}
+
+// moveEpoch advances the epoch for a change that happens whatever the disk
+// says: a lock, a lost session. It commits epoch+1 (with also) when it can.
+// When the commit fails the epoch still moves, in memory, so that nothing
+// bound to the old epoch survives in this process; the failure is
+// returned wrapping ErrEpochNotSaved, and saved is false so the caller's
+// event says so. After a crash the stored epoch may then be lower than one
+// this process announced; approvals never outlive the process (they are
+// bound to its boot id too), so a number used again cannot revive one.
+// v.mu held.
+func (v *Vault) moveEpoch(also func(tx *gorm.DB, next uint64) error) (saved bool, err error) {
+	if _, err := v.advanceEpoch(also); err != nil {
+		v.epoch++
+		return false, fmt.Errorf("%w: %w", ErrEpochNotSaved, err)
+	}
+	return true, nil
 }
 
 // throttle is the persisted count of consecutive wrong passphrases.

@@ -24,6 +24,9 @@ var (
 	ErrAmbiguousCredential = errors.New("vault: more than one credential is bound equally specifically to this host and path")
 	ErrClosed              = errors.New("vault: closed")
 	ErrCredentialChanged   = errors.New("vault: the credential was edited or removed since it was chosen")
+	// ErrEpochNotSaved: the vault locked (or lost its session) as asked,
+	// but the new epoch could not be written to disk; it moved in memory.
+	ErrEpochNotSaved = errors.New("vault: the vault locked, but its new epoch could not be saved to disk")
 )
 
 // ThrottledError is returned by Unlock after repeated wrong passphrases:

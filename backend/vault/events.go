@@ -16,6 +16,9 @@ type Event struct {
 	Kind   EventKind `json:"kind"`
 	Epoch  uint64    `json:"epoch"`
 	Reason string    `json:"reason,omitempty"`
+	// EpochNotSaved: the change happened and the epoch moved, in memory
+	// only: the disk refused the new value (see ErrEpochNotSaved).
+	EpochNotSaved bool `json:"epoch_not_saved,omitempty"`
 }
 
 // Subscribe registers fn for every later event and returns a cancel func.

@@ -125,8 +125,8 @@ func (v *Vault) UnlockWithKeyring() error {
 func (v *Vault) keyringKeyLost(note string) error {
 	v.mu.Lock()
 	v.keyringNote = note + "; unlock with the passphrase, then turn keyring unlock on again"
-	_, err := v.advanceEpoch(nil)
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "keyring key missing"})
+	saved, err := v.moveEpoch(nil)
+	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "keyring key missing", EpochNotSaved: !saved})
 	v.mu.Unlock()
 	v.deliver()
 	return errors.Join(ErrKeyringKeyMissing, err)

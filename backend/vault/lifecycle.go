@@ -202,8 +202,10 @@ func (v *Vault) becomeUnlocked(keys *sessionKeys, refs map[string]recordRef, cre
 // Lock wipes the data key and derived keys, commits a new epoch and
 // announces one "locked" event with reason. Locking a vault that is not
 // unlocked does nothing and announces nothing. The keys are wiped and the
-// state is locked even if committing the epoch fails; the error says so
-// and the in-memory epoch still advances.
+// state is locked even if committing the epoch fails: the epoch then moves
+// in memory, the event says EpochNotSaved, and the error wraps
+// ErrEpochNotSaved, so the failure is visible to whoever locked and to the
+// audit log.
 func (v *Vault) Lock(reason string) error {
 	v.mu.Lock()
 	if v.closed || v.state != StateUnlocked {
@@ -219,15 +221,12 @@ func (v *Vault) Lock(reason string) error {
 // lockLocked locks with v.mu held and queues the event.
 func (v *Vault) lockLocked(reason string) error {
 	keys, refs := v.keys, v.refs
-	_, err := v.advanceEpoch(func(tx *gorm.DB, next uint64) error {
+	saved, err := v.moveEpoch(func(tx *gorm.DB, next uint64) error {
 		return writeManifest(tx, keys, v.hdr.VaultID, next, refs)
 	})
-	if err != nil {
-		v.epoch++
-	}
 	v.dropSession()
 	v.state = StateLocked
-	v.enqueue(Event{Kind: EventLocked, Epoch: v.epoch, Reason: reason})
+	v.enqueue(Event{Kind: EventLocked, Epoch: v.epoch, Reason: reason, EpochNotSaved: !saved})
 	return err
 }
 
@@ -243,12 +242,10 @@ func (v *Vault) dropSession() {
 // epoch advances (a counter update, not a repair: the damaged record is
 // left as it is) and the vault stays damaged. v.mu held.
 func (v *Vault) loseSession(d *DamagedError) {
-	if _, err := v.advanceEpoch(nil); err != nil {
-		v.epoch++
-	}
+	saved, _ := v.moveEpoch(nil)
 	v.dropSession()
 	v.state, v.damaged = StateDamaged, d
-	v.enqueue(Event{Kind: EventLocked, Epoch: v.epoch, Reason: "vault damaged: " + d.Where})
+	v.enqueue(Event{Kind: EventLocked, Epoch: v.epoch, Reason: "vault damaged: " + d.Where, EpochNotSaved: !saved})
 }
 
 func writeManifest(tx *gorm.DB, keys *sessionKeys, vaultID [vaultIDLen]byte, epoch uint64, refs map[string]recordRef) error {

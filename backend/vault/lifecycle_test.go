@@ -276,3 +276,36 @@ func TestEpochNeverRepeatsAcrossRestarts(t *testing.T) {
 		v.Close()
 	}
 }
+
+// When the disk refuses the new epoch, Lock still locks (keys wiped), the
+// epoch still moves in memory so nothing bound to the old one survives,
+// and the failure is visible: the error wraps ErrEpochNotSaved and the
+// event says EpochNotSaved. An unlock, which must commit its epoch, fails
+// rather than announce one it could not save.
+func TestLockWhenTheEpochCannotBeSaved(t *testing.T) {
+	v, _ := newUnlocked(t, testOptions(nil))
+	var events []Event
+	v.Subscribe(func(e Event) { events = append(events, e) })
+	before := v.Epoch()
+	sqlDB, err := v.db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB.Close() // every later statement fails
+	err = v.Lock("test")
+	if !errors.Is(err, ErrEpochNotSaved) {
+		t.Fatalf("Lock: %v", err)
+	}
+	if v.Status().State != StateLocked {
+		t.Fatalf("state %v after a lock whose epoch was not saved", v.Status().State)
+	}
+	if v.Epoch() <= before {
+		t.Fatalf("epoch %d, was %d", v.Epoch(), before)
+	}
+	if len(events) != 1 || events[0].Kind != EventLocked || !events[0].EpochNotSaved || events[0].Epoch != v.Epoch() {
+		t.Fatalf("events %+v", events)
+	}
+	if err := v.Unlock(pass(testPass)); err == nil {
+		t.Fatal("unlocked without saving an epoch")
+	}
+}
