@@ -55,7 +55,6 @@ func (l *Log) startSegmentLocked() error {
 	l.opts.crash("segment-key-durable")
 	l.seg = &writerSegment{key: key}
 	l.lastSeg = idx
-	l.segments++
 	return nil
 }
 

@@ -22,10 +22,12 @@ type Options struct {
 	// Dir holds the log, its checkpoint and its keys; created 0700.
 	Dir string
 	// Recipient is the public half of the audit key (held by the vault).
-	// The writer only ever encrypts to it: it cannot read the log back.
+	// The writer only ever encrypts segment keys to it: once a segment
+	// ends it cannot read that segment back.
 	Recipient age.Recipient
 	// CheckpointEvery: sign a checkpoint at least every this many records
-	// (default DefaultCheckpointEvery).
+	// (default DefaultCheckpointEvery). Every checkpoint also ends the
+	// current segment, so this bounds what the writer can read back too.
 	CheckpointEvery int64
 	// SyncEach turns group commit off: every Append does its own fsync while
 	// holding the log. Slower under concurrency; kept for measurement.
@@ -64,7 +66,9 @@ var (
 	// acknowledge entries that follow a record that is not on disk.
 	ErrBroken = errors.New("audit: log failed earlier and refuses appends until reopened")
 	ErrClosed = errors.New("audit: log closed")
-	// ErrTampered: Open found the log inconsistent; OpenReport says why.
+	// ErrTampered: Open found the log inconsistent (OpenReport says why),
+	// or the verification Open left running in the background did
+	// (Log.Verification says why); the log then refuses every append.
 	ErrTampered = errors.New("audit: existing log failed verification")
 	// ErrEntryTooLarge: the sealed event exceeds MaxBodySize.
 	ErrEntryTooLarge = errors.New("audit: entry too large")
@@ -99,7 +103,6 @@ type Log struct {
 	seg       *writerSegment
 	lastSeg   int64 // index of the newest segment-key record, -1 if none
 	syncs     int64 // fsyncs of the log file, for the group commit benchmark
-	segments  int64 // segments started, for tests and benchmarks
 
 	verification Verification
 }
