@@ -93,18 +93,18 @@ func RunID(r *procid.RunRecord) string { return "run-" + r.LaunchNonce.String()[
 
 // Request is a pending card.
 type Request struct {
-	ID      string    `json:"id"`
-	Kind    Kind      `json:"kind"`
-	RunID   string    `json:"run_id"`
-	Who     Requester `json:"who"`
-	Change  Change    `json:"change,omitempty"` // session cards
+	ID     string    `json:"id"`
+	Kind   Kind      `json:"kind"`
+	RunID  string    `json:"run_id"`
+	Who    Requester `json:"who"`
+	Change Change    `json:"change,omitempty"` // session cards
 	// ChangeDetail says in a sentence what Yett knows about this program's
 	// other runs ("an earlier run of this program (pid 4242) ended at
 	// 14:03:02: it exited"), "" when there is nothing to add.
 	ChangeDetail string `json:"change_detail,omitempty"`
-	Channel string    `json:"channel"`          // "http"
-	Method  string    `json:"method,omitempty"` // call cards
-	Target  string    `json:"target"`           // host[:port] (and path for call cards)
+	Channel      string `json:"channel"`          // "http"
+	Method       string `json:"method,omitempty"` // call cards
+	Target       string `json:"target"`           // host[:port] (and path for call cards)
 	// Credential is the credential's name (never its value).
 	Credential string    `json:"credential,omitempty"`
 	SessionID  string    `json:"session_id,omitempty"` // call cards
