@@ -173,6 +173,11 @@ func agentMain() {
 				}
 			}
 			r.OK, r.Nanos = true, time.Since(start).Nanoseconds()
+		case "rawloop":
+			// N sequential http.request calls from a minimal JSON-RPC
+			// client of its own (its own shim, no SDK): what the gateway
+			// costs, without an SDK client's own costs on the agent side.
+			r = rawLoop(c)
 		case "callbig":
 			// An http.request whose frame is N bytes of body: larger than
 			// any stdin command line could carry. Bounded by its own
@@ -378,4 +383,59 @@ func (w *prefixWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return fmt.Sprint(w.all.String())
+}
+
+// rawLoop runs c.N http.request calls over a shim of its own, speaking
+// newline-delimited JSON-RPC by hand, one call at a time.
+func rawLoop(c agentCmd) agentReply {
+	shim := exec.Command(os.Getenv("YETT_BIN"), "mcp")
+	shim.Stderr = os.Stderr
+	in, _ := shim.StdinPipe()
+	out, _ := shim.StdoutPipe()
+	if err := shim.Start(); err != nil {
+		return agentReply{Err: err.Error()}
+	}
+	defer func() { in.Close(); shim.Wait() }()
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	// next returns the answer to request id, skipping notifications.
+	next := func(id int) (map[string]json.RawMessage, error) {
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				return nil, fmt.Errorf("bad line %q", sc.Text())
+			}
+			if string(m["id"]) == fmt.Sprint(id) {
+				return m, nil
+			}
+		}
+		return nil, fmt.Errorf("shim closed: %v", sc.Err())
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if _, err := next(1); err != nil {
+		return agentReply{Err: err.Error()}
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	var tmpl map[string]any
+	json.Unmarshal(c.Args, &tmpl)
+	base := fmt.Sprint(tmpl["idempotency_key"])
+	var r agentReply
+	start := time.Now()
+	for i := 0; i < c.N; i++ {
+		tmpl["idempotency_key"] = fmt.Sprintf("%s-%d-%d", base, os.Getpid(), i)
+		args, _ := json.Marshal(tmpl)
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`+"\n", i+2, c.Tool, args)
+		m, err := next(i + 2)
+		if err != nil {
+			return agentReply{Err: err.Error(), Failed: r.Failed + 1}
+		}
+		if m["error"] != nil || strings.Contains(string(m["result"]), `"isError":true`) {
+			if r.Failed == 0 {
+				r.Text = string(m["result"]) + string(m["error"])
+			}
+			r.Failed++
+		}
+	}
+	r.OK, r.Nanos = true, time.Since(start).Nanoseconds()
+	return r
 }

@@ -149,21 +149,25 @@ func BenchmarkCallPath(b *testing.B) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	var failed atomic.Int64
+	var failText atomic.Value
 	for i, a := range as {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := a.do(agentCmd{Op: "loop", N: per, Args: mustJSON(map[string]any{
+			r := a.do(agentCmd{Op: "rawloop", Tool: ToolHTTPRequest, N: per, Args: mustJSON(map[string]any{
 				"method": "POST", "url": url, "body": map[string]any{"n": 1}, "idempotency_key": fmt.Sprintf("conc-%d", i),
 			})})
 			failed.Add(int64(r.Failed))
+			if r.Failed > 0 || r.Err != "" {
+				failText.Store(r.Text + r.Err)
+			}
 		}()
 	}
 	wg.Wait()
 	yettRate := float64(per*agents) / time.Since(start).Seconds()
 	b.StopTimer()
 	if failed.Load() != 0 {
-		b.Fatalf("%d agent calls failed", failed.Load())
+		b.Fatalf("%d agent calls failed: %s", failed.Load(), failText.Load())
 	}
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	b.ReportMetric(us(dFresh.p(.5)), "direct-fresh-p50-µs")

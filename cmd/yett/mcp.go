@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,6 +46,10 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	if len(args) != 0 {
 		return withExitCode(2, errors.New("mcp: takes no arguments; configure the agent to run `yett mcp`"))
 	}
+	// Two copies, one message at a time each: a second processor only
+	// spins the scheduler awake on every message, which costs the agent's
+	// machine CPU for nothing.
+	runtime.GOMAXPROCS(1)
 	dir, err := userdir.RuntimeDir(env.Getenv)
 	if err != nil {
 		return answerNotRunning(env, err)
