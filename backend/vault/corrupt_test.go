@@ -234,23 +234,23 @@ func TestTruncatedFile(t *testing.T) {
 
 func TestDamageFoundWhileUnlockedEndsSession(t *testing.T) {
 	v, _ := newUnlocked(t, testOptions(newFakeClock()))
-	c, err := v.AddCredential(sampleCredential("x", "CANARY-live"))
+	ref, err := auditKeyRefOf(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
 	v.Subscribe(rec.add)
 	epoch := v.Epoch()
-	// Another writer alters the row under the running vault.
-	if err := v.db.Exec(`UPDATE vault_records SET sealed = x'01' || substr(sealed, 2, 30) || x'00' || substr(sealed, 33) WHERE id = ?`, c.ID).Error; err != nil {
+	// Another writer alters the audit key's row under the running vault;
+	// AuditIdentity reads it from the file.
+	if err := v.db.Exec(`UPDATE vault_records SET sealed = x'01' || substr(sealed, 2, 30) || x'00' || substr(sealed, 33) WHERE id = ?`, ref).Error; err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := credentialAndSecret(v, apiRoot)
-	if !errors.Is(err, ErrDamaged) || secret != nil {
-		t.Fatalf("CredentialFor on an altered record: %v", err)
+	if id, err := v.AuditIdentity(); !errors.Is(err, ErrDamaged) || id != nil {
+		t.Fatalf("AuditIdentity on an altered record: %v", err)
 	}
 	s := v.Status()
-	if s.State != StateDamaged || s.Epoch <= epoch || !strings.Contains(s.Damaged, c.ID) {
+	if s.State != StateDamaged || s.Epoch <= epoch || !strings.Contains(s.Damaged, ref) {
 		t.Fatalf("status %+v", s)
 	}
 	if k := rec.kinds(); len(k) != 1 || k[0] != EventLocked {
@@ -258,6 +258,34 @@ func TestDamageFoundWhileUnlockedEndsSession(t *testing.T) {
 	}
 	if _, err := v.ListCredentials(); !errors.Is(err, ErrDamaged) {
 		t.Fatalf("list after damage: %v", err)
+	}
+}
+
+// A credential row altered on disk while the vault is unlocked changes
+// nothing that is sent: the secret comes from the record verified at
+// unlock. The next unlock finds and names the damage.
+func TestCredentialAlteredOnDiskWhileUnlocked(t *testing.T) {
+	v, dir := newUnlocked(t, testOptions(newFakeClock()))
+	c, err := v.AddCredential(sampleCredential("x", "CANARY-live"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.db.Exec(`UPDATE vault_records SET sealed = x'01' || substr(sealed, 2, 30) || x'00' || substr(sealed, 33) WHERE id = ?`, c.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := credentialAndSecret(v, apiRoot)
+	if err != nil || string(secret.Bytes()) != "CANARY-live" {
+		t.Fatalf("the verified secret: %v", err)
+	}
+	secret.Wipe()
+	v.Close()
+	v2, err := Open(dir, testOptions(newFakeClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v2.Close()
+	if err := v2.Unlock(pass(testPass)); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), c.ID) {
+		t.Fatalf("unlock after the row was altered: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"errors"
 	"github.com/yettdev/yett/backend/target"
 	"sync"
 	"testing"
@@ -149,4 +150,15 @@ func credentialAndSecret(v *Vault, t target.URL) (CredentialView, *Secret, error
 		return CredentialView{}, nil, err
 	}
 	return view, s, nil
+}
+
+// auditKeyRefOf returns the id of the vault's audit key record.
+func auditKeyRefOf(v *Vault) (string, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ref, ok := auditKeyRef(v.refs)
+	if !ok {
+		return "", errors.New("no audit key record")
+	}
+	return ref.ID, nil
 }

@@ -106,7 +106,9 @@ func (v *Vault) verifyIn(db *gorm.DB, keys *sessionKeys) (map[string]recordRef, 
 			if err != nil {
 				return nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: err.Error()}
 			}
-			creds[ref.ID] = newCachedCredential(view)
+			c := newCachedCredential(view)
+			c.sealed = row.Sealed
+			creds[ref.ID] = c
 		case kindSettings:
 			s, err := decodeSettings(pt)
 			if err != nil || ref.ID != settingsID {
@@ -157,7 +159,7 @@ func sortedRefs(m map[string]recordRef) []recordRef {
 
 // putRecord writes a sealed record and the manifest that lists it in one
 // transaction: a crash leaves both old or both new. v.mu held, unlocked.
-func (v *Vault) putRecord(ref recordRef, plaintext []byte) error {
+func (v *Vault) putRecord(ref recordRef, plaintext []byte) ([]byte, error) {
 	sealed := sealRecord(v.keys, v.hdr.VaultID, ref, plaintext)
 	refs := cloneRefs(v.refs)
 	refs[ref.ID] = ref
@@ -171,10 +173,10 @@ func (v *Vault) putRecord(ref recordRef, plaintext []byte) error {
 		return writeManifest(tx, v.keys, v.hdr.VaultID, v.epoch, refs)
 	})
 	if err != nil {
-		return fmt.Errorf("vault: saving record: %w", err)
+		return nil, fmt.Errorf("vault: saving record: %w", err)
 	}
 	v.refs = refs
-	return nil
+	return sealed, nil
 }
 
 func (v *Vault) deleteRecord(id string) error {
@@ -217,7 +219,7 @@ func (v *Vault) AddCredential(c NewCredential) (CredentialView, error) {
 	ref := recordRef{ID: "cred_" + hex.EncodeToString(randomBytes(12)), Kind: kindCredential, Version: 1}
 	created := v.opts.Now().UTC()
 	pt := encodeCredential(c, created)
-	err = v.putRecord(ref, pt)
+	sealed, err := v.putRecord(ref, pt)
 	clear(pt)
 	if err != nil {
 		v.mu.Unlock()
@@ -227,7 +229,9 @@ func (v *Vault) AddCredential(c NewCredential) (CredentialView, error) {
 		ID: ref.ID, Name: c.Name, Injection: c.Injection, Hosts: c.Hosts,
 		PathPrefixes: c.PathPrefixes, Approval: c.Approval, CreatedAt: created, Version: ref.Version,
 	}
-	v.creds[ref.ID] = newCachedCredential(view)
+	cached := newCachedCredential(view)
+	cached.sealed = sealed
+	v.creds[ref.ID] = cached
 	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential added"})
 	v.mu.Unlock()
 	v.deliver()
@@ -295,10 +299,13 @@ func (v *Vault) CredentialFor(t target.URL) (CredentialView, error) {
 	return pickCredential(v.creds, reqHost, reqPort, path)
 }
 
-// SecretOf returns the secret of credential id at exactly version, freshly
-// read and authenticated from the file. A credential removed or edited since
-// the caller chose it is ErrCredentialChanged: the caller's approval was for
-// the version it saw.
+// SecretOf returns the secret of credential id at exactly version. It opens
+// the record's ciphertext as verified against the manifest at unlock (or as
+// this process wrote it since): nothing is read from the file, so a record
+// rolled back or swapped on disk while the vault is open has no effect, and
+// a call costs one authenticated decryption. A credential removed or edited
+// since the caller chose it is ErrCredentialChanged: the caller's approval
+// was for the version it saw.
 //
 // Errors: ErrLocked, ErrCredentialChanged, ErrDamaged (the record failed
 // authentication; the session is lost and the vault is damaged).
@@ -310,17 +317,23 @@ func (v *Vault) SecretOf(id string, version uint64) (*Secret, error) {
 	}
 	c, ok := v.creds[id]
 	ref, okRef := v.refs[id]
-	if !ok || !okRef || c.view.Version != version {
+	if !ok || !okRef || c.view.Version != version || ref.Version != version {
 		v.mu.Unlock()
 		return nil, ErrCredentialChanged
 	}
-	secret, err := v.readSecret(ref)
+	pt, err := openRecord(v.keys, v.hdr.VaultID, ref, c.sealed)
+	if err != nil {
+		// Memory, not the file: this cannot be an edit on disk.
+		v.mu.Unlock()
+		return nil, fmt.Errorf("vault: the credential's record does not open: %w", err)
+	}
+	_, secret, err := decodeCredential(ref.ID, ref.Version, pt)
+	clear(pt)
 	v.mu.Unlock()
 	if err != nil {
-		v.deliver()
-		return nil, err
+		return nil, fmt.Errorf("vault: the credential's record does not decode: %w", err)
 	}
-	return secret, nil
+	return &secret, nil
 }
 
 // cachedCredential is a credential's view with its host bindings parsed
@@ -328,6 +341,9 @@ func (v *Vault) SecretOf(id string, version uint64) (*Secret, error) {
 type cachedCredential struct {
 	view  CredentialView
 	hosts []HostPattern
+	// sealed is the record's ciphertext, as verified at unlock or written
+	// since (SecretOf). It holds no plaintext.
+	sealed []byte
 }
 
 func newCachedCredential(view CredentialView) cachedCredential {
@@ -382,20 +398,6 @@ func (c cachedCredential) score(host string, port int, path string) (bindingScor
 		}
 	}
 	return s, hostOK && pathOK
-}
-
-// readSecret reads one credential record from the file and opens it. v.mu
-// held.
-func (v *Vault) readSecret(ref recordRef) (*Secret, error) {
-	var secret Secret
-	err := v.readRecord(ref, func(pt []byte) (err error) {
-		_, secret, err = decodeCredential(ref.ID, ref.Version, pt)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &secret, nil
 }
 
 // readRecord reads one record from the file while unlocked, checks it
@@ -486,7 +488,7 @@ func (v *Vault) SetAutoLockAfter(d time.Duration) error {
 		ref.Version = old.Version + 1
 	}
 	pt, _ := json.Marshal(settingsRecord{AutoLockAfter: d})
-	if err := v.putRecord(ref, pt); err != nil {
+	if _, err := v.putRecord(ref, pt); err != nil {
 		v.mu.Unlock()
 		return err
 	}
