@@ -93,7 +93,7 @@ func gatewayHelperMain() int {
 
 // gatewayProc is a gateway helper process.
 type gatewayProc struct {
-	t     *testing.T
+	t     testing.TB
 	cmd   *exec.Cmd
 	stdin interface {
 		Write([]byte) (int, error)
@@ -102,7 +102,7 @@ type gatewayProc struct {
 	lines chan string
 }
 
-func startGatewayProc(t *testing.T, w *world, holdKey string) *gatewayProc {
+func startGatewayProc(t testing.TB, w *world, holdKey string) *gatewayProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "YETT_TEST_GATEWAY=1", "YETT_BIN="+yettBin, "YETT_GW_VAULT="+w.vaultDir, "YETT_GW_DATA="+w.dataDir,

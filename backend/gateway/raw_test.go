@@ -18,13 +18,13 @@ import (
 // then the origin the gateway inspects), for the message shapes an SDK
 // client never sends: notifications carrying work, batches.
 type rawShim struct {
-	t     *testing.T
+	t     testing.TB
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	lines chan string
 }
 
-func startRawShim(t *testing.T, runDir string) *rawShim {
+func startRawShim(t testing.TB, runDir string) *rawShim {
 	t.Helper()
 	cmd := exec.Command(yettBin, "mcp")
 	cmd.Env = append(os.Environ(), "YETT_RUNTIME_DIR="+runDir)
