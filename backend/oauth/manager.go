@@ -13,6 +13,7 @@ package oauth
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -73,12 +74,13 @@ type Config struct {
 // Manager is the OAuth custodian of one data directory. Safe for
 // concurrent use.
 type Manager struct {
-	cfg   Config
-	db    *gorm.DB
-	log   *slog.Logger
-	vault *vault.Vault
-	http  *http.Client
-	locks string // directory of per-authorization lock files
+	cfg     Config
+	db      *gorm.DB
+	serving *sql.Stmt // servingQuery
+	log     *slog.Logger
+	vault   *vault.Vault
+	http    *http.Client
+	locks   string // directory of per-authorization lock files
 
 	mu      sync.Mutex
 	cache   map[string]*accessToken // live access tokens, dropped on lock and disable
@@ -151,6 +153,10 @@ func Open(cfg Config) (*Manager, error) {
 		store.Close(db)
 		return nil, err
 	}
+	if m.serving, err = prepare(db, servingQuery); err != nil {
+		store.Close(db)
+		return nil, err
+	}
 	m.unsub = cfg.Vault.Subscribe(func(ev vault.Event) {
 		if ev.Kind == vault.EventLocked {
 			m.dropCache("")
@@ -178,7 +184,21 @@ func (m *Manager) Close() error {
 	m.stop()
 	m.wg.Wait()
 	m.dropCache("")
+	m.serving.Close()
 	return store.Close(m.db)
+}
+
+// prepare makes a statement on db's connection pool.
+func prepare(db *gorm.DB, query string) (*sql.Stmt, error) {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	stmt, err := sqlDB.Prepare(query)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	return stmt, nil
 }
 
 func (m *Manager) now() time.Time { return m.cfg.Now() }
