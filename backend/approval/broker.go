@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yettdev/yett/backend/feed"
+
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/procid"
 )
@@ -70,11 +72,9 @@ type Broker struct {
 	sessions  map[string]*Session // by run id
 	endedRuns map[string]audit.Reason
 	history   []endedRun
-	subs      map[int]func(Update)
-	nextSub   int
 	closed    bool
 
-	deliver sync.Mutex // keeps updates in order
+	updates feed.Feed[Update]
 }
 
 // New returns an empty broker.
@@ -84,7 +84,7 @@ func New(cfg Config) *Broker {
 	}
 	return &Broker{
 		cfg: cfg, pending: map[string]*pending{}, sessions: map[string]*Session{},
-		endedRuns: map[string]audit.Reason{}, subs: map[int]func(Update){},
+		endedRuns: map[string]audit.Reason{},
 	}
 }
 
@@ -97,38 +97,12 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(r[:])
 }
 
-// Subscribe registers fn for every later change; fn must not block for long.
-func (b *Broker) Subscribe(fn func(Update)) (cancel func()) {
-	b.mu.Lock()
-	id := b.nextSub
-	b.nextSub++
-	b.subs[id] = fn
-	b.mu.Unlock()
-	return func() {
-		b.mu.Lock()
-		delete(b.subs, id)
-		b.mu.Unlock()
-	}
-}
+// Subscribe registers fn for every later change, delivered as backend/feed
+// says: in order, one at a time, never under the broker's lock (fn may call
+// any Broker method). fn should not block for long: later updates wait.
+func (b *Broker) Subscribe(fn func(Update)) (cancel func()) { return b.updates.Subscribe(fn) }
 
-func (b *Broker) notify(u Update) {
-	b.deliver.Lock()
-	defer b.deliver.Unlock()
-	b.mu.Lock()
-	fns := make([]func(Update), 0, len(b.subs))
-	ids := make([]int, 0, len(b.subs))
-	for id := range b.subs {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	for _, id := range ids {
-		fns = append(fns, b.subs[id])
-	}
-	b.mu.Unlock()
-	for _, fn := range fns {
-		fn(u)
-	}
-}
+func (b *Broker) notify(u Update) { b.updates.Publish(u) }
 
 // Pending lists the pending requests, oldest first.
 func (b *Broker) Pending() []Request {

@@ -33,6 +33,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/yettdev/yett/backend/feed"
 	"os"
 	"path/filepath"
 	"sync"
@@ -124,11 +125,7 @@ type Vault struct {
 	// yet; see auditkey.go for why it is readable while locked.
 	auditRecipient string
 
-	evMu       sync.Mutex
-	subs       []subscriber
-	nextSub    int
-	queue      []Event
-	delivering bool
+	events feed.Feed[Event]
 }
 
 // Open opens the vault in dir (created 0700 if missing), creating an empty,
