@@ -402,7 +402,7 @@ func (s *AuditService) ExportCheckpoint() (CheckpointExport, error) {
 	if path == "" {
 		return CheckpointExport{Saved: false, Size: cp.Size, TreeHead: cp.Head.String()}, nil
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o600); err != nil {
 		s.log.Error("write checkpoint", "err", err)
 		return CheckpointExport{}, errors.New("The checkpoint could not be saved there.")
 	}

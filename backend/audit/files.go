@@ -44,7 +44,7 @@ func newSigningKey(dir string) (*signingKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: generate signing key: %w", err)
 	}
-	if err := writeFileAtomic(dir, VerifierKeyFile, []byte(vkey+"\n"), 0o644); err != nil {
+	if err := writeFileAtomic(dir, VerifierKeyFile, []byte(vkey+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	if err := writeFileAtomic(dir, SigningKeyFile, []byte(skey+"\n"), 0o600); err != nil {

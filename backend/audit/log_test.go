@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -120,5 +121,40 @@ func TestOpenRefusals(t *testing.T) {
 	os.Rename(filepath.Join(dir, "key.bak"), filepath.Join(dir, SigningKeyFile))
 	if fi, err := os.Stat(filepath.Join(dir, SigningKeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("signing key mode %v: %v", fi.Mode(), err)
+	}
+}
+
+// Every file the log writes in its directory is private to the user: the
+// log, its keys, the checkpoint, the tree state, a saved torn tail.
+func TestFilesArePrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit") // made by Open
+	l, _, err := Open(Options{Dir: dir, Recipient: identity(t).Recipient()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := l.Append(context.Background(), Event{Type: EventGatewayStarted, Time: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	entries, _ := os.ReadDir(dir)
+	if len(entries) < 4 {
+		t.Fatalf("only %d files", len(entries))
+	}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v", e.Name(), fi.Mode().Perm())
+		}
+	}
+	if fi, _ := os.Stat(dir); fi.Mode().Perm()&0o077 != 0 {
+		t.Errorf("the directory is %v", fi.Mode().Perm())
 	}
 }

@@ -324,7 +324,7 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if err := writeFileAtomic(l.dir, CheckpointFile, cp.Text, 0o644); err != nil {
+	if err := writeFileAtomic(l.dir, CheckpointFile, cp.Text, 0o600); err != nil {
 		return Checkpoint{}, l.breakLocked(err)
 	}
 	l.opts.crash("checkpoint-file")
@@ -344,7 +344,7 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	if cp, err = signCheckpoint(l.key.signer, l.key.vkey, l.key.id, head); err != nil {
 		return Checkpoint{}, err
 	}
-	if err := writeFileAtomic(l.dir, CheckpointFile, cp.Text, 0o644); err != nil {
+	if err := writeFileAtomic(l.dir, CheckpointFile, cp.Text, 0o600); err != nil {
 		return Checkpoint{}, l.breakLocked(err)
 	}
 	l.cpEnd = l.written

@@ -206,7 +206,7 @@ func auditCheckpoint(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return withExitCode(2, err)
 	}
-	if err := os.WriteFile(out, b, 0o644); err != nil {
+	if err := os.WriteFile(out, b, 0o600); err != nil {
 		return withExitCode(2, err)
 	}
 	cp, _ := audit.ParseCheckpoint(b)
@@ -244,7 +244,7 @@ func auditExport(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return withExitCode(2, err)
 	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
 		return withExitCode(2, err)
 	}
 	fmt.Fprintf(env.Stdout, "exported %s (ciphertext, checkpoints and consistency proofs) to %s\n", cp.Head, out)
