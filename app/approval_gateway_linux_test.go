@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/yettdev/yett/internal/testsupport/busguard"
 	"io"
 	"log/slog"
 	"net"
@@ -42,6 +43,10 @@ func TestMain(m *testing.M) {
 	if yettBinPath != "" {
 		os.RemoveAll(filepath.Dir(yettBinPath))
 	}
+	// The keyring library, linked here, autolaunches a session bus when
+	// the tests run without DBUS_SESSION_BUS_ADDRESS; it must not outlive
+	// them.
+	busguard.StopAutolaunched()
 	os.Exit(code)
 }
 
