@@ -27,15 +27,28 @@
 // # The order of checks, each final
 //
 // For every http.request: vault gate (locked: LOCKED, denied at once, nothing
-// kept: no queue, no retry, no card) -> valid request and a credential bound to
-// its host and path -> the run still matches the live process -> a session
-// approval valid for this boot id, vault epoch and launch nonce (else a card
-// says what changed; a first request waits on it at most the approval timeout,
-// a request after an authority change is answered REAUTH_REQUIRED at once) ->
-// per-call approval where the credential demands it -> journal intent durable
-// -> audit entry durable (fail closed) -> vault epoch and boot id re-checked ->
-// journal "dispatched" durable -> the HTTP executor sends, with the
-// Idempotency-Key -> result journaled and audited -> response.
+// kept but the audit entry naming method, host and key: no queue, no retry, no
+// card) -> valid request and a credential bound to its host and path (the
+// binding chosen from the metadata decrypted at unlock) -> the run still
+// matches the live process -> a session approval valid for this boot id,
+// vault epoch and launch nonce (else a card says what changed; a new process
+// waits on it at most the approval timeout like any first request, a process
+// whose own authority ended is answered REAUTH_REQUIRED at once) -> per-call
+// approval where the credential demands it -> vault epoch, boot id and live
+// process checked again, the secret read (once) -> one durable step: the
+// journal's dispatch record and the audit intent entry, written at the same
+// time, each group-committed -> the HTTP executor sends, with the
+// Idempotency-Key, under a context the next vault lock cancels (cutting the
+// connection) -> one durable step for the outcome (journal and audit) ->
+// response.
+//
+// Every tools/call is routed to its pipeline by name (routeCalls), whatever
+// the SDK's tool table holds at that moment, so a call racing a lock reads
+// LOCKED and never "unknown tool". One connection holds at most a bounded
+// number of unanswered calls (rpcframe.Limits); more are answered BUSY.
+//
+// A refusal is one value (refusal.go): the code and text the agent reads
+// and the reason the audit log records are built from it together.
 //
 // # What the agent is told
 //
@@ -50,8 +63,10 @@
 // Never from the client. For a run without a valid session the gateway asks
 // the broker (sessions that ended in this boot: same process => "vault was
 // locked", "identity changed", "agent reconnected", "session was revoked";
-// same executable, other process => "agent restarted"), then the journal's
-// durable record of runs approved in earlier boots (same pid and kernel start
-// stamp => "gateway restarted"; same executable => "agent restarted").
-// Otherwise it is a "first request".
+// same executable, other process => "agent restarted", or "another run of
+// this program" while one is live), then the journal's durable record of runs
+// approved in earlier boots (same pid and kernel start stamp => "gateway
+// restarted"; same executable => "agent restarted"). Otherwise it is a "first
+// request". The card carries a sentence of what Yett knows (when the earlier
+// run ended, which one is live).
 package gateway
