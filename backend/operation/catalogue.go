@@ -13,6 +13,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/yettdev/yett/backend/feed"
 	"github.com/yettdev/yett/backend/store"
 	"github.com/yettdev/yett/backend/userdir"
 )
@@ -43,10 +44,7 @@ type Catalogue struct {
 	// the order the database committed them.
 	mu      sync.Mutex
 	current atomic.Pointer[listing]
-
-	subMu   sync.Mutex
-	subs    map[int]func()
-	nextSub int
+	changes feed.Feed[struct{}]
 }
 
 // listing is the catalogue as one immutable value: a change builds a new
@@ -70,7 +68,7 @@ func Open(cfg Config) (*Catalogue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("operation: %w", err)
 	}
-	c := &Catalogue{db: db, auth: cfg.Authorizations, subs: map[int]func(){}}
+	c := &Catalogue{db: db, auth: cfg.Authorizations}
 	if err := c.load(); err != nil {
 		store.Close(db)
 		return nil, err
@@ -199,31 +197,12 @@ func (c *Catalogue) NamesByAuthorization() map[string][]string {
 	return out
 }
 
-// Subscribe calls fn after every change, synchronously on the writer's
-// goroutine, so fn must not block; it carries no news, and fn reads the
-// catalogue for what is there now. It returns a function that cancels the
-// subscription.
+// Subscribe calls fn after every change, as backend/feed delivers: in
+// order, one at a time, on the writer's goroutine after the write. It
+// carries no news: fn reads the catalogue for what is there now. It
+// returns a function that cancels the subscription.
 func (c *Catalogue) Subscribe(fn func()) (cancel func()) {
-	c.subMu.Lock()
-	defer c.subMu.Unlock()
-	c.nextSub++
-	id := c.nextSub
-	c.subs[id] = fn
-	return func() {
-		c.subMu.Lock()
-		defer c.subMu.Unlock()
-		delete(c.subs, id)
-	}
+	return c.changes.Subscribe(func(struct{}) { fn() })
 }
 
-func (c *Catalogue) notify() {
-	c.subMu.Lock()
-	fns := make([]func(), 0, len(c.subs))
-	for _, fn := range c.subs {
-		fns = append(fns, fn)
-	}
-	c.subMu.Unlock()
-	for _, fn := range fns {
-		fn()
-	}
-}
+func (c *Catalogue) notify() { c.changes.Publish(struct{}{}) }
