@@ -26,6 +26,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"github.com/yettdev/yett/backend/instance"
+	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/lockwatch"
 	"github.com/yettdev/yett/backend/userdir"
 	"github.com/yettdev/yett/backend/vault"
@@ -86,7 +87,8 @@ type App struct {
 	// until the audit log is open (OAuth.attach).
 	OAuth *OAuthService
 
-	gateway gatewayState
+	keeper  *keeper.Keeper
+	keeping keeping
 
 	mu     sync.Mutex
 	ctx    context.Context // Wails runtime context, set on startup
@@ -121,9 +123,22 @@ func New(cfg Config) (*App, error) {
 	a.Vault = newVaultService(v, a.events, cfg.Log, cfg.Keyring != nil)
 	a.Approvals = newApprovalService(a.events, cfg.Log)
 	a.OAuth = newOAuthService(a.events, cfg.Log)
-	// The audit log never stops the app from starting: a log that cannot be
-	// opened or verified is shown in the UI's banner instead.
-	a.Audit = newAuditService(v, a.events, cfg.Log, filepath.Join(cfg.DataDir, "audit"), auditPollInterval)
+	// The keeper runs the audit writer, OAuth custody and the gateway for
+	// this data directory, as it does for yett serve. The audit log never
+	// stops the app from starting: a log that cannot be opened or verified
+	// is shown in the UI's banner instead.
+	k, err := keeper.Open(keeper.Config{
+		DataDir: cfg.DataDir, RuntimeDir: cfg.RuntimeDir, Vault: v, Logger: cfg.Log,
+		ShimPath: cfg.CLIPath, OpenBrowser: a.openBrowser,
+	})
+	if err != nil {
+		v.Close()
+		primary.Release()
+		return nil, err
+	}
+	a.keeper = k
+	a.Audit = newAuditService(v, k, a.events, cfg.Log, auditPollInterval)
+	a.followKeeper()
 	return a, nil
 }
 
@@ -150,7 +165,6 @@ func (a *App) startup(ctx context.Context) {
 	a.mu.Unlock()
 	a.events.attach(func(name string, data any) { runtime.EventsEmit(ctx, name, data) })
 	a.Audit.setSaveDialog(wailsSaveDialog(ctx))
-	a.watchGateway()
 
 	bg, stop := context.WithCancel(context.Background())
 	a.stopBg = stop
@@ -179,17 +193,27 @@ func (a *App) shutdown(ctx context.Context) {
 	a.Close()
 }
 
-// Close locks and closes the vault and releases the single-instance lock.
+// Close locks the vault (recorded in the audit log, with a checkpoint),
+// stops what the keeper runs, closes the vault and releases the
+// single-instance lock.
 func (a *App) Close() {
-	a.closeGateway()
+	if a.keeping.cancel != nil {
+		a.keeping.cancel()
+	}
+	a.Approvals.attach(nil)
+	a.OAuth.attach(nil, nil)
+	a.Audit.close()
+	if a.keeper != nil {
+		if err := a.keeper.Close(); err != nil {
+			a.cfg.Log.Warn("closing", "err", err)
+		}
+	}
 	a.OAuth.close()
 	a.Approvals.close()
 	a.Vault.close()
 	if a.vault != nil {
-		_ = a.vault.Lock("app_exit") // recorded in the audit log, with a checkpoint
 		_ = a.vault.Close()
 	}
-	a.Audit.close()
 	if a.primary != nil {
 		a.primary.Release()
 	}

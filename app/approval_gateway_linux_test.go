@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/yettdev/yett/internal/testsupport/busguard"
 	"io"
 	"log/slog"
 	"net"
@@ -23,8 +22,10 @@ import (
 	"filippo.io/age"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/busguard"
 )
 
 // The end-to-end path the desktop card serves: a real agent process (this
@@ -170,8 +171,13 @@ func TestRealAgentApprovedOnTheDesktopCard(t *testing.T) {
 	}
 	var gwLogs bytes.Buffer
 	var gwLogMu sync.Mutex
+	log, _, err := audit.Open(audit.Options{Dir: filepath.Join(dataDir, "audit"), Recipient: id.Recipient()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
 	gw, err := gateway.New(gateway.Config{
-		Vault: v, DataDir: dataDir, RuntimeDir: runDir, AuditRecipient: id.Recipient(), ApprovalTimeout: 30 * time.Second,
+		Vault: v, DataDir: dataDir, RuntimeDir: runDir, Audit: log, ApprovalTimeout: 30 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(lockedBuffer{&gwLogMu, &gwLogs}, nil)),
 	})
 	if err != nil {

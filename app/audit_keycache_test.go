@@ -13,6 +13,7 @@ import (
 
 	"github.com/yettdev/yett/backend/activity"
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -28,10 +29,9 @@ func (c *indexCache) state() (loaded bool, entries int64) {
 // appendCalls writes n call entries through the app's own writer.
 func appendCalls(t testing.TB, s *AuditService, from, n int) {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	w := s.keeper.AuditLog()
 	for i := from; i < from+n; i++ {
-		if _, err := s.w.Append(context.Background(), audit.Event{Type: audit.EventActionRequested, Time: time.Now().UTC(), SessionID: "S1",
+		if _, err := w.Append(context.Background(), audit.Event{Type: audit.EventActionRequested, Time: time.Now().UTC(), SessionID: "S1",
 			Action: &audit.Action{RequestID: fmt.Sprintf("q-%d", i), Channel: "http", Operation: "get", Target: "api.example.com"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -148,8 +148,13 @@ func BenchmarkActivityPage(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer v.Close()
+	k, err := keeper.Open(keeper.Config{DataDir: dir, RuntimeDir: b.TempDir(), Vault: v})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer k.Close()
 	sink := &eventSink{}
-	svc := newAuditService(v, sink, slog.New(slog.DiscardHandler), filepath.Join(dir, "audit"), time.Hour)
+	svc := newAuditService(v, k, sink, slog.New(slog.DiscardHandler), time.Hour)
 	defer svc.close()
 	if err := v.Create(vault.Passphrase("correct horse battery"), false); err != nil {
 		b.Fatal(err)

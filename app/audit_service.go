@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"filippo.io/age"
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"github.com/yettdev/yett/backend/activity"
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -23,125 +23,66 @@ import (
 // sent at most once per change-watch interval.
 const EventAuditChanged = "audit:changed"
 
-// AuditService is bound to the UI as window.go.app.AuditService. It owns the
-// app's audit log writer: it opens <data>/audit with the vault's audit
-// recipient, records vault lock and unlock, and signs a checkpoint at every
-// lock and at shutdown (which also ends the writer's segment: its key is
-// wiped). Its views are projections of the decrypted log, read page by page
-// from an index (indexCache) kept only while the vault is unlocked, and
-// carry no secret (audit events have no field for one).
+// AuditService is bound to the UI as window.go.app.AuditService. It is the
+// read side of the audit log: the keeper (backend/keeper) owns the writer,
+// records the vault's lock and unlock and signs a checkpoint at every lock.
+// Its views are projections of the decrypted log, read page by page from an
+// index (indexCache) kept only while the vault is unlocked, and carry no
+// secret (audit events have no field for one).
 type AuditService struct {
 	vault  *vault.Vault
+	keeper auditKeeper
 	events *eventSink
 	log    *slog.Logger
 	dir    string
 	// saveDialog asks the person where to save a file; "" means cancelled.
 	// The app sets it to the Wails dialog; tests to a fake.
+	dialogMu   sync.Mutex
 	saveDialog func(defaultName string) (string, error)
 
 	index    indexCache // dropped at every lock
 	verified verifyCache
 	changed  chan struct{} // a verification or the index finished: tell the UI
 
-	mu        sync.Mutex
-	w         *audit.Log // nil while not open
-	recipient string     // the recipient w encrypts to
-	problem   string     // public text: why the app is not recording
-	cancel    func()
-	stop      chan struct{}
-	done      chan struct{}
+	cancel func()
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// auditKeeper is what the read side needs of the keeper: the open writer
+// (its head, its background verification, a checkpoint on demand) and
+// whether, and why not, the log is being written.
+type auditKeeper interface {
+	AuditLog() *audit.Log
+	AuditDir() string
+	State() keeper.State
 }
 
 // auditPollInterval is how often the service looks for new records to
 // announce; it is also the throttle on EventAuditChanged.
 const auditPollInterval = 500 * time.Millisecond
 
-func newAuditService(v *vault.Vault, events *eventSink, log *slog.Logger, dir string, poll time.Duration) *AuditService {
-	s := &AuditService{vault: v, events: events, log: log, dir: dir, stop: make(chan struct{}), done: make(chan struct{}),
+func newAuditService(v *vault.Vault, k auditKeeper, events *eventSink, log *slog.Logger, poll time.Duration) *AuditService {
+	dir := k.AuditDir()
+	s := &AuditService{vault: v, keeper: k, events: events, log: log, dir: dir, stop: make(chan struct{}), done: make(chan struct{}),
 		changed: make(chan struct{}, 1)}
 	s.verified = verifyCache{maxAge: time.Minute, now: time.Now, done: s.notifyChanged}
 	s.index = indexCache{dir: dir, log: log, changed: s.notifyChanged}
 	s.saveDialog = func(string) (string, error) { return "", errors.New("no window to show a dialog in") }
-	s.mu.Lock()
-	s.openLocked()
-	s.mu.Unlock()
 	s.cancel = v.Subscribe(s.onVaultEvent)
 	go s.watch(poll)
 	return s
 }
 
-// openLocked opens the log if the vault has an audit key. If the vault has
-// none yet (not set up), it stays closed until Create. s.mu held.
-func (s *AuditService) openLocked() {
-	// Once the log was refused (or could not be set aside at a reset), the
-	// app does not retry behind the banner's back: a restart does.
-	if s.w != nil || s.problem != "" {
-		return
-	}
-	recipient, err := s.vault.AuditRecipient()
-	if errors.Is(err, vault.ErrNoAuditKey) {
-		return
-	}
-	if err != nil {
-		s.problem = "The audit log is not being written: the vault's audit key cannot be read."
-		s.log.Error("audit recipient", "err", err)
-		return
-	}
-	r, err := age.ParseX25519Recipient(recipient)
-	if err != nil {
-		s.problem = "The audit log is not being written: the vault's audit key is malformed."
-		return
-	}
-	w, _, err := audit.Open(audit.Options{Dir: s.dir, Recipient: r})
-	switch {
-	case errors.Is(err, audit.ErrTampered):
-		// Never repaired: the evidence stays as found, and nothing is
-		// appended after it.
-		s.problem = "The audit log failed verification and is not being written to. It was left exactly as found."
-	case errors.Is(err, audit.ErrLocked):
-		s.problem = "The audit log is not being written by this window: another Yett process holds it."
-	case err != nil:
-		s.problem = "The audit log could not be opened, so nothing is being recorded."
-		s.log.Error("open audit log", "err", err)
-	default:
-		s.w, s.recipient, s.problem = w, recipient, ""
-	}
-}
-
-// onVaultEvent records lock and unlock. It runs in the vault's delivery, in
-// order, never under the vault's mutex.
+// onVaultEvent keeps the views' index to the vault's state: wiped at every
+// lock (saved encrypted first), dropped at a reset (its file goes aside with
+// the log). It runs in the vault's delivery, in order.
 func (s *AuditService) onVaultEvent(e vault.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch e.Kind {
-	case vault.EventCreated:
-		s.reopenIfKeyChanged()
-		s.appendLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch, Reason: "vault_created"})
-	case vault.EventUnlocked:
-		// The unlock authenticated the recipient. A vault made before audit
-		// keys got one just now; and if the recipient differs from the one
-		// the log was opened with (read while locked, unauthenticated), the
-		// entries written since were sealed to someone else's key.
-		if s.w != nil {
-			if r, err := s.vault.AuditRecipient(); err == nil && r != s.recipient {
-				s.log.Error("the audit recipient changed under a locked vault; reopening the log with the authenticated one")
-				s.closeLocked()
-				s.problem = ""
-				s.openLocked()
-				s.problem = "The audit key changed while the vault was locked: entries written before this unlock may not be readable."
-			}
-		}
-		s.openLocked()
-		s.appendLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch})
 	case vault.EventReset:
-		s.index.drop() // its file goes aside with the log
-		s.setAsideLocked()
+		s.index.drop()
 	case vault.EventLocked:
 		s.index.wipe()
-		s.appendLocked(audit.Event{Type: audit.EventVaultLocked, VaultEpoch: e.Epoch, Reason: audit.Reason(e.Reason)})
-		// Also ends the writer's segment: a process that reads this one's
-		// memory from now on finds no key to anything written before.
-		s.checkpointLocked()
 	}
 }
 
@@ -153,64 +94,7 @@ func (s *AuditService) notifyChanged() {
 	}
 }
 
-// setAsideLocked: a vault reset sets the old vault file aside, and with it
-// the only key that decrypts this log. The log is set aside beside it, as
-// it is (never rewritten), and the next Create starts a new one. s.mu held.
-func (s *AuditService) setAsideLocked() {
-	s.closeLocked()
-	if _, err := os.Stat(s.dir); err != nil {
-		return
-	}
-	aside := fmt.Sprintf("%s.reset-%d", s.dir, time.Now().Unix())
-	if err := os.Rename(s.dir, aside); err != nil {
-		s.problem = "The vault was reset but the old audit log could not be set aside; nothing is being recorded."
-		s.log.Error("set aside audit log", "err", err)
-		return
-	}
-	s.problem = ""
-}
-
-// reopenIfKeyChanged: after a reset and a new Create the vault has a new
-// audit key; later entries must be readable with it. s.mu held.
-func (s *AuditService) reopenIfKeyChanged() {
-	if s.w != nil {
-		if r, err := s.vault.AuditRecipient(); err == nil && r != s.recipient {
-			s.closeLocked()
-		}
-	}
-	s.openLocked()
-}
-
-func (s *AuditService) appendLocked(e audit.Event) {
-	if s.w == nil {
-		return
-	}
-	e.Time = time.Now().UTC()
-	if _, err := s.w.Append(context.Background(), e); err != nil {
-		s.problem = "Writing to the audit log failed; entries are not being recorded until Yett restarts."
-		s.log.Error("audit append", "type", e.Type, "err", err)
-	}
-}
-
-func (s *AuditService) checkpointLocked() {
-	if s.w == nil {
-		return
-	}
-	if _, err := s.w.Checkpoint(); err != nil {
-		s.log.Error("audit checkpoint", "err", err)
-	}
-}
-
-func (s *AuditService) closeLocked() {
-	if s.w != nil {
-		if err := s.w.Close(); err != nil { // signs a final checkpoint
-			s.log.Error("close audit log", "err", err)
-		}
-		s.w = nil
-	}
-}
-
-// close stops watching the vault and closes the log with a final checkpoint.
+// close stops watching the vault and the log.
 func (s *AuditService) close() {
 	if s == nil {
 		return
@@ -224,9 +108,6 @@ func (s *AuditService) close() {
 		close(s.stop)
 		<-s.done
 	}
-	s.mu.Lock()
-	s.closeLocked()
-	s.mu.Unlock()
 	s.index.wipe()
 	s.verified.wait()
 }
@@ -249,12 +130,10 @@ func (s *AuditService) watch(interval time.Duration) {
 			continue
 		case <-t.C:
 		}
-		s.mu.Lock()
 		size, running := int64(-1), false
-		if s.w != nil {
-			size, running = s.w.Head().Size, s.w.Verification().Running
+		if w := s.keeper.AuditLog(); w != nil {
+			size, running = w.Head().Size, w.Verification().Running
 		}
-		s.mu.Unlock()
 		// The writer's background verification ending changes the status.
 		if verifying && !running {
 			changed = true
@@ -276,9 +155,7 @@ func (s *AuditService) logPath() string { return filepath.Join(s.dir, audit.LogF
 // one is done (the writer's own, which Open leaves running in the
 // background), then the last result while a newer one runs.
 func (s *AuditService) Status() AuditStatus {
-	s.mu.Lock()
-	w, problem := s.w, s.problem
-	s.mu.Unlock()
+	w, problem := s.keeper.AuditLog(), s.keeper.State().AuditProblem
 	writing := w != nil
 	if _, err := os.Stat(s.logPath()); errors.Is(err, os.ErrNotExist) && !writing {
 		return AuditStatus{State: "absent", FirstBad: -1, Notes: []string{}}
@@ -377,10 +254,14 @@ func (s *AuditService) Activity(f ActivityFilter) (ActivityView, error) {
 // checkpoint somewhere else. Kept apart from this machine, it later proves
 // the log was not cut short or rewritten (yett audit verify --checkpoint).
 func (s *AuditService) ExportCheckpoint() (CheckpointExport, error) {
-	s.mu.Lock()
-	s.checkpointLocked() // cover every entry written so far
+	if w := s.keeper.AuditLog(); w != nil {
+		if _, err := w.Checkpoint(); err != nil { // cover every entry written so far
+			s.log.Error("audit checkpoint", "err", err)
+		}
+	}
+	s.dialogMu.Lock()
 	saveDialog := s.saveDialog
-	s.mu.Unlock()
+	s.dialogMu.Unlock()
 	rep := audit.Verify(s.logPath(), audit.VerifyOptions{})
 	if rep.Status != audit.StatusIntact {
 		return CheckpointExport{}, errors.New("The audit log does not verify, so a checkpoint of it would prove nothing.")
@@ -424,17 +305,7 @@ func tornNote(t *audit.Torn) string {
 }
 
 func (s *AuditService) setSaveDialog(f func(string) (string, error)) {
-	s.mu.Lock()
+	s.dialogMu.Lock()
 	s.saveDialog = f
-	s.mu.Unlock()
-}
-
-// writer is the open log, for the gateway when the app runs it in-process
-// (gateway.Config.Audit): one writer per log, since the log refuses a second.
-// nil while the log is not open. A vault reset closes it; callers must ask
-// again after one.
-func (s *AuditService) writer() *audit.Log {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w
+	s.dialogMu.Unlock()
 }

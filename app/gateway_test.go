@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -27,7 +26,6 @@ func TestAppRunsGatewayOnItsAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	a.watchGateway()
 	sock := filepath.Join(base, "run", "gateway.sock")
 	if _, err := os.Stat(sock); err == nil {
 		t.Fatal("gateway started before the vault (and its audit key) existed")
@@ -67,27 +65,5 @@ func TestAppRunsGatewayOnItsAuditLog(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if _, err := os.Stat(sock); err == nil {
 		t.Fatal("gateway still listening after the vault was reset")
-	}
-}
-
-func TestShimHashesPinTheCLIBesideTheApp(t *testing.T) {
-	dir := t.TempDir()
-	cli := filepath.Join(dir, "yett")
-	if err := os.WriteFile(cli, []byte("pretend yett binary"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	a := &App{cfg: Config{CLIPath: cli, Log: slog.New(slog.NewTextHandler(&logs, nil))}}
-	got := a.shimHashes()
-	want := sha256.Sum256([]byte("pretend yett binary"))
-	if len(got) != 1 || got[0] != want {
-		t.Fatalf("pinned %x, want %x", got, want)
-	}
-	a.cfg.CLIPath = filepath.Join(dir, "missing")
-	if got := a.shimHashes(); got != nil {
-		t.Fatalf("pinned %x for a missing CLI", got)
-	}
-	if !strings.Contains(logs.String(), "accepts any program") {
-		t.Fatalf("missing CLI not logged: %s", logs.String())
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
-	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/oauth/providers"
 	"github.com/yettdev/yett/backend/operation"
@@ -436,57 +435,6 @@ func (s *OAuthService) discoveryError(err error) error {
 	}
 	s.log.Info("oauth discovery failed", "err", err)
 	return errors.New("The issuer could not be reached.")
-}
-
-// runOAuthLocked keeps the OAuth manager on the audit log w: the manager records
-// into the app's log, so it exists exactly while that log is open. A
-// different w (after a reset and a new vault) gets a new manager. r.mu held.
-func (a *App) runOAuthLocked(w *audit.Log) {
-	r := &a.gateway.runner
-	if r.oauth != nil && r.oauthLog == w {
-		return
-	}
-	a.closeOAuthLocked()
-	if w == nil {
-		return
-	}
-	m, err := oauth.Open(oauth.Config{
-		DataDir:     a.cfg.DataDir,
-		Vault:       a.vault,
-		Audit:       w,
-		Logger:      a.cfg.Log,
-		BootID:      a.gateway.bootID,
-		OpenBrowser: a.openBrowser,
-	})
-	if err != nil {
-		a.cfg.Log.Error("OAuth connections unavailable", "err", err)
-		return
-	}
-	ops, err := operation.Open(operation.Config{DataDir: a.cfg.DataDir, Authorizations: m})
-	if err != nil {
-		a.cfg.Log.Error("OAuth connections unavailable: the operation catalogue does not open", "err", err)
-		m.Close()
-		return
-	}
-	r.oauth, r.ops, r.oauthLog = m, ops, w
-	a.OAuth.attach(m, ops)
-}
-
-// closeOAuthLocked detaches the UI first, so it never calls a closed
-// manager. The gateway, which uses the manager, is stopped before. r.mu held.
-func (a *App) closeOAuthLocked() {
-	r := &a.gateway.runner
-	if r.oauth == nil {
-		return
-	}
-	a.OAuth.attach(nil, nil)
-	if err := r.ops.Close(); err != nil {
-		a.cfg.Log.Warn("close operation catalogue", "err", err)
-	}
-	if err := r.oauth.Close(); err != nil {
-		a.cfg.Log.Warn("close OAuth manager", "err", err)
-	}
-	r.oauth, r.ops, r.oauthLog = nil, nil, nil
 }
 
 // openBrowser opens an authorization URL in the system browser; before the

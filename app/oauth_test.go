@@ -46,7 +46,6 @@ func newOAuthApp(t *testing.T) *oauthApp {
 	o := &oauthApp{App: a, rec: &recorder{}, logs: logs}
 	a.events.attach(o.rec.emit)
 	t.Cleanup(a.Close)
-	a.watchGateway()
 	return o
 }
 
@@ -443,7 +442,7 @@ func TestOAuthServiceFollowsTheVault(t *testing.T) {
 	o.create(t)
 	// The gateway starts right after the manager; from then on the manager
 	// names it in its audit events.
-	waitFor(t, func() bool { return o.gateway.bootID() != "" })
+	waitFor(t, func() bool { return o.keeper.State().SocketPath != "" })
 	first, _ := o.OAuth.manager()
 	if _, err := o.OAuth.Authorizations(); err != nil {
 		t.Fatal(err)

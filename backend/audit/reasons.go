@@ -48,3 +48,13 @@ const ReasonKeyInUse Reason = "idempotency_key_in_use"
 // ReasonWithdrawn: the card the call waited on was withdrawn (the agent
 // exited, its identity changed, or the vault was locked or unlocked).
 const ReasonWithdrawn Reason = "approval_withdrawn"
+
+// Reasons the composition root (backend/keeper) records vault events with,
+// besides the lock reason the vault gives.
+const (
+	// ReasonVaultCreated: the vault_unlocked entry of a vault's creation.
+	ReasonVaultCreated Reason = "vault_created"
+	// ReasonEpochNotSaved follows a lock's reason when the disk refused the
+	// new epoch (it moved in memory only).
+	ReasonEpochNotSaved Reason = "epoch_not_saved"
+)

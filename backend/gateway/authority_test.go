@@ -51,7 +51,7 @@ func TestPerCallApprovalIsSeparate(t *testing.T) {
 // An audit log that cannot write denies the call before anything leaves,
 // with a clear answer, and the journal proves nothing left.
 func TestAuditFailureDeniesCall(t *testing.T) {
-	w := newWorld(t, worldOpts{ownAudit: true})
+	w := newWorld(t, worldOpts{})
 	a := w.approvedAgent("ok")
 	w.audit.Close() // every later Append fails
 	id := tag("noaudit")
@@ -181,7 +181,7 @@ func TestSocketPrivateAndSingle(t *testing.T) {
 	if dst.Mode().Perm() != 0o700 {
 		t.Fatalf("runtime dir mode %v", dst.Mode())
 	}
-	_, err = New(Config{Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, AuditRecipient: w.identity.Recipient()})
+	_, err = New(Config{Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, Audit: w.audit})
 	if !errors.Is(err, ErrAlreadyRunning) {
 		t.Fatalf("second gateway: %v", err)
 	}

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"filippo.io/age"
-
 	"github.com/yettdev/yett/backend/action"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
@@ -40,18 +38,20 @@ var (
 	ErrConfig         = errors.New("gateway: incomplete configuration")
 )
 
-// Config is what a gateway needs. Vault, DataDir, RuntimeDir and one of
-// Audit or AuditRecipient are required.
+// Config is what a gateway needs. Vault, DataDir, RuntimeDir and Audit are
+// required.
 type Config struct {
 	Vault      *vault.Vault
-	DataDir    string // journal.db (and audit/ when Audit is nil)
+	DataDir    string // journal.db and journal.log
 	RuntimeDir string // gateway.sock and gateway.lock
-	// Audit is an open audit log the caller owns (and in which the caller
-	// records vault lock and unlock); when nil the gateway opens
-	// <DataDir>/audit encrypted to AuditRecipient, records them itself and
-	// closes it on Close.
-	Audit          *audit.Log
-	AuditRecipient age.Recipient
+	// Audit is the open audit log the gateway writes to. The caller owns it
+	// (backend/keeper, the one composition root), records the vault's lock
+	// and unlock in it, and closes it after the gateway.
+	Audit *audit.Log
+	// BootID names this gateway start; "" makes a random one. The caller
+	// chooses it when it records events of this start before the gateway
+	// exists (the vault's unlock that starts it).
+	BootID string
 	// ApprovalTimeout bounds every pending approval; 0 means 120 s.
 	ApprovalTimeout time.Duration
 	HTTP            action.Config
@@ -78,7 +78,6 @@ type Gateway struct {
 	vault    *vault.Vault
 	journal  *journal.Journal
 	audit    *audit.Log
-	ownAudit bool
 	broker   *approval.Broker
 	exec     *action.Executor
 	insp     *procid.Inspector
@@ -112,7 +111,8 @@ type Gateway struct {
 	hookBeforeIntent func(ctx context.Context, key string)
 }
 
-func newBootID() string {
+// NewBootID makes a random boot id.
+func NewBootID() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return "boot-" + hex.EncodeToString(b[:])
@@ -124,7 +124,7 @@ func newBootID() string {
 // ErrAlreadyRunning, ErrConfig, ErrAddressTaken (Windows), and failures
 // opening the files.
 func New(cfg Config) (*Gateway, error) {
-	if cfg.Vault == nil || cfg.DataDir == "" || cfg.RuntimeDir == "" || (cfg.Audit == nil && cfg.AuditRecipient == nil) ||
+	if cfg.Vault == nil || cfg.DataDir == "" || cfg.RuntimeDir == "" || cfg.Audit == nil ||
 		(cfg.Operations == nil) != (cfg.OAuth == nil) {
 		return nil, ErrConfig
 	}
@@ -141,7 +141,10 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger, vault: cfg.Vault, insp: cfg.Inspector,
-		exec: action.New(cfg.HTTP), bootID: newBootID(), conns: map[*conn]struct{}{}, ops: cfg.Operations, oauth: cfg.OAuth,
+		exec: action.New(cfg.HTTP), bootID: cfg.BootID, conns: map[*conn]struct{}{}, ops: cfg.Operations, oauth: cfg.OAuth,
+	}
+	if g.bootID == "" {
+		g.bootID = NewBootID()
 	}
 	g.ctx, g.stop = context.WithCancel(context.Background())
 	ok := false
@@ -159,13 +162,6 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.audit = cfg.Audit
-	if g.audit == nil {
-		g.audit, _, err = audit.Open(audit.Options{Dir: filepath.Join(cfg.DataDir, AuditDir), Recipient: cfg.AuditRecipient})
-		if err != nil {
-			return nil, fmt.Errorf("gateway: %w", err)
-		}
-		g.ownAudit = true
-	}
 	if g.prevBoot, err = g.journal.StartBoot(g.ctx, g.bootID); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
@@ -272,9 +268,6 @@ func (g *Gateway) Close() error {
 
 func (g *Gateway) release() {
 	g.stop()
-	if g.ownAudit && g.audit != nil {
-		g.audit.Close()
-	}
 	if g.journal != nil {
 		g.journal.Close()
 	}
@@ -300,7 +293,7 @@ func (g *Gateway) newEpochLocked(epoch uint64) {
 // they were approved in (before anything else, and before the lock's
 // announcement returns), ends sessions and cards bound to an old epoch and
 // changes the tool list: while locked, only the built-ins are listed.
-func (g *Gateway) onVaultEvent(ev vault.Event) {
+func (g *Gateway) onVaultEvent(vault.Event) {
 	g.mu.Lock()
 	left := false
 	if epoch := g.vault.Epoch(); epoch != g.epochOf || g.vault.Status().State != vault.StateUnlocked {
@@ -313,19 +306,9 @@ func (g *Gateway) onVaultEvent(ev vault.Event) {
 		// reused by the next one.
 		g.exec.CloseIdleConnections()
 	}
+	// Vault lock and unlock are recorded by the audit log's owner
+	// (backend/keeper), once, whoever runs the gateway.
 	g.broker.EpochChanged()
-	// Vault lock and unlock are recorded by whoever owns the audit log: the
-	// gateway when it opened the log itself (yett serve), the desktop app
-	// when it hands its own log in, so each change is recorded once.
-	if g.ownAudit {
-		switch ev.Kind {
-		case vault.EventLocked:
-			g.audit.Append(context.Background(), audit.Event{Type: audit.EventVaultLocked, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: ev.Epoch, Reason: audit.Reason(safeReason(ev.Reason))})
-			g.audit.Checkpoint()
-		case vault.EventUnlocked, vault.EventCreated:
-			g.audit.Append(context.Background(), audit.Event{Type: audit.EventVaultUnlocked, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: ev.Epoch})
-		}
-	}
 	unlocked := g.vault.Status().State == vault.StateUnlocked
 	g.mu.Lock()
 	g.unlocked = unlocked
@@ -338,12 +321,4 @@ func (g *Gateway) onVaultEvent(ev vault.Event) {
 	for _, c := range conns {
 		c.setTools(unlocked, ops)
 	}
-}
-
-// safeReason keeps a vault lock reason to a short token for the audit log.
-func safeReason(s string) string {
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return s
 }

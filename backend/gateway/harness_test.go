@@ -139,11 +139,8 @@ type world struct {
 type worldOpts struct {
 	perCall bool
 	timeout time.Duration
-	// ownAudit: the test opens the audit log and passes it in Config.Audit,
-	// so it can break it.
-	ownAudit bool
 	// oauth opens an OAuth manager and the operation catalogue on the data
-	// directory (implies ownAudit).
+	// directory.
 	oauth bool
 }
 
@@ -182,11 +179,12 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	if w.identity, err = age.GenerateX25519Identity(); err != nil {
 		t.Fatal(err)
 	}
-	if o.ownAudit || o.oauth {
-		if w.audit, _, err = audit.Open(audit.Options{Dir: filepath.Join(w.dataDir, AuditDir), Recipient: w.identity.Recipient()}); err != nil {
-			t.Fatal(err)
-		}
+	// The test owns the audit log, as the keeper does in the product: it
+	// can break it, and it closes it after the gateway.
+	if w.audit, _, err = audit.Open(audit.Options{Dir: filepath.Join(w.dataDir, AuditDir), Recipient: w.identity.Recipient()}); err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { w.audit.Close() })
 	if o.oauth {
 		if w.oauth, err = oauth.Open(oauth.Config{DataDir: w.dataDir, Vault: w.vault, Audit: w.audit, RefreshMargin: 300 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))}); err != nil {
@@ -218,7 +216,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 func (w *world) start() {
 	w.t.Helper()
 	cfg := Config{
-		Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, AuditRecipient: w.identity.Recipient(), Audit: w.audit,
+		Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, Audit: w.audit,
 		ApprovalTimeout: w.timeout, ShimSHA256: [][32]byte{yettSHA256},
 		Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"filippo.io/age"
 
 	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -46,8 +48,14 @@ func gatewayHelperMain() int {
 		fmt.Println("shim:", err)
 		return 1
 	}
+	log, _, err := audit.Open(audit.Options{Dir: filepath.Join(os.Getenv("YETT_GW_DATA"), AuditDir), Recipient: id.Recipient()})
+	if err != nil {
+		fmt.Println("audit:", err)
+		return 1
+	}
+	defer log.Close()
 	gw, err := New(Config{Vault: v, DataDir: os.Getenv("YETT_GW_DATA"), RuntimeDir: os.Getenv("YETT_GW_RUN"),
-		AuditRecipient: id.Recipient(), ShimSHA256: [][32]byte{sha256.Sum256(shim)}})
+		Audit: log, ShimSHA256: [][32]byte{sha256.Sum256(shim)}})
 	if err != nil {
 		fmt.Println("gateway:", err)
 		return 1

@@ -152,8 +152,8 @@ func TestServeServesOperationsFromTheApp(t *testing.T) {
 		if e.Event.Type == audit.EventGatewayStarted {
 			boot = e.Event.BootID
 		}
-		if e.Event.Type == audit.EventVaultLocked && (e.Event.BootID != boot || e.Event.Reason != "terminal") {
-			t.Errorf("vault_locked under boot %q for %q: want boot %q, reason terminal", e.Event.BootID, e.Event.Reason, boot)
+		if e.Event.Type == audit.EventVaultLocked && (e.Event.BootID != boot || e.Event.Reason != "user") {
+			t.Errorf("vault_locked under boot %q for %q: want boot %q, reason user", e.Event.BootID, e.Event.Reason, boot)
 		}
 	}
 	for typ, want := range map[audit.EventType]int{

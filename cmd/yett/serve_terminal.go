@@ -157,7 +157,7 @@ func (t *terminal) commands(quit chan<- struct{}) {
 		case f[0] == "revoke" && len(f) == 2:
 			t.revoke(f[1])
 		case f[0] == "lock":
-			if err := t.v.Lock("terminal"); err != nil {
+			if err := t.v.Lock("user"); err != nil {
 				fmt.Fprintln(t.tty, "Could not lock the vault.")
 			} else {
 				fmt.Fprintln(t.tty, "Vault locked: every call is refused until you unlock.")

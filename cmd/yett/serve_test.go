@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sys/unix"
 
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/ptytest"
 	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
 
@@ -25,29 +25,6 @@ const (
 	servePassphrase = "serve test passphrase 1"
 	serveCanary     = "CANARY-serve-4d2b8e"
 )
-
-// openPTY opens a pseudo-terminal pair with /dev/ptmx.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	master = os.NewFile(uintptr(fd), "ptmx")
-	slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { master.Close(); slave.Close() })
-	return master, slave
-}
 
 // ttyLog collects what yett serve writes to its terminal.
 type ttyLog struct{ syncbuf.Buffer }
@@ -108,7 +85,7 @@ func startServeSeeded(t *testing.T, seed func(dataDir string, v *vault.Vault)) *
 	}
 	v.Close()
 
-	master, slave := openPTY(t)
+	master, slave := ptytest.Open(t)
 	w.master = master
 	w.tty, w.stderr = &ttyLog{}, &ttyLog{}
 	go io.Copy(w.tty, master)
@@ -116,8 +93,7 @@ func startServeSeeded(t *testing.T, seed func(dataDir string, v *vault.Vault)) *
 	w.cmd.Env = append(os.Environ(), "YETT_DATA_DIR="+w.dataDir, "YETT_RUNTIME_DIR="+w.runDir)
 	w.stdin, _ = w.cmd.StdinPipe()
 	w.cmd.Stdout, w.cmd.Stderr = w.stderr, w.stderr
-	w.cmd.ExtraFiles = []*os.File{slave} // fd 3 in the child
-	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	ptytest.Attach(w.cmd, slave)
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

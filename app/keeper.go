@@ -1,0 +1,41 @@
+package app
+
+import (
+	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/keeper"
+	"github.com/yettdev/yett/backend/oauth"
+)
+
+// keeping is the App's part that follows the composition root
+// (backend/keeper): the keeper runs the audit writer, OAuth custody, the
+// catalogue and the gateway; the app only hands what is running to the
+// services the UI is bound to.
+type keeping struct {
+	broker *approval.Broker
+	oauth  *oauth.Manager
+	cancel func()
+}
+
+// followKeeper attaches the running parts to the services now and after
+// every change the keeper reports.
+func (a *App) followKeeper() {
+	a.keeping.cancel = a.keeper.Subscribe(a.attachParts)
+	a.attachParts(a.keeper.State())
+}
+
+// attachParts hands a service a part only when it changed, so the UI is not
+// told of a change for every audit state change.
+func (a *App) attachParts(st keeper.State) {
+	a.mu.Lock()
+	k := &a.keeping
+	broker := st.Broker != k.broker
+	custody := st.OAuth != k.oauth
+	k.broker, k.oauth = st.Broker, st.OAuth
+	a.mu.Unlock()
+	if broker {
+		a.Approvals.attach(st.Broker)
+	}
+	if custody {
+		a.OAuth.attach(st.OAuth, st.Operations)
+	}
+}

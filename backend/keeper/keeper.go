@@ -1,0 +1,407 @@
+// Package keeper is the composition root of one Yett process: it keeps one
+// data directory's parts together, the same way for the desktop app and for
+// `yett serve`, so that what Yett does (and what its audit log says) does not
+// depend on which front end runs.
+//
+// # What it owns
+//
+// A Keeper follows the vault the front end opened. It opens the audit log
+// (encrypted to the vault's audit recipient), reopens it when the
+// authenticated recipient differs from the one it was opened with, and sets
+// it aside at a vault reset; it records every vault event once, with the boot
+// id of the gateway it starts and a clipped reason; it runs OAuth custody,
+// the operation catalogue and the agent gateway while the log is open, and
+// stops them, in order, before the log closes. The shim the gateway accepts
+// is pinned by hashing the yett CLI once.
+//
+// # What front ends get
+//
+// State (the broker, OAuth custody, the catalogue, whether the log is being
+// written and why not, the socket, the boot id) and Subscribe, which tells
+// them when it changed, through backend/feed. The audit log itself, for the
+// read side. Nothing else: the desktop app's services and `yett serve`'s
+// terminal are thin over it.
+package keeper
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"filippo.io/age"
+
+	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/feed"
+	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/operation"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// Config is what a Keeper needs. DataDir, RuntimeDir and Vault are
+// required.
+type Config struct {
+	DataDir    string
+	RuntimeDir string
+	// Vault is the vault of DataDir, opened by the front end (which shows
+	// setup and unlock); the keeper follows it and never closes it.
+	Vault  *vault.Vault
+	Logger *slog.Logger
+	// ShimPath is the yett CLI whose `yett mcp` the gateway accepts on its
+	// socket: the one installed next to the app, or `yett serve`'s own
+	// binary. "" accepts any program of the user's (the card still names
+	// what connected), and the log says so.
+	ShimPath        string
+	ApprovalTimeout time.Duration
+	// OpenBrowser opens an authorization address for a connection a person
+	// starts (the app); nil where there is no browser.
+	OpenBrowser func(url string)
+	// HTTP tunes the gateway's executor (tests).
+	HTTP action.Config
+}
+
+// State is what front ends read. Broker, OAuth and Operations are nil while
+// the parts they belong to are not running.
+type State struct {
+	Broker     *approval.Broker
+	OAuth      *oauth.Manager
+	Operations *operation.Catalogue
+	// AuditWriting says the log is open and being written; AuditProblem
+	// says, in words for the person, why not (or what went wrong).
+	AuditWriting bool
+	AuditProblem string
+	// AuditRecipient is the public key the log is sealed to.
+	AuditRecipient string
+	SocketPath     string
+	BootID         string
+	// GatewayProblem says why the gateway is not running, "" when it runs
+	// or has nothing to run on yet (no vault, no audit log).
+	GatewayProblem string
+}
+
+// Keeper is one process's custody of one data directory. Safe for
+// concurrent use.
+type Keeper struct {
+	cfg   Config
+	log   *slog.Logger
+	vault *vault.Vault
+	dir   string // the audit log's directory
+	shim  [][32]byte
+
+	mu        sync.Mutex
+	audit     *audit.Log
+	recipient string // the recipient audit encrypts to
+	problem   string
+	oauth     *oauth.Manager
+	ops       *operation.Catalogue
+	gw        *gateway.Gateway
+	gwCancel  context.CancelFunc
+	gwDone    chan struct{}
+	gwProblem string
+	closed    bool
+
+	// boot is the boot id of the gateway that runs or will run next (a
+	// string); read without k.mu, because OAuth custody asks for it while
+	// it records, which may be under k.mu.
+	boot atomic.Value
+
+	changes feed.Feed[State]
+	unsub   func()
+}
+
+// ExitReason is the reason the vault's lock is recorded with when a Keeper
+// closes while it is unlocked.
+const ExitReason = "yett_exit"
+
+// Open starts keeping cfg.DataDir: it opens the audit log when the vault has
+// an audit key (otherwise at its creation), starts OAuth custody, the
+// catalogue and the gateway on it, and follows the vault from then on. A
+// part that cannot start is logged and said in State; Open fails only on a
+// bad Config.
+func Open(cfg Config) (*Keeper, error) {
+	if cfg.DataDir == "" || cfg.RuntimeDir == "" || cfg.Vault == nil {
+		return nil, errors.New("keeper: DataDir, RuntimeDir and Vault are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	k := &Keeper{cfg: cfg, log: cfg.Logger, vault: cfg.Vault, dir: filepath.Join(cfg.DataDir, gateway.AuditDir)}
+	k.shim = k.pinShim()
+	// Subscribed before the gateway starts, so that for every vault event
+	// the keeper records it (a lock) before the gateway acts on it (the
+	// sessions it ends).
+	k.mu.Lock()
+	k.unsub = k.vault.Subscribe(k.onVaultEvent)
+	k.boot.Store(gateway.NewBootID())
+	k.openAuditLocked()
+	k.startLocked()
+	k.mu.Unlock()
+	return k, nil
+}
+
+// State returns what front ends read now.
+func (k *Keeper) State() State {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.stateLocked()
+}
+
+func (k *Keeper) stateLocked() State {
+	st := State{OAuth: k.oauth, Operations: k.ops, AuditWriting: k.audit != nil, AuditProblem: k.problem, AuditRecipient: k.recipient, BootID: k.BootID(),
+		GatewayProblem: k.gwProblem}
+	if k.gw != nil {
+		st.Broker, st.SocketPath = k.gw.Broker(), k.gw.SocketPath()
+	}
+	return st
+}
+
+// Subscribe tells fn the new State whenever a part starts or stops or the
+// audit log's state changes, as backend/feed delivers: in order, after the
+// keeper's lock is released (fn may call any Keeper method).
+func (k *Keeper) Subscribe(fn func(State)) (cancel func()) { return k.changes.Subscribe(fn) }
+
+// AuditLog is the open audit log, for the read side (its head and its
+// background verification); nil while it is not open. A vault reset closes
+// it: ask again after a change.
+func (k *Keeper) AuditLog() *audit.Log {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.audit
+}
+
+// AuditDir is where the log lives.
+func (k *Keeper) AuditDir() string { return k.dir }
+
+// BootID names the gateway in audit entries: the one that runs, or the one
+// the next start will run. OAuth custody asks for it as it records.
+func (k *Keeper) BootID() string {
+	s, _ := k.boot.Load().(string)
+	return s
+}
+
+// Close locks the vault if it is unlocked (recorded with ExitReason), stops
+// the gateway, the catalogue and OAuth custody, and closes the audit log
+// with a final checkpoint. The vault itself stays open: the front end closes
+// it. Safe to call twice.
+func (k *Keeper) Close() error {
+	if err := k.vault.Lock(ExitReason); err != nil && !errors.Is(err, vault.ErrLocked) {
+		k.log.Warn("locking the vault at exit", "err", err)
+	}
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		return nil
+	}
+	k.closed = true
+	k.mu.Unlock()
+	k.unsub()
+	k.mu.Lock()
+	k.stopLocked()
+	err := k.closeAuditLocked()
+	k.mu.Unlock()
+	return err
+}
+
+// onVaultEvent records the event and follows it. It runs in the vault's
+// delivery (backend/feed): in order, never under the vault's lock, so it may
+// call back into the vault and start the gateway, which subscribes to it.
+func (k *Keeper) onVaultEvent(e vault.Event) {
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		return
+	}
+	switch e.Kind {
+	case vault.EventCreated:
+		// A reset and a new Create give the vault a new audit key: the
+		// entries from now on must be readable with it.
+		k.reopenIfRecipientChangedLocked()
+		k.recordLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch, Reason: audit.ReasonVaultCreated})
+		k.startLocked()
+	case vault.EventUnlocked:
+		// The unlock authenticated the recipient. If it differs from the
+		// one the log was opened with (read while locked, unauthenticated),
+		// the entries written since were sealed to someone else's key.
+		if k.audit != nil {
+			if r, err := k.vault.AuditRecipient(); err == nil && r != k.recipient {
+				k.log.Error("the audit recipient changed under a locked vault; reopening the log with the authenticated one")
+				k.stopLocked()
+				k.closeAuditLocked()
+				k.problem = ""
+				k.openAuditLocked()
+				k.problem = "The audit key changed while the vault was locked: entries written before this unlock may not be readable."
+			}
+		}
+		k.openAuditLocked()
+		k.recordLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch})
+		k.startLocked()
+	case vault.EventLocked:
+		k.recordLocked(audit.Event{Type: audit.EventVaultLocked, VaultEpoch: e.Epoch, Reason: lockReason(e)})
+		// Also ends the writer's segment: a process that reads this one's
+		// memory from now on finds no key to anything written before.
+		if k.audit != nil {
+			if _, err := k.audit.Checkpoint(); err != nil {
+				k.log.Error("audit checkpoint at lock", "err", err)
+			}
+		}
+	case vault.EventReset:
+		k.stopLocked()
+		k.setAsideLocked()
+		k.boot.Store(gateway.NewBootID()) // the next gateway is another start
+	default:
+		k.mu.Unlock()
+		return
+	}
+	st := k.stateLocked()
+	k.mu.Unlock()
+	if e.Kind == vault.EventUnlocked || e.Kind == vault.EventCreated {
+		// The unlock's key derivation (Argon2id, 64 MiB) is garbage now;
+		// hand it back to the system rather than wait for the scavenger.
+		debug.FreeOSMemory()
+	}
+	k.changes.Publish(st)
+}
+
+// maxReasonLen bounds a recorded lock reason: a reason names why, it does
+// not carry text (a damage description can be long).
+const maxReasonLen = 64
+
+// lockReason is the recorded reason of a lock: clipped, and saying so when
+// the disk refused the new epoch.
+func lockReason(e vault.Event) audit.Reason {
+	r := e.Reason
+	if len(r) > maxReasonLen {
+		r = r[:maxReasonLen]
+	}
+	if e.EpochNotSaved {
+		r += " " + string(audit.ReasonEpochNotSaved)
+	}
+	return audit.Reason(r)
+}
+
+// recordLocked appends an event of this keeper's with its boot id. A
+// failure to write is shown, and refuses nothing by itself: the gateway
+// fails closed on its own entries. k.mu held.
+func (k *Keeper) recordLocked(e audit.Event) {
+	if k.audit == nil {
+		return
+	}
+	e.Time, e.BootID = time.Now().UTC(), k.BootID()
+	if _, err := k.audit.Append(context.Background(), e); err != nil {
+		k.problem = "Writing to the audit log failed; entries are not being recorded until Yett restarts."
+		k.log.Error("audit append", "type", e.Type, "err", err)
+	}
+}
+
+// pinShim hashes the yett CLI the gateway accepts as `yett mcp`.
+func (k *Keeper) pinShim() [][32]byte {
+	path := k.cfg.ShimPath
+	if path == "" {
+		k.log.Warn("no yett CLI to pin: the gateway accepts any program of this user on its socket")
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		k.log.Warn("no yett CLI to pin: the gateway accepts any program of this user on its socket", "looked_for", path)
+		return nil
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		k.log.Warn("cannot read the yett CLI to pin it", "path", path, "err", err)
+		return nil
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return [][32]byte{sum}
+}
+
+// openAuditLocked opens the log if the vault has an audit key. If the vault
+// has none yet (not set up), it stays closed until Create. Once the log was
+// refused, it is not retried behind the person's back: a restart does.
+// k.mu held.
+func (k *Keeper) openAuditLocked() {
+	if k.audit != nil || k.problem != "" {
+		return
+	}
+	recipient, err := k.vault.AuditRecipient()
+	if errors.Is(err, vault.ErrNoAuditKey) {
+		return
+	}
+	if err != nil {
+		k.problem = "The audit log is not being written: the vault's audit key cannot be read."
+		k.log.Error("audit recipient", "err", err)
+		return
+	}
+	r, err := age.ParseX25519Recipient(recipient)
+	if err != nil {
+		k.problem = "The audit log is not being written: the vault's audit key is malformed."
+		return
+	}
+	w, _, err := audit.Open(audit.Options{Dir: k.dir, Recipient: r})
+	switch {
+	case errors.Is(err, audit.ErrTampered):
+		// Never repaired: the evidence stays as found, and nothing is
+		// appended after it.
+		k.problem = "The audit log failed verification and is not being written to. It was left exactly as found."
+	case errors.Is(err, audit.ErrLocked):
+		k.problem = "The audit log is not being written by this process: another Yett (the app or yett serve) holds it."
+	case err != nil:
+		k.problem = "The audit log could not be opened, so nothing is being recorded."
+		k.log.Error("open audit log", "err", err)
+	default:
+		k.audit, k.recipient, k.problem = w, recipient, ""
+	}
+}
+
+// reopenIfRecipientChangedLocked: after a reset and a new Create the vault
+// has a new audit key. k.mu held.
+func (k *Keeper) reopenIfRecipientChangedLocked() {
+	if k.audit != nil {
+		if r, err := k.vault.AuditRecipient(); err == nil && r != k.recipient {
+			k.stopLocked()
+			k.closeAuditLocked()
+		}
+	}
+	k.openAuditLocked()
+}
+
+// setAsideLocked: a vault reset sets the old vault file aside, and with it
+// the only key that decrypts this log. The log is set aside beside it, as
+// it is (never rewritten), and the next Create starts a new one. k.mu held.
+func (k *Keeper) setAsideLocked() {
+	k.closeAuditLocked()
+	if _, err := os.Stat(k.dir); err != nil {
+		return
+	}
+	aside := fmt.Sprintf("%s.reset-%d", k.dir, time.Now().Unix())
+	if err := os.Rename(k.dir, aside); err != nil {
+		k.problem = "The vault was reset but the old audit log could not be set aside; nothing is being recorded."
+		k.log.Error("set aside audit log", "err", err)
+		return
+	}
+	k.problem = ""
+}
+
+func (k *Keeper) closeAuditLocked() error {
+	if k.audit == nil {
+		return nil
+	}
+	err := k.audit.Close() // signs a final checkpoint
+	if err != nil {
+		k.log.Error("close audit log", "err", err)
+	}
+	k.audit = nil
+	return err
+}
