@@ -184,9 +184,9 @@ func New(cfg Config) (*Gateway, error) {
 				g.authorizationDisabled(ev.Disabled)
 			}
 		})
-		// Tool lists change off the caller's goroutine: the SDK notifies
-		// clients, which must not hold up the catalogue.
-		unsubCat := g.ops.Subscribe(func() { go g.operationsChanged() })
+		// On the catalogue's own goroutine, as backend/feed delivers: the
+		// SDK debounces the list_changed it sends, so this is quick.
+		unsubCat := g.ops.Subscribe(g.operationsChanged)
 		g.unsubOps = func() { unsubAuth(); unsubCat() }
 	}
 	// The lock is ours, so whatever is found at the address is stale

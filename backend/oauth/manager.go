@@ -16,6 +16,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/yettdev/yett/backend/feed"
 	"io"
 	"log/slog"
 	"net/http"
@@ -95,10 +96,8 @@ type Manager struct {
 	wg      sync.WaitGroup
 	retryC  chan struct{}
 
-	subMu   sync.Mutex
-	subs    map[int]func(Event)
-	nextSub int
-	revMu   sync.Mutex // one revocation pass at a time
+	events feed.Feed[Event]
+	revMu  sync.Mutex // one revocation pass at a time
 
 	// hookAfterTokenResponse runs after a provider answered a refresh
 	// successfully and before the answer is stored (tests only).
@@ -146,7 +145,7 @@ func Open(cfg Config) (*Manager, error) {
 	m := &Manager{
 		cfg: cfg, db: db, log: cfg.Logger, vault: cfg.Vault, http: cfg.HTTPClient, locks: locks,
 		cache: map[string]*accessToken{}, flights: map[string]*flight{}, flows: map[string]*flow{},
-		nonces: map[string]string{}, subs: map[int]func(Event){}, retryC: make(chan struct{}, 1),
+		nonces: map[string]string{}, retryC: make(chan struct{}, 1),
 	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	if err := m.followVault(); err != nil {
@@ -210,33 +209,13 @@ type Event struct {
 	Disabled string
 }
 
-// Subscribe calls fn after every change (synchronously, so fn must not
-// block or call back into the manager's write methods). It returns a
-// function that cancels the subscription.
-func (m *Manager) Subscribe(fn func(Event)) (cancel func()) {
-	m.subMu.Lock()
-	defer m.subMu.Unlock()
-	m.nextSub++
-	id := m.nextSub
-	m.subs[id] = fn
-	return func() {
-		m.subMu.Lock()
-		defer m.subMu.Unlock()
-		delete(m.subs, id)
-	}
-}
+// Subscribe calls fn after every change, as backend/feed delivers: in
+// order, one at a time, on the goroutine that made the change, after the
+// manager's locks are released (fn may call back into the manager). It
+// returns a function that cancels the subscription.
+func (m *Manager) Subscribe(fn func(Event)) (cancel func()) { return m.events.Subscribe(fn) }
 
-func (m *Manager) notify(ev Event) {
-	m.subMu.Lock()
-	fns := make([]func(Event), 0, len(m.subs))
-	for _, fn := range m.subs {
-		fns = append(fns, fn)
-	}
-	m.subMu.Unlock()
-	for _, fn := range fns {
-		fn(ev)
-	}
-}
+func (m *Manager) notify(ev Event) { m.events.Publish(ev) }
 
 func (m *Manager) changed() { m.notify(Event{}) }
 
