@@ -55,7 +55,15 @@ func (t *terminal) unlock() error {
 }
 
 // refresh prints new cards and notes the ones that went away unanswered.
+// Cards it refuses are answered after its lock is released: the answer's
+// own update comes back here.
 func (t *terminal) refresh() {
+	var refuse []string
+	defer func() {
+		for _, id := range refuse {
+			t.b.Answer(id, false, "terminal")
+		}
+	}()
 	pending := t.b.Pending()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -74,8 +82,7 @@ func (t *terminal) refresh() {
 		if sameSession(r.Who.PID) {
 			// An agent in this terminal's session could type the answer
 			// itself: refuse here, the person approves elsewhere.
-			// From a goroutine: this runs inside the broker's delivery.
-			go t.b.Answer(r.ID, false, "terminal")
+			refuse = append(refuse, r.ID)
 			fmt.Fprintf(t.tty, "\n[%d] refused: %s (pid %d) runs in yett serve's own terminal session, so it could answer its own card. Run the agent in another session, or use the app.\n", n, r.Who.Name, r.Who.PID)
 			continue
 		}
