@@ -29,7 +29,7 @@ const (
 // ttyLog collects what yett serve writes to its terminal.
 type ttyLog struct{ syncbuf.Buffer }
 
-func (l *ttyLog) waitFor(t *testing.T, s string) {
+func (l *ttyLog) waitFor(t testing.TB, s string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(l.String(), s) {

@@ -1,0 +1,169 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/ptytest"
+)
+
+// rssMiB reads a process's resident set and its high-water mark, in MiB.
+func rssMiB(pid int) (rss, hwm float64) {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			hwm = kb / 1024
+		}
+	}
+	return rss, hwm
+}
+
+// anonMiB is the process's private (anonymous) resident memory: RSS less
+// the pages of files it maps, its own executable first of all.
+func anonMiB(pid int) float64 {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "RssAnon:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkServeMemory is what `yett serve` holds: resident memory right
+// after the unlock (the default Argon2id key derivation, 64 MiB, has run),
+// and the most it holds while 16 agents make calls back to back for a few
+// seconds. The high-water mark of the whole run, the unlock included, is
+// reported too.
+func BenchmarkServeMemory(b *testing.B) {
+	base, err := os.MkdirTemp("", "ysm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	dataDir, runDir := filepath.Join(base, "data"), filepath.Join(base, "run")
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte(`{"ok":true}`))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	v, err := vault.Open(dataDir, vault.Options{}) // the default key derivation
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := v.Create(vault.Passphrase(servePassphrase), false); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := v.AddCredential(vault.NewCredential{Name: "api", Secret: vault.NewSecret([]byte(serveCanary)),
+		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{ln.Addr().String()}, Approval: vault.ApprovalSession}); err != nil {
+		b.Fatal(err)
+	}
+	v.Close()
+
+	master, slave := ptytest.Open(b)
+	var tty ttyLog
+	go io.Copy(&tty, master)
+	cmd := exec.Command(yettBin, "serve")
+	cmd.Env = append(os.Environ(), "YETT_DATA_DIR="+dataDir, "YETT_RUNTIME_DIR="+runDir)
+	ptytest.Attach(cmd, slave)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	tty.waitFor(b, "passphrase:")
+	master.Write([]byte(servePassphrase + "\n"))
+	tty.waitFor(b, "gateway listening")
+	time.Sleep(200 * time.Millisecond)
+	afterUnlock, _ := rssMiB(cmd.Process.Pid)
+
+	var peak, peakAnon float64
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+				r, _ := rssMiB(cmd.Process.Pid)
+				mu.Lock()
+				if r > peak {
+					peak, peakAnon = r, anonMiB(cmd.Process.Pid)
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	url := "http://" + ln.Addr().String() + "/x"
+	b.ResetTimer()
+	for range b.N {
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				client := mcp.NewClient(&mcp.Implementation{Name: "mem", Version: "0"}, nil)
+				s, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: shimCmd(runDir)}, nil)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer s.Close()
+				// Each agent's session card is answered at the terminal.
+				deadline := time.Now().Add(3 * time.Second)
+				for n := 0; time.Now().Before(deadline); n++ {
+					s.CallTool(context.Background(), &mcp.CallToolParams{Name: "http.request", Arguments: map[string]any{
+						"method": "POST", "url": url, "body": "x", "idempotency_key": fmt.Sprintf("m-%d-%d", i, n)}})
+				}
+			}()
+		}
+		// Approve every card as it shows ("y N"), for as long as calls run.
+		approveUntil := time.Now().Add(3 * time.Second)
+		for n := 1; n <= 16 && time.Now().Before(approveUntil); {
+			if strings.Contains(tty.String(), fmt.Sprintf("[%d] Approve", n)) {
+				master.Write([]byte(fmt.Sprintf("y %d\n", n)))
+				n++
+				continue
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		wg.Wait()
+	}
+	b.StopTimer()
+	close(stop)
+	<-sampled
+	_, hwm := rssMiB(cmd.Process.Pid)
+	b.ReportMetric(afterUnlock, "MiB-after-unlock")
+	b.ReportMetric(peak, "MiB-peak-16-agents")
+	b.ReportMetric(peakAnon, "MiB-private-at-peak")
+	b.ReportMetric(hwm, "MiB-high-water")
+}
