@@ -158,3 +158,31 @@ func TestFilesArePrivate(t *testing.T) {
 		t.Errorf("the directory is %v", fi.Mode().Perm())
 	}
 }
+
+// Records do not wait unsigned for CheckpointEvery more to come: after
+// CheckpointAfter the writer signs them on its own.
+func TestQuietLogIsSignedAfterAWhile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	l, _, err := Open(Options{Dir: dir, Recipient: identity(t).Recipient(), CheckpointAfter: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	idx, err := l.Append(context.Background(), Event{Type: EventGatewayStarted, Time: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+		if err == nil {
+			if cp, err := ParseCheckpoint(b); err == nil && cp.Size > idx {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the record was never signed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

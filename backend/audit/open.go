@@ -85,6 +85,7 @@ func Open(opts Options) (*Log, OpenReport, error) {
 			return nil, orep, err
 		}
 	}
+	l.startSigner()
 	return l, orep, nil
 }
 

@@ -8,7 +8,7 @@ import (
 
 // sigChecks decides which checkpoint-record signatures a scan must check
 // itself. After SHA-256, Ed25519 verification is the largest cost of
-// verifying a log (one per checkpoint record, every 256 records), and most
+// verifying a log (one per checkpoint record, every few thousand records), and most
 // of those checks prove nothing new: a checkpoint whose signature is valid
 // and whose root matches the records before it proves that every one of
 // those records, checkpoint records included, is byte for byte what the

@@ -14,8 +14,14 @@ import (
 )
 
 // DefaultCheckpointEvery is how many records may follow a checkpoint before
-// the writer signs a new one.
-const DefaultCheckpointEvery = 256
+// the writer signs a new one, and DefaultCheckpointAfter how long records may
+// wait unsigned. Signing stops every appender for a few fsyncs (the
+// checkpoint file, its record, the tree state), so it is kept off most
+// calls: a call pays for it once in thousands, not once in a hundred.
+const (
+	DefaultCheckpointEvery = 4096
+	DefaultCheckpointAfter = time.Minute
+)
 
 // Options configure Open.
 type Options struct {
@@ -29,6 +35,9 @@ type Options struct {
 	// (default DefaultCheckpointEvery). Every checkpoint also ends the
 	// current segment, so this bounds what the writer can read back too.
 	CheckpointEvery int64
+	// CheckpointAfter: sign a checkpoint when records have waited this long
+	// unsigned (default DefaultCheckpointAfter; negative: never by time).
+	CheckpointAfter time.Duration
 	// SyncEach turns group commit off: every Append does its own fsync while
 	// holding the log. Slower under concurrency; kept for measurement.
 	SyncEach bool
@@ -83,6 +92,9 @@ type Log struct {
 	key  *signingKey
 	now  func() time.Time
 	bg   *backgroundCheck // nil when Open verified everything itself
+	// signer signs a checkpoint when records have waited CheckpointAfter.
+	signerStop chan struct{}
+	signerDone chan struct{}
 
 	mu   sync.Mutex
 	cond sync.Cond
@@ -374,6 +386,7 @@ func (l *Log) VerifierKey() string { return l.key.vkey }
 // is stopped (the next Open starts one again).
 func (l *Log) Close() error {
 	l.stopBackground()
+	l.stopSigner()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -390,4 +403,48 @@ func (l *Log) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// startSigner signs a checkpoint whenever records have waited unsigned for
+// CheckpointAfter, so that a quiet log is signed (and its segment ended)
+// soon even when CheckpointEvery records never come.
+func (l *Log) startSigner() {
+	every := l.opts.CheckpointAfter
+	if every < 0 {
+		return
+	}
+	if every == 0 {
+		every = DefaultCheckpointAfter
+	}
+	l.signerStop, l.signerDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(l.signerDone)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.signerStop:
+				return
+			case <-t.C:
+			}
+			l.mu.Lock()
+			due := l.usable() == nil && l.written > l.cpEnd
+			l.mu.Unlock()
+			if due {
+				l.Checkpoint()
+			}
+		}
+	}()
+}
+
+func (l *Log) stopSigner() {
+	if l.signerStop == nil {
+		return
+	}
+	select {
+	case <-l.signerStop:
+	default:
+		close(l.signerStop)
+	}
+	<-l.signerDone
 }

@@ -212,7 +212,7 @@ func auditCheckpoint(_ context.Context, env *Env, args []string) error {
 	cp, _ := audit.ParseCheckpoint(b)
 	fmt.Fprintf(env.Stdout, "checkpoint %s written to %s\n", cp.Head, out)
 	if n := rep.Entries - cp.Size; n > 0 {
-		fmt.Fprintf(env.Stdout, "note: %d newer entries are not signed yet; the gateway signs at least every %d entries, at vault lock and at stop\n", n, audit.DefaultCheckpointEvery)
+		fmt.Fprintf(env.Stdout, "note: %d newer entries are not signed yet; Yett signs at least every %d entries or %v, at vault lock and at stop\n", n, audit.DefaultCheckpointEvery, audit.DefaultCheckpointAfter)
 	}
 	return nil
 }
