@@ -112,6 +112,8 @@ type gatewayProc struct {
 
 func startGatewayProc(t testing.TB, w *world, holdKey string) *gatewayProc {
 	t.Helper()
+	// The helper process opens the audit log itself: one writer per log.
+	w.audit.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "YETT_TEST_GATEWAY=1", "YETT_BIN="+yettBin, "YETT_GW_VAULT="+w.vaultDir, "YETT_GW_DATA="+w.dataDir,
 		"YETT_GW_RUN="+w.runDir, "YETT_GW_AGE="+w.identity.String(), "YETT_GW_HOLD_KEY="+holdKey)
