@@ -234,7 +234,7 @@ func TestRealAgentApprovedOnTheDesktopCard(t *testing.T) {
 	if c.Agent.Parents[0].PID != os.Getpid() || c.Agent.Signer != "unsigned" || c.Kind != "session" || c.Agent.Via != bin {
 		t.Errorf("card %+v", c)
 	}
-	if want := "This process has not been approved before. Approve it to use " + addr + " for this run."; c.Sentence != want {
+	if want := "This process has not been approved before. Approve it to use " + addr + " during this run."; c.Sentence != want {
 		t.Errorf("sentence %q, want %q", c.Sentence, want)
 	}
 	if got.n.Load() != 0 {

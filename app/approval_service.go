@@ -14,7 +14,7 @@ import (
 const EventApprovalChanged = "approval:changed"
 
 // SurfaceDesktopCard is how the audit log names answers given in the app.
-const SurfaceDesktopCard = "desktop card"
+const SurfaceDesktopCard = approval.SurfaceApp
 
 // errNoGateway is what the UI says while no gateway is attached: there is
 // nothing to answer or revoke then, because the broker holds everything.

@@ -269,7 +269,7 @@ func TestApprovalCardApproveRevoke(t *testing.T) {
 		t.Fatalf("Pending() %+v disagrees with the event %+v", got, st.Cards)
 	}
 	c := st.Cards[0]
-	want := "The agent restarted. Approve this newly started process to use api.example.com for this run."
+	want := "The agent restarted. Approve this newly started process to use api.example.com during this run."
 	checks := []struct {
 		name      string
 		got, want any
@@ -459,7 +459,7 @@ func TestPerCallCard(t *testing.T) {
 
 	answered := make(chan error, 1)
 	go func() {
-		answered <- f.broker.AskCall(context.Background(), a.rec, sess.ID, "http", "DELETE", "api.example.com/v1/repos/x", "deploy-key")
+		answered <- f.broker.AskCall(context.Background(), a.rec, sess.ID, approval.Call{Channel: "http", Method: "DELETE", Target: "api.example.com/v1/repos/x", Credential: "deploy-key"})
 	}()
 	st := f.waitState(t, "a call card", cardsIs(1))
 	c := st.Cards[0]

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -76,8 +75,10 @@ type ApprovalCard struct {
 	// Detail says what Yett knows of this program's other runs ("an
 	// earlier run of this program (pid 4242) ended at 14:03:02 (it
 	// exited)"), "" when there is nothing to add. The card shows it first.
-	Detail     string `json:"detail"`
-	Sentence   string `json:"sentence"`
+	Detail   string `json:"detail"`
+	Sentence string `json:"sentence"`
+	// Scope says what approving covers: this run, or this call only.
+	Scope      string `json:"scope"`
 	Channel    string `json:"channel"`
 	Target     string `json:"target"` // host[:port]
 	Method     string `json:"method"` // call cards
@@ -95,7 +96,8 @@ type LiveSession struct {
 	Agent      AgentView `json:"agent"`
 	Channel    string    `json:"channel"`
 	ApprovedAt string    `json:"approvedAt"`
-	// Surface is where the person approved it ("desktop card", "terminal").
+	// Surface is where the person approved it ("desktop card", "terminal",
+	// "notification").
 	Surface    string `json:"surface"`
 	VaultEpoch uint64 `json:"vaultEpoch"`
 }
@@ -162,18 +164,13 @@ func cardView(r approval.Request, now time.Time) ApprovalCard {
 	c := ApprovalCard{
 		ID: r.ID, Kind: string(r.Kind), Agent: agentView(r.Who), Change: string(r.Change), Detail: sentence(r.ChangeDetail),
 		Channel: r.Channel, Target: r.Target, Method: r.Method, Credential: r.Credential,
+		Headline: r.Headline(), Sentence: r.Sentence(), Scope: r.Scope(),
 		Deadline: r.Deadline.UTC().Format(time.RFC3339), SecondsLeft: secondsLeft(r.Deadline, now),
 	}
 	if r.Kind == approval.KindCall {
 		// Call cards carry host and path together; the card shows them apart.
-		if i := strings.IndexByte(r.Target, '/'); i >= 0 {
-			c.Target, c.Path = r.Target[:i], r.Target[i:]
-		}
-		c.Headline = "Approve this call?"
-		c.Sentence = callSentence(c)
-		return c
+		c.Target, c.Path = r.CallTarget()
 	}
-	c.Headline, c.Sentence = changeWords(r.Change, c.Target, c.Agent)
 	return c
 }
 
@@ -183,56 +180,6 @@ func secondsLeft(deadline, now time.Time) int {
 		return 0
 	}
 	return int(math.Ceil(d))
-}
-
-// changeWords says what broke continuity and what approving does, so the
-// person can tell a restart from a first request (seed 000: a vague "the
-// session expired" teaches people to click without reading).
-func changeWords(change approval.Change, target string, who AgentView) (headline, text string) {
-	use := fmt.Sprintf("to use %s for this run.", target)
-	switch change {
-	case approval.ChangeFirst:
-		return "New agent", "This process has not been approved before. Approve it " + use
-	case approval.ChangeAgentRestarted:
-		return "The agent restarted", "The agent restarted. Approve this newly started process " + use
-	case approval.ChangeAnotherRun:
-		return "Another run of this agent", "This is another process of a program you approved; each process needs its own approval. Approve this one " + use
-	case approval.ChangeGatewayRestarted:
-		return "Yett restarted", "Yett's gateway restarted, which ended every earlier approval. Approve this newly connected process " + use
-	case approval.ChangeVaultLocked:
-		return "The vault was locked", "The vault was locked since this agent was approved, and unlocking did not restore its approval. Approve it again " + use
-	case approval.ChangeIdentityChanged:
-		return "The agent's identity changed", fmt.Sprintf("This process now runs a different executable (%s). Approve the new identity %s", signerWords(who), use)
-	case approval.ChangeReconnected:
-		return "The agent reconnected", "The agent's connection to Yett closed and it connected again. Approve it again " + use
-	case approval.ChangeRevoked:
-		return "You revoked this session", "You revoked this agent's session earlier. Approve it again only if you want it " + use
-	default:
-		return sentence(string(change)), "Approve this process " + use
-	}
-}
-
-func signerWords(who AgentView) string {
-	if who.Signed {
-		return "signed by " + who.Signer
-	}
-	if who.Signer == procid.SignerNotChecked {
-		return "its signature was not checked"
-	}
-	return "it is unsigned"
-}
-
-func callSentence(c ApprovalCard) string {
-	path := c.Path
-	if path == "" {
-		path = "/"
-	}
-	who := c.Agent.Executable
-	if who == "" {
-		who = c.Agent.Name
-	}
-	return fmt.Sprintf("%s wants to send %s %s to %s with the credential “%s”, which needs your approval for every call.",
-		who, c.Method, path, c.Target, c.Credential)
 }
 
 func sessionView(s approval.Session) LiveSession {

@@ -9,35 +9,18 @@ import (
 	"github.com/yettdev/yett/backend/procid"
 )
 
-func TestChangeSentences(t *testing.T) {
-	unsigned := AgentView{Signer: "unsigned"}
-	signedBy := AgentView{Signer: "Developer ID Application: Example (ABCDE12345)", Signed: true}
-	tests := []struct {
-		change approval.Change
-		who    AgentView
-		want   string
-	}{
-		{approval.ChangeFirst, unsigned, "This process has not been approved before. Approve it to use git.example.com for this run."},
-		{approval.ChangeAgentRestarted, unsigned, "The agent restarted. Approve this newly started process to use git.example.com for this run."},
-		{approval.ChangeGatewayRestarted, unsigned, "Yett's gateway restarted, which ended every earlier approval. Approve this newly connected process to use git.example.com for this run."},
-		{approval.ChangeVaultLocked, unsigned, "The vault was locked since this agent was approved, and unlocking did not restore its approval. Approve it again to use git.example.com for this run."},
-		{approval.ChangeIdentityChanged, unsigned, "This process now runs a different executable (it is unsigned). Approve the new identity to use git.example.com for this run."},
-		{approval.ChangeIdentityChanged, signedBy, "This process now runs a different executable (signed by Developer ID Application: Example (ABCDE12345)). Approve the new identity to use git.example.com for this run."},
-		{approval.ChangeReconnected, unsigned, "The agent's connection to Yett closed and it connected again. Approve it again to use git.example.com for this run."},
-		{approval.ChangeRevoked, unsigned, "You revoked this agent's session earlier. Approve it again only if you want it to use git.example.com for this run."},
-		{approval.ChangeAnotherRun, unsigned, "This is another process of a program you approved; each process needs its own approval. Approve this one to use git.example.com for this run."},
-		{approval.Change("something new"), unsigned, "Approve this process to use git.example.com for this run."},
+// The card shows the broker's words (backend/approval), which the
+// notifications share, and splits a call's target into host and path.
+func TestCardWordsAreTheBrokers(t *testing.T) {
+	r := approval.Request{ID: "rq", Kind: approval.KindSession, Change: approval.ChangeGatewayRestarted, Target: "git.example.com",
+		Who: approval.Requester{PID: 42}}
+	c := cardView(r, time.Now())
+	if c.Headline != r.Headline() || c.Sentence != r.Sentence() || c.Scope != r.Scope() || c.Headline == "" {
+		t.Fatalf("card %+v", c)
 	}
-	for _, tt := range tests {
-		t.Run(string(tt.change), func(t *testing.T) {
-			head, got := changeWords(tt.change, "git.example.com", tt.who)
-			if got != tt.want {
-				t.Errorf("sentence\n got %q\nwant %q", got, tt.want)
-			}
-			if head == "" || strings.HasSuffix(head, ".") && tt.change != "something new" {
-				t.Errorf("headline %q", head)
-			}
-		})
+	call := cardView(approval.Request{ID: "rq2", Kind: approval.KindCall, Method: "POST", Target: "api.example.com/v1/x", Credential: "ci"}, time.Now())
+	if call.Target != "api.example.com" || call.Path != "/v1/x" || call.Scope != "this call only" {
+		t.Fatalf("call card %+v", call)
 	}
 }
 

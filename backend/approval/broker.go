@@ -63,6 +63,13 @@ type endedRun struct {
 // maxHistory bounds the remembered ended sessions of this boot.
 const maxHistory = 512
 
+// maxDecisions bounds the recent decisions kept for the person to review.
+const maxDecisions = 50
+
+// AnswerPolicy says whether an answer from surface may decide r: nil lets
+// it, an error (ErrWindowOnly) refuses it and leaves the card pending.
+type AnswerPolicy func(r Request, surface string) error
+
 // Broker holds pending requests and live sessions. Safe for concurrent use.
 type Broker struct {
 	cfg Config
@@ -72,6 +79,8 @@ type Broker struct {
 	sessions  map[string]*Session // by run id
 	endedRuns map[string]audit.Reason
 	history   []endedRun
+	decisions []Decision // newest last, at most maxDecisions
+	policy    AnswerPolicy
 	closed    bool
 
 	updates feed.Feed[Update]
@@ -114,6 +123,42 @@ func (b *Broker) Pending() []Request {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	return out
+}
+
+// SetAnswerPolicy makes every later Answer pass p first. The composition
+// root sets it before any surface it governs (notifications) is attached.
+func (b *Broker) SetAnswerPolicy(p AnswerPolicy) {
+	b.mu.Lock()
+	b.policy = p
+	b.mu.Unlock()
+}
+
+// Decisions lists the recent answers and expiries of this boot, newest
+// first.
+func (b *Broker) Decisions() []Decision {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Decision, len(b.decisions))
+	for i, d := range b.decisions {
+		out[len(out)-1-i] = d
+	}
+	return out
+}
+
+// decideLocked remembers how p's card ended. b.mu held.
+func (b *Broker) decideLocked(p *pending, o Outcome, surface string) {
+	d := Decision{
+		RequestID: p.req.ID, Kind: p.req.Kind, Who: p.req.Who, Change: p.req.Change, Channel: p.req.Channel,
+		Method: p.req.Method, Target: p.req.Target, Credential: p.req.Credential, Outcome: o, Surface: surface,
+		At: time.Now().UTC(),
+	}
+	if surface != "" {
+		d.By = localUser()
+	}
+	b.decisions = append(b.decisions, d)
+	if len(b.decisions) > maxDecisions {
+		b.decisions = b.decisions[len(b.decisions)-maxDecisions:]
+	}
 }
 
 // Sessions lists the live sessions, oldest first.

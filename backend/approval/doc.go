@@ -31,6 +31,17 @@
 //
 // # Surfaces
 //
-// The desktop app and `yett serve` (its terminal) list Pending, call Answer,
-// list Sessions and Revoke; Subscribe tells them when to refresh.
+// The desktop app, its native notifications (backend/notify) and `yett
+// serve` (its terminal) list Pending, call Answer with the surface they are
+// (SurfaceApp, SurfaceNotification, SurfaceTerminal), list Sessions and
+// Revoke; Subscribe tells them when to refresh. The first answer wins; a
+// later one gets ErrNotPending. An AnswerPolicy set by the composition root
+// refuses answers from a surface the person's settings do not allow for a
+// card (ErrWindowOnly), and the card stays pending. Every answer and expiry
+// is kept, for this boot, in Decisions.
+//
+// # Words
+//
+// Request.Headline, Sentence and Scope say what a card asks in the words
+// every surface shows, so a notification says what the window says.
 package approval

@@ -61,10 +61,23 @@ func (b *Broker) RequestSession(run *procid.RunRecord, why Continuity, channel, 
 	return Ticket{ID: p.req.ID, New: true, p: p}, nil
 }
 
+// Call is what a per-call card asks about: one call's method and target,
+// and the credential or operation it would use.
+type Call struct {
+	Channel string // "http", or the operation channel
+	Method  string
+	Target  string // host and path ("name host/path" for an operation)
+	// Credential names the credential or authorization (never its value).
+	Credential string
+	// Ref is the stable id of what the call would use: the credential's id,
+	// or "operation:<name>". A notification policy names these.
+	Ref string
+}
+
 // AskCall asks the person about one call of a run that has a valid session.
 // The card is removed when ctx ends: a per-call card without its call must
 // not stay answerable.
-func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID, channel, method, target, credential string) error {
+func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID string, c Call) error {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -73,8 +86,8 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID, 
 	now := time.Now()
 	p := &pending{
 		req: Request{
-			ID: newID("rq-"), Kind: KindCall, RunID: RunID(run), Who: RequesterOf(run), Channel: channel,
-			Method: method, Target: target, Credential: credential, SessionID: sessionID,
+			ID: newID("rq-"), Kind: KindCall, RunID: RunID(run), Who: RequesterOf(run), Channel: c.Channel,
+			Method: c.Method, Target: c.Target, Credential: c.Credential, Ref: c.Ref, SessionID: sessionID,
 			CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
 		},
 		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}),
@@ -119,6 +132,7 @@ func (b *Broker) expire(id string) {
 	p, ok := b.pending[id]
 	if ok {
 		b.finishLocked(p, ErrTimeout)
+		b.decideLocked(p, OutcomeExpired, "")
 	}
 	b.mu.Unlock()
 	if ok {
@@ -130,11 +144,13 @@ func (b *Broker) expire(id string) {
 }
 
 // Answer records the person's decision on a pending request. surface names
-// where it was made ("app", "terminal", "notification"). Approving a card
-// (session or per call) is refused with ErrWithdrawn if the vault epoch
-// moved since the card was shown, and a session card with
-// ErrAuditUnavailable if the approval could not be recorded; in each case
-// the waiting calls are denied.
+// where it was made (SurfaceApp, SurfaceTerminal, SurfaceNotification).
+// The first answer wins: a later one gets ErrNotPending. An answer the
+// AnswerPolicy refuses gets its error (ErrWindowOnly) and the card stays
+// pending. Approving a card (session or per call) is refused with
+// ErrWithdrawn if the vault epoch moved since the card was shown, and a
+// session card with ErrAuditUnavailable if the approval could not be
+// recorded; in each case the waiting calls are denied.
 func (b *Broker) Answer(id string, approve bool, surface string) error {
 	b.mu.Lock()
 	p, ok := b.pending[id]
@@ -142,14 +158,22 @@ func (b *Broker) Answer(id string, approve bool, surface string) error {
 		b.mu.Unlock()
 		return ErrNotPending
 	}
+	if b.policy != nil {
+		if err := b.policy(p.req, surface); err != nil {
+			b.mu.Unlock()
+			return err
+		}
+	}
 	if !approve {
 		b.finishLocked(p, ErrDenied)
+		b.decideLocked(p, OutcomeDenied, surface)
 		b.mu.Unlock()
 		b.notify(Update{Pending: true})
 		return nil
 	}
 	if p.epoch != b.cfg.Epoch() {
 		b.finishLocked(p, ErrWithdrawn)
+		b.decideLocked(p, OutcomeRefused, surface)
 		b.mu.Unlock()
 		b.notify(Update{Pending: true})
 		return ErrWithdrawn
@@ -159,6 +183,7 @@ func (b *Broker) Answer(id string, approve bool, surface string) error {
 		// as a session card is: the person answered a question about the
 		// vault state of that moment.
 		b.finishLocked(p, nil)
+		b.decideLocked(p, OutcomeApproved, surface)
 		b.mu.Unlock()
 		b.notify(Update{Pending: true})
 		return nil
@@ -175,6 +200,9 @@ func (b *Broker) Answer(id string, approve bool, surface string) error {
 	}
 	if r := b.cfg.Recorder; r != nil {
 		if err := r.SessionApproved(context.Background(), s); err != nil {
+			b.mu.Lock()
+			b.decideLocked(p, OutcomeRefused, surface)
+			b.mu.Unlock()
 			b.wake(p, Session{}, ErrAuditUnavailable)
 			return ErrAuditUnavailable
 		}
@@ -182,6 +210,7 @@ func (b *Broker) Answer(id string, approve bool, surface string) error {
 	b.mu.Lock()
 	_, runGone := b.endedRuns[s.RunID]
 	if runGone || p.epoch != b.cfg.Epoch() || b.closed {
+		b.decideLocked(p, OutcomeRefused, surface)
 		b.mu.Unlock()
 		reason := audit.ReasonVaultStateChanged
 		if runGone {
@@ -194,6 +223,7 @@ func (b *Broker) Answer(id string, approve bool, surface string) error {
 		return ErrWithdrawn
 	}
 	b.sessions[s.RunID] = &s
+	b.decideLocked(p, OutcomeApproved, surface)
 	b.mu.Unlock()
 	b.wake(p, s, nil)
 	return nil

@@ -16,7 +16,22 @@ var (
 	ErrNoSession        = errors.New("approval: no such session")
 	ErrAuditUnavailable = errors.New("approval: the audit log could not record the decision")
 	ErrClosed           = errors.New("approval: broker closed")
+	// ErrWindowOnly: the answer came from a surface the person's policy
+	// does not let answer this card (a sensitive call from a notification).
+	// The card stays pending.
+	ErrWindowOnly = errors.New("approval: this request can be answered only in the Yett window")
 )
+
+// Surfaces a person answers from, as Answer, the sessions and the audit log
+// name them.
+const (
+	SurfaceApp          = "desktop card" // the card in the app's window
+	SurfaceTerminal     = "terminal"     // yett serve's controlling terminal
+	SurfaceNotification = "notification" // a native desktop notification
+)
+
+// OperationRef is the Ref of a call card about the named operation.
+func OperationRef(name string) string { return "operation:" + name }
 
 // DefaultTimeout is how long a request waits for a person.
 const DefaultTimeout = 120 * time.Second
@@ -106,10 +121,13 @@ type Request struct {
 	Method       string `json:"method,omitempty"` // call cards
 	Target       string `json:"target"`           // host[:port] (and path for call cards)
 	// Credential is the credential's name (never its value).
-	Credential string    `json:"credential,omitempty"`
-	SessionID  string    `json:"session_id,omitempty"` // call cards
-	CreatedAt  time.Time `json:"created_at"`
-	Deadline   time.Time `json:"deadline"`
+	Credential string `json:"credential,omitempty"`
+	// Ref is the stable id of the credential or operation a call card is
+	// about (Call.Ref), "" for session cards.
+	Ref       string    `json:"ref,omitempty"`
+	SessionID string    `json:"session_id,omitempty"` // call cards
+	CreatedAt time.Time `json:"created_at"`
+	Deadline  time.Time `json:"deadline"`
 }
 
 // Session is a live session approval.
@@ -124,6 +142,37 @@ type Session struct {
 	Who        Requester `json:"who"`
 	// Run is the full binding. Not sent to the UI.
 	Run *procid.RunRecord `json:"-"`
+}
+
+// Outcome is how a card ended, for the recent decisions.
+type Outcome string
+
+const (
+	OutcomeApproved Outcome = "approved"
+	OutcomeDenied   Outcome = "denied"
+	// OutcomeRefused: the person approved but the approval could not take
+	// effect (the vault changed, the audit log refused it, the agent left).
+	OutcomeRefused Outcome = "refused"
+	OutcomeExpired Outcome = "expired" // nobody answered in time
+)
+
+// Decision is one recent answer to a card (or its expiry): what was asked,
+// how it ended, who answered and where. Kept in memory for this boot only.
+type Decision struct {
+	RequestID  string    `json:"request_id"`
+	Kind       Kind      `json:"kind"`
+	Who        Requester `json:"who"`
+	Change     Change    `json:"change,omitempty"`
+	Channel    string    `json:"channel"`
+	Method     string    `json:"method,omitempty"`
+	Target     string    `json:"target"`
+	Credential string    `json:"credential,omitempty"`
+	Outcome    Outcome   `json:"outcome"`
+	// Surface is where the answer was given ("" for an expiry); By is the
+	// local account that answered.
+	Surface string    `json:"surface,omitempty"`
+	By      string    `json:"by,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // Update tells subscribers that pending requests or sessions changed; they

@@ -2,6 +2,10 @@ package approval
 
 import (
 	"fmt"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync"
 
 	"github.com/yettdev/yett/backend/procid"
 )
@@ -33,4 +37,115 @@ func orUnknown(s string) string {
 		return "an unknown process"
 	}
 	return s
+}
+
+// localUser is the account that answers cards in this process (the
+// recent decisions name it); "" when the OS will not say.
+var localUser = sync.OnceValue(func() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+})
+
+// Headline says in a few words why a card is shown: the change for a
+// session card, the question for a per-call card. The app's cards and the
+// notifications say the same words.
+func (r Request) Headline() string {
+	if r.Kind == KindCall {
+		return "Approve this call?"
+	}
+	h, _ := r.changeWords()
+	return h
+}
+
+// Sentence says what changed and what approving does (seed 000: a vague
+// "the session expired" teaches people to click without reading).
+func (r Request) Sentence() string {
+	if r.Kind == KindCall {
+		host, path := r.CallTarget()
+		if path == "" {
+			path = "/"
+		}
+		return fmt.Sprintf("%s wants to send %s %s to %s with the credential “%s”, which needs your approval for every call.",
+			r.Who.Program(), r.Method, path, host, r.Credential)
+	}
+	_, s := r.changeWords()
+	return s
+}
+
+// Scope says what an approval covers: this run of the process, or this
+// one call.
+func (r Request) Scope() string {
+	if r.Kind == KindCall {
+		return "this call only"
+	}
+	return fmt.Sprintf("this run: until pid %d exits, the vault locks or Yett restarts", r.Who.PID)
+}
+
+// CallTarget splits a call card's target into host and path ("" when the
+// target has no path).
+func (r Request) CallTarget() (host, path string) {
+	if i := strings.IndexByte(r.Target, '/'); i >= 0 {
+		return r.Target[:i], r.Target[i:]
+	}
+	return r.Target, ""
+}
+
+// Program names the asking program as a card does: the running
+// executable's base name, or the process name.
+func (w Requester) Program() string {
+	if w.Executable != "" {
+		return filepath.Base(w.Executable)
+	}
+	return w.Name
+}
+
+// SignerWords says who signed the program: "signed by X", "unsigned", or
+// that the signature was not checked.
+func (w Requester) SignerWords() string {
+	switch w.Signer {
+	case "", procid.SignerUnsigned:
+		return "unsigned"
+	case procid.SignerNotChecked:
+		return "signature not checked"
+	}
+	return "signed by " + w.Signer
+}
+
+func (r Request) changeWords() (headline, text string) {
+	use := fmt.Sprintf("to use %s during this run.", r.Target)
+	switch r.Change {
+	case ChangeFirst:
+		return "New agent", "This process has not been approved before. Approve it " + use
+	case ChangeAgentRestarted:
+		return "The agent restarted", "The agent restarted. Approve this newly started process " + use
+	case ChangeAnotherRun:
+		return "Another run of this agent", "This is another process of a program you approved; each process needs its own approval. Approve this one " + use
+	case ChangeGatewayRestarted:
+		return "Yett restarted", "Yett restarted. Approve this newly connected process " + use
+	case ChangeVaultLocked:
+		return "The vault was locked", "The vault was locked, and unlocking did not restore this agent's approval. Approve it again " + use
+	case ChangeIdentityChanged:
+		return "The agent's identity changed", fmt.Sprintf("This process now runs a different executable (%s). Approve the new identity %s", identityWords(r.Who), use)
+	case ChangeReconnected:
+		return "The agent reconnected", "The agent's connection to Yett closed and it connected again. Approve it again " + use
+	case ChangeRevoked:
+		return "You revoked this session", "You revoked this agent's session earlier. Approve it again only if you want it " + use
+	}
+	h := string(r.Change)
+	if h != "" {
+		h = strings.ToUpper(h[:1]) + h[1:]
+	}
+	return h, "Approve this process " + use
+}
+
+func identityWords(w Requester) string {
+	switch w.Signer {
+	case "", procid.SignerUnsigned:
+		return "it is unsigned"
+	case procid.SignerNotChecked:
+		return "its signature was not checked"
+	}
+	return "signed by " + w.Signer
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
@@ -172,7 +173,10 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	if op.Approval == operation.ApprovalPerCall {
 		what := fmt.Sprintf("%s (%s, %s)", b.Name, b.AccountRef, b.Environment)
-		if err := g.broker.AskCall(ctx, c.run, sess.ID, ChannelOAuth, op.Method, name+" "+call.Host+call.Path, what); err != nil {
+		if err := g.broker.AskCall(ctx, c.run, sess.ID, approval.Call{
+			Channel: ChannelOAuth, Method: op.Method, Target: name + " " + call.Host + call.Path, Credential: what,
+			Ref: approval.OperationRef(name),
+		}); err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
 		}
 	}

@@ -63,7 +63,9 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	// 5. Per-call approval, never replaced by the session.
 	if cv.Approval == vault.ApprovalPerCall {
-		if err := g.broker.AskCall(ctx, c.run, sess.ID, "http", call.req.Method, call.host+call.path, cv.Name); err != nil {
+		if err := g.broker.AskCall(ctx, c.run, sess.ID, approval.Call{
+			Channel: "http", Method: call.req.Method, Target: call.host + call.path, Credential: cv.Name, Ref: cv.ID,
+		}); err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
 		}
 	}

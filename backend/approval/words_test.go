@@ -1,0 +1,56 @@
+package approval
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/yettdev/yett/backend/procid"
+)
+
+// Each change has its own sentence (seed 000): what broke continuity, then
+// what approving does, in this run's scope.
+func TestChangeSentences(t *testing.T) {
+	unsigned := Requester{Signer: procid.SignerUnsigned}
+	signedBy := Requester{Signer: "Developer ID Application: Example (ABCDE12345)"}
+	tests := []struct {
+		change Change
+		who    Requester
+		want   string
+	}{
+		{ChangeFirst, unsigned, "This process has not been approved before. Approve it to use git.example.com during this run."},
+		{ChangeAgentRestarted, unsigned, "The agent restarted. Approve this newly started process to use git.example.com during this run."},
+		{ChangeGatewayRestarted, unsigned, "Yett restarted. Approve this newly connected process to use git.example.com during this run."},
+		{ChangeVaultLocked, unsigned, "The vault was locked, and unlocking did not restore this agent's approval. Approve it again to use git.example.com during this run."},
+		{ChangeIdentityChanged, unsigned, "This process now runs a different executable (it is unsigned). Approve the new identity to use git.example.com during this run."},
+		{ChangeIdentityChanged, signedBy, "This process now runs a different executable (signed by Developer ID Application: Example (ABCDE12345)). Approve the new identity to use git.example.com during this run."},
+		{ChangeReconnected, unsigned, "The agent's connection to Yett closed and it connected again. Approve it again to use git.example.com during this run."},
+		{ChangeRevoked, unsigned, "You revoked this agent's session earlier. Approve it again only if you want it to use git.example.com during this run."},
+		{ChangeAnotherRun, unsigned, "This is another process of a program you approved; each process needs its own approval. Approve this one to use git.example.com during this run."},
+		{Change("something new"), unsigned, "Approve this process to use git.example.com during this run."},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.change), func(t *testing.T) {
+			r := Request{Kind: KindSession, Change: tt.change, Target: "git.example.com", Who: tt.who}
+			if got := r.Sentence(); got != tt.want {
+				t.Errorf("sentence\n got %q\nwant %q", got, tt.want)
+			}
+			if h := r.Headline(); h == "" || strings.HasSuffix(h, ".") {
+				t.Errorf("headline %q", h)
+			}
+		})
+	}
+}
+
+func TestCallWords(t *testing.T) {
+	r := Request{Kind: KindCall, Method: "DELETE", Target: "api.example.com/v1/repos/x", Credential: "deploy-key",
+		Who: Requester{Name: "node", Executable: "/usr/bin/node", PID: 7}}
+	if got, want := r.Sentence(), "node wants to send DELETE /v1/repos/x to api.example.com with the credential “deploy-key”, which needs your approval for every call."; got != want {
+		t.Fatalf("sentence\n got %q\nwant %q", got, want)
+	}
+	if r.Headline() != "Approve this call?" || r.Scope() != "this call only" {
+		t.Fatalf("%q %q", r.Headline(), r.Scope())
+	}
+	if s := (Request{Kind: KindSession, Who: Requester{PID: 9}}).Scope(); !strings.Contains(s, "pid 9 exits") {
+		t.Fatalf("session scope %q", s)
+	}
+}
