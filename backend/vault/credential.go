@@ -59,7 +59,12 @@ type CredentialView struct {
 	PathPrefixes []string  `json:"path_prefixes"`
 	Approval     Approval  `json:"approval"`
 	CreatedAt    time.Time `json:"created_at"`
-	Version      uint64    `json:"version"`
+	// UpdatedAt is when the credential last changed (an edit or a new
+	// secret); SecretSetAt when its current secret was entered. Records
+	// written before these existed report CreatedAt for both.
+	UpdatedAt   time.Time `json:"updated_at"`
+	SecretSetAt time.Time `json:"secret_set_at"`
+	Version     uint64    `json:"version"`
 }
 
 const maxSecretLen = 16 << 10
@@ -187,7 +192,14 @@ type credentialRecord struct {
 	PathPrefixes []string  `json:"path_prefixes"`
 	Approval     Approval  `json:"approval"`
 	CreatedAt    time.Time `json:"created_at"`
+	// Optional: absent from records written before edits and rotation
+	// existed, which decode with CreatedAt in their place.
+	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
+	SecretSetAt *time.Time `json:"secret_set_at,omitempty"`
 }
+
+// credentialTimes are the times a credential record carries.
+type credentialTimes struct{ created, updated, secretSet time.Time }
 
 // decodeCredential parses an opened credential record. The record was
 // authenticated, but the format could still be from a future version, so
@@ -207,17 +219,26 @@ func decodeCredential(id string, version uint64, plaintext []byte) (CredentialVi
 		clear(r.Secret)
 		return CredentialView{}, Secret{}, err
 	}
-	return CredentialView{
+	view := CredentialView{
 		ID: id, Name: c.Name, Injection: c.Injection, Hosts: c.Hosts,
 		PathPrefixes: c.PathPrefixes, Approval: c.Approval,
-		CreatedAt: r.CreatedAt, Version: version,
-	}, c.Secret, nil
+		CreatedAt: r.CreatedAt, UpdatedAt: r.CreatedAt, SecretSetAt: r.CreatedAt, Version: version,
+	}
+	if r.UpdatedAt != nil {
+		view.UpdatedAt = *r.UpdatedAt
+	}
+	if r.SecretSetAt != nil {
+		view.SecretSetAt = *r.SecretSetAt
+	}
+	return view, c.Secret, nil
 }
 
-func encodeCredential(c NewCredential, created time.Time) []byte {
+func encodeCredential(c NewCredential, at credentialTimes) []byte {
+	updated, secretSet := at.updated.UTC(), at.secretSet.UTC()
 	b, err := json.Marshal(credentialRecord{
 		Name: c.Name, Secret: c.Secret.b, Injection: c.Injection, Hosts: c.Hosts,
-		PathPrefixes: c.PathPrefixes, Approval: c.Approval, CreatedAt: created.UTC(),
+		PathPrefixes: c.PathPrefixes, Approval: c.Approval, CreatedAt: at.created.UTC(),
+		UpdatedAt: &updated, SecretSetAt: &secretSet,
 	})
 	if err != nil {
 		panic("vault: " + err.Error())

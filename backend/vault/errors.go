@@ -29,6 +29,10 @@ var (
 	ErrEpochNotSaved = errors.New("vault: the vault locked, but its new epoch could not be saved to disk")
 )
 
+// ErrKeyringCancelled: the person stopped waiting for the OS keyring (which
+// may still be showing its own dialog); nothing was changed.
+var ErrKeyringCancelled = errors.New("vault: stopped waiting for the system keyring; nothing was changed")
+
 // ThrottledError is returned by Unlock after repeated wrong passphrases:
 // no attempt is made until RetryAfter has passed. The delay survives
 // restarts because the failure count is stored.

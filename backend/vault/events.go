@@ -9,7 +9,36 @@ const (
 	EventCreated  EventKind = "created"
 	EventReset    EventKind = "reset"
 	EventChanged  EventKind = "changed" // credentials or settings changed, or the epoch advanced while locked
+	// EventRestored: the vault's contents were replaced by a backup's
+	// (RestoreBackup). The vault is locked (or unlocked by the same call,
+	// which then announces "unlocked" after this).
+	EventRestored EventKind = "restored"
 )
+
+// Change names what an EventChanged changed, for whoever records it (the
+// composition root writes each into the audit log). Empty for changes that
+// are not the person's doing (the keyring key went missing).
+type Change string
+
+const (
+	ChangeCredentialAdded   Change = "credential_added"
+	ChangeCredentialEdited  Change = "credential_edited"
+	ChangeSecretRotated     Change = "secret_rotated"
+	ChangeCredentialRemoved Change = "credential_removed"
+	ChangePassphrase        Change = "passphrase_changed"
+	ChangeKeyringOn         Change = "keyring_on"
+	ChangeKeyringOff        Change = "keyring_off"
+	ChangeAutoLock          Change = "auto_lock_changed"
+	ChangeBackupExported    Change = "backup_exported"
+	ChangeBackupRestored    Change = "backup_restored"
+)
+
+// CredentialRef names the credential an event is about: never its secret.
+type CredentialRef struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Version uint64 `json:"version"`
+}
 
 // Event is delivered to subscribers after the change it reports is durable.
 type Event struct {
@@ -19,6 +48,11 @@ type Event struct {
 	// EpochNotSaved: the change happened and the epoch moved, in memory
 	// only: the disk refused the new value (see ErrEpochNotSaved).
 	EpochNotSaved bool `json:"epoch_not_saved,omitempty"`
+	// Change says what changed (EventChanged, EventRestored); Credential
+	// names the credential for the credential changes, at its new version
+	// (its last one for a removal).
+	Change     Change         `json:"change,omitempty"`
+	Credential *CredentialRef `json:"credential,omitempty"`
 }
 
 // Subscribe registers fn for every later event and returns a cancel func.

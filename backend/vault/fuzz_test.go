@@ -121,7 +121,7 @@ func FuzzParsePathPrefix(f *testing.F) {
 
 func FuzzDecodeCredential(f *testing.F) {
 	c, _ := sampleCredential("seed", "CANARY-fuzz").validate()
-	f.Add(encodeCredential(c, time.Unix(0, 0)))
+	f.Add(encodeCredential(c, credentialTimes{created: time.Unix(0, 0), updated: time.Unix(1, 0), secretSet: time.Unix(1, 0)}))
 	f.Add([]byte(`{"name":"x","secret":"AA==","injection":{"format":"header","header_name":"X","template":"{secret}"},"hosts":["a.b"],"approval":"per_call"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		view, secret, err := decodeCredential("cred_x", 1, data)

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -21,6 +22,13 @@ const MinPassphraseChars = 12
 // ErrWeakPassphrase, ErrKeyringUnavailable (nothing was created; retry
 // without the keyring).
 func (v *Vault) Create(passphrase Passphrase, useKeyring bool) error {
+	return v.CreateContext(context.Background(), passphrase, useKeyring)
+}
+
+// CreateContext is Create whose wait for the OS keyring (which may show a
+// dialog of its own) ends with ctx: then nothing is created, the error is
+// ErrKeyringCancelled, and a key the keyring stores later is removed again.
+func (v *Vault) CreateContext(ctx context.Context, passphrase Passphrase, useKeyring bool) error {
 	defer clear(passphrase)
 	v.unlockMu.Lock()
 	defer v.unlockMu.Unlock()
@@ -47,7 +55,7 @@ func (v *Vault) Create(passphrase Passphrase, useKeyring bool) error {
 
 	var keyringWrap []byte
 	if useKeyring {
-		w, err := v.storeKeyringKey(h.VaultID, dataKey)
+		w, err := v.storeKeyringKey(ctx, h.VaultID, dataKey)
 		if err != nil {
 			return err
 		}
@@ -77,7 +85,7 @@ func (v *Vault) Create(passphrase Passphrase, useKeyring bool) error {
 		v.mu.Unlock()
 		keys.wipe()
 		if useKeyring {
-			v.removeKeyringKey(h.VaultID)
+			v.removeKeyringKey(context.Background(), h.VaultID)
 		}
 		return err
 	}
@@ -113,6 +121,11 @@ func (v *Vault) Unlock(passphrase Passphrase) error {
 		v.mu.Unlock()
 		return &ThrottledError{RetryAfter: wait, Failures: t.Failures}
 	}
+	if err := v.refreshHeader(); err != nil {
+		v.failHeader(err)
+		v.mu.Unlock()
+		return err
+	}
 	h := v.hdr
 	v.mu.Unlock()
 
@@ -127,6 +140,15 @@ func (v *Vault) Unlock(passphrase Passphrase) error {
 	}
 	defer clear(dataKey)
 	return v.finishUnlock(dataKey, "passphrase")
+}
+
+// failHeader: a header found damaged before an unlock leaves the vault
+// damaged, as at open. v.mu held.
+func (v *Vault) failHeader(err error) {
+	var d *DamagedError
+	if errors.As(err, &d) {
+		v.state, v.damaged = StateDamaged, d
+	}
 }
 
 // finishUnlock verifies every record against the manifest, then commits

@@ -218,7 +218,7 @@ func (v *Vault) AddCredential(c NewCredential) (CredentialView, error) {
 	}
 	ref := recordRef{ID: "cred_" + hex.EncodeToString(randomBytes(12)), Kind: kindCredential, Version: 1}
 	created := v.opts.Now().UTC()
-	pt := encodeCredential(c, created)
+	pt := encodeCredential(c, credentialTimes{created: created, updated: created, secretSet: created})
 	sealed, err := v.putRecord(ref, pt)
 	clear(pt)
 	if err != nil {
@@ -228,11 +228,13 @@ func (v *Vault) AddCredential(c NewCredential) (CredentialView, error) {
 	view := CredentialView{
 		ID: ref.ID, Name: c.Name, Injection: c.Injection, Hosts: c.Hosts,
 		PathPrefixes: c.PathPrefixes, Approval: c.Approval, CreatedAt: created, Version: ref.Version,
+		UpdatedAt: created, SecretSetAt: created,
 	}
 	cached := newCachedCredential(view)
 	cached.sealed = sealed
 	v.creds[ref.ID] = cached
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential added"})
+	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential added", Change: ChangeCredentialAdded,
+		Credential: &CredentialRef{ID: ref.ID, Name: view.Name, Version: ref.Version}})
 	v.mu.Unlock()
 	v.deliver()
 	return view, nil
@@ -265,7 +267,8 @@ func (v *Vault) RemoveCredential(id string) error {
 		v.mu.Unlock()
 		return err
 	}
-	if _, ok := v.creds[id]; !ok {
+	old, ok := v.creds[id]
+	if !ok {
 		v.mu.Unlock()
 		return ErrNotFound
 	}
@@ -274,7 +277,8 @@ func (v *Vault) RemoveCredential(id string) error {
 		return err
 	}
 	delete(v.creds, id)
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential removed"})
+	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential removed", Change: ChangeCredentialRemoved,
+		Credential: &CredentialRef{ID: id, Name: old.view.Name, Version: old.view.Version}})
 	v.mu.Unlock()
 	v.deliver()
 	return nil
@@ -494,7 +498,7 @@ func (v *Vault) SetAutoLockAfter(d time.Duration) error {
 	}
 	v.autoLock = d
 	v.restartIdleTimer()
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "auto-lock time changed"})
+	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "auto-lock time changed", Change: ChangeAutoLock})
 	v.mu.Unlock()
 	v.deliver()
 	return nil

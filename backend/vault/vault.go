@@ -30,6 +30,7 @@
 package vault
 
 import (
+	"bytes"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -99,6 +100,9 @@ type Vault struct {
 	// unlockMu serialises Create, Unlock and UnlockWithKeyring so the slow
 	// KDF runs without holding mu (Status stays responsive meanwhile).
 	unlockMu sync.Mutex
+	// keyringMu keeps one OS keyring operation (with its undo after a
+	// cancellation) at a time; see withKeyring. Never held with mu.
+	keyringMu sync.Mutex
 
 	mu sync.Mutex
 	db *gorm.DB // nil when the file could not be opened (damaged) or after Close
@@ -228,6 +232,40 @@ func (v *Vault) load() error {
 	}
 	v.hdr, v.keyringWrap, v.state = h, m.KeyringWrap, StateLocked
 	v.auditRecipient = recipient
+	return nil
+}
+
+// refreshHeader reads the header and the keyring wrap again before they
+// are used to unlock: another process on the same file (the app and yett
+// serve) may have changed the passphrase or keyring unlock since this one
+// loaded them, and a passphrase replaced there must not go on opening the
+// file here. A header that no longer decodes is damage. v.mu held, state
+// locked or unlocked.
+func (v *Vault) refreshHeader() error {
+	var metas []metaRow
+	if err := v.db.Raw(`SELECT header, keyring_wrap FROM vault_meta WHERE id = 1`).Scan(&metas).Error; err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if len(metas) != 1 {
+		return &DamagedError{Where: "header", Reason: "the header row is gone"}
+	}
+	m := metas[0]
+	if v.hdr == nil || !bytes.Equal(m.Header, v.hdr.encode()) {
+		h, err := decodeHeader(m.Header)
+		if err != nil {
+			return &DamagedError{Where: "header", Reason: err.Error()}
+		}
+		if v.hdr != nil && h.VaultID != v.hdr.VaultID {
+			return &DamagedError{Where: "header", Reason: "it names another vault than the one this process opened"}
+		}
+		v.hdr = h
+	}
+	if m.KeyringWrap != nil {
+		if err := checkWrappedKey(m.KeyringWrap); err != nil {
+			return &DamagedError{Where: "keyring wrap", Reason: err.Error()}
+		}
+	}
+	v.keyringWrap = m.KeyringWrap
 	return nil
 }
 
