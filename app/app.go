@@ -86,6 +86,8 @@ type App struct {
 	// OAuth connects accounts and keeps their inventory; it has no manager
 	// until the audit log is open (OAuth.attach).
 	OAuth *OAuthService
+	// Connect tells the "Connect an agent" page how to add Yett to agents.
+	Connect *ConnectService
 
 	keeper  *keeper.Keeper
 	keeping keeping
@@ -138,6 +140,10 @@ func New(cfg Config) (*App, error) {
 	}
 	a.keeper = k
 	a.Audit = newAuditService(v, k, a.events, cfg.Log, auditPollInterval)
+	a.Connect = newConnectService(cfg.CLIPath, func() (bool, string) {
+		st := k.State()
+		return st.SocketPath != "", st.GatewayProblem
+	})
 	a.followKeeper()
 	return a, nil
 }
@@ -154,7 +160,7 @@ func (a *App) Options(assets fs.FS) *options.App {
 		AssetServer:      &assetserver.Options{Assets: assets},
 		OnStartup:        a.startup,
 		OnShutdown:       a.shutdown,
-		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth},
+		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect},
 		Linux:            &linux.Options{ProgramName: "yett"},
 	}
 }
@@ -165,6 +171,7 @@ func (a *App) startup(ctx context.Context) {
 	a.mu.Unlock()
 	a.events.attach(func(name string, data any) { runtime.EventsEmit(ctx, name, data) })
 	a.Audit.setSaveDialog(wailsSaveDialog(ctx))
+	a.Vault.setDialogs(fileDialogsFor(ctx))
 
 	bg, stop := context.WithCancel(context.Background())
 	a.stopBg = stop

@@ -79,7 +79,9 @@ func newAuditService(v *vault.Vault, k auditKeeper, events *eventSink, log *slog
 // the log). It runs in the vault's delivery, in order.
 func (s *AuditService) onVaultEvent(e vault.Event) {
 	switch e.Kind {
-	case vault.EventReset:
+	case vault.EventReset, vault.EventRestored:
+		// A restore may bring another vault's audit key: its log starts
+		// afresh, like after a reset.
 		s.index.drop()
 	case vault.EventLocked:
 		s.index.wipe()

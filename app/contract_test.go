@@ -22,8 +22,9 @@ func TestFrontendCallsExistingMethods(t *testing.T) {
 		"AuditService":    reflect.TypeOf(&AuditService{}),
 		"ApprovalService": reflect.TypeOf(&ApprovalService{}),
 		"OAuthService":    reflect.TypeOf(&OAuthService{}),
+		"ConnectService":  reflect.TypeOf(&ConnectService{}),
 	}
-	re := regexp.MustCompile(`\b(VaultService|AuditService|ApprovalService|OAuthService)\b[\s\S]{0,40}?\.\s*([A-Z][A-Za-z]+)\s*\(`)
+	re := regexp.MustCompile(`\b(VaultService|AuditService|ApprovalService|OAuthService|ConnectService)\b[\s\S]{0,40}?\.\s*([A-Z][A-Za-z]+)\s*\(`)
 	called := map[string]bool{}
 	for _, m := range re.FindAllStringSubmatch(string(src), -1) {
 		called[m[1]+"."+m[2]] = true

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/yettdev/yett/backend/vault"
@@ -19,10 +21,18 @@ type VaultService struct {
 	log        *slog.Logger
 	hasKeyring bool
 	cancel     func()
+
+	// keyringMu guards stopKeyring, which ends the current wait for the
+	// OS keyring (CancelKeyringWait).
+	keyringMu   sync.Mutex
+	stopKeyring context.CancelFunc
+
+	dialogMu sync.Mutex
+	dialogs  fileDialogs
 }
 
 func newVaultService(v *vault.Vault, events *eventSink, log *slog.Logger, hasKeyring bool) *VaultService {
-	s := &VaultService{vault: v, events: events, log: log, hasKeyring: hasKeyring}
+	s := &VaultService{vault: v, events: events, log: log, hasKeyring: hasKeyring, dialogs: noDialogs()}
 	s.cancel = v.Subscribe(func(vault.Event) { s.events.send(EventVaultStatus, s.Status()) })
 	return s
 }
@@ -41,7 +51,9 @@ func (s *VaultService) Status() VaultStatus { return statusView(s.vault.Status()
 func (s *VaultService) Create(passphrase string, useKeyring bool) (VaultStatus, error) {
 	p := vault.Passphrase(passphrase)
 	defer wipe(p)
-	if err := s.vault.Create(p, useKeyring); err != nil {
+	ctx, done := s.keyringWait()
+	defer done()
+	if err := s.vault.CreateContext(ctx, p, useKeyring); err != nil {
 		return s.Status(), s.publicError(err)
 	}
 	return s.Status(), nil
@@ -59,7 +71,9 @@ func (s *VaultService) Unlock(passphrase string) (VaultStatus, error) {
 
 // UnlockWithKeyring opens the vault with the key kept in the OS keyring.
 func (s *VaultService) UnlockWithKeyring() (VaultStatus, error) {
-	if err := s.vault.UnlockWithKeyring(); err != nil {
+	ctx, done := s.keyringWait()
+	defer done()
+	if err := s.vault.UnlockWithKeyringContext(ctx); err != nil {
 		return s.Status(), s.publicError(err)
 	}
 	return s.Status(), nil
@@ -86,7 +100,9 @@ func (s *VaultService) SetAutoLockMinutes(minutes int) (VaultStatus, error) {
 
 // EnableKeyring turns the OS keyring unlock method on or off.
 func (s *VaultService) EnableKeyring(on bool) (VaultStatus, error) {
-	if err := s.vault.EnableKeyring(on); err != nil {
+	ctx, done := s.keyringWait()
+	defer done()
+	if err := s.vault.EnableKeyringContext(ctx, on); err != nil {
 		return s.Status(), s.publicError(err)
 	}
 	return s.Status(), nil
@@ -106,7 +122,13 @@ func (s *VaultService) ListCredentials() ([]CredentialView, error) {
 	}
 	out := make([]CredentialView, 0, len(list))
 	for _, c := range list {
-		out = append(out, credentialView(c))
+		v := credentialView(c)
+		if overlaps, err := s.vault.CheckBindings(c.Hosts, c.PathPrefixes, c.ID); err == nil {
+			for _, o := range overlaps {
+				v.OverlapsWith = append(v.OverlapsWith, o.Other.Name)
+			}
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -141,6 +163,7 @@ var publicErrors = []error{
 	vault.ErrWrongPassphrase, vault.ErrWeakPassphrase, vault.ErrDamaged,
 	vault.ErrKeyringUnavailable, vault.ErrKeyringNotEnabled, vault.ErrKeyringKeyMissing,
 	vault.ErrInvalid, vault.ErrNotFound, vault.ErrClosed,
+	vault.ErrKeyringCancelled, vault.ErrCredentialChanged, vault.ErrNotABackup,
 }
 
 // publicError chooses the text the UI shows for err. The vault's documented
@@ -150,6 +173,9 @@ var publicErrors = []error{
 func (s *VaultService) publicError(err error) error {
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, vault.ErrCredentialChanged) {
+		return errors.New("This credential changed since the form was opened (another window or yett serve changed it). Close the form and open it again.")
 	}
 	var throttled *vault.ThrottledError
 	if errors.As(err, &throttled) {

@@ -34,7 +34,65 @@ type CredentialView struct {
 	PathPrefixes []string `json:"pathPrefixes"`
 	Approval     string   `json:"approval"`
 	CreatedAt    string   `json:"createdAt"`
-	Version      int64    `json:"version"`
+	// UpdatedAt: the last edit or rotation; SecretSetAt: when the current
+	// secret was entered.
+	UpdatedAt   string `json:"updatedAt"`
+	SecretSetAt string `json:"secretSetAt"`
+	Version     int64  `json:"version"`
+	// OverlapsWith names the other credentials whose bindings cover some
+	// of the same requests (ListCredentials fills it).
+	OverlapsWith []string `json:"overlapsWith"`
+}
+
+// CredentialEditForm is the edit form: everything but the secret.
+type CredentialEditForm struct {
+	Name         string   `json:"name"`
+	Format       string   `json:"format"`
+	HeaderName   string   `json:"headerName"`
+	Template     string   `json:"template"`
+	Username     string   `json:"username"`
+	Hosts        []string `json:"hosts"`
+	PathPrefixes []string `json:"pathPrefixes"`
+	Approval     string   `json:"approval"`
+}
+
+// BindingOverlap is another credential whose bindings meet a candidate's,
+// and who an agent's call to Example would use: "candidate" (the one being
+// saved), "other", "third" (WinnerName) or "none" (equally specific: the
+// call is refused until one is narrowed).
+type BindingOverlap struct {
+	OtherID    string `json:"otherId"`
+	OtherName  string `json:"otherName"`
+	Duplicate  bool   `json:"duplicate"`
+	Host       string `json:"host"`
+	Path       string `json:"path"`
+	Example    string `json:"example"`
+	Winner     string `json:"winner"`
+	WinnerName string `json:"winnerName"`
+}
+
+// PassphraseChangeView is what changing the passphrase did.
+type PassphraseChangeView struct {
+	KeyringRewrapped bool        `json:"keyringRewrapped"`
+	KeyringCleared   bool        `json:"keyringCleared"`
+	Status           VaultStatus `json:"status"`
+}
+
+// BackupExport: where the backup went; Saved is false when the person
+// cancelled the dialog.
+type BackupExport struct {
+	Saved bool   `json:"saved"`
+	Path  string `json:"path"`
+	Size  int64  `json:"size"`
+}
+
+// BackupChoice is the file chosen to restore.
+type BackupChoice struct {
+	Chosen   bool   `json:"chosen"`
+	Path     string `json:"path"`
+	Name     string `json:"name"`
+	Size     int64  `json:"size"`
+	Modified string `json:"modified"`
 }
 
 // NewCredentialForm is the add-credential form. Secret only travels inward.
@@ -80,7 +138,32 @@ func credentialView(c vault.CredentialView) CredentialView {
 		PathPrefixes: nonNil(c.PathPrefixes),
 		Approval:     string(c.Approval),
 		CreatedAt:    c.CreatedAt.UTC().Format(time.RFC3339),
+		UpdatedAt:    c.UpdatedAt.UTC().Format(time.RFC3339),
+		SecretSetAt:  c.SecretSetAt.UTC().Format(time.RFC3339),
 		Version:      int64(c.Version),
+		OverlapsWith: []string{},
+	}
+}
+
+func (f CredentialEditForm) toVault() vault.CredentialEdit {
+	return vault.CredentialEdit{
+		Name: f.Name,
+		Injection: vault.Injection{
+			Format:     vault.InjectionFormat(f.Format),
+			HeaderName: f.HeaderName,
+			Template:   f.Template,
+			Username:   f.Username,
+		},
+		Hosts:        f.Hosts,
+		PathPrefixes: f.PathPrefixes,
+		Approval:     vault.Approval(f.Approval),
+	}
+}
+
+func overlapView(o vault.Overlap) BindingOverlap {
+	return BindingOverlap{
+		OtherID: o.Other.ID, OtherName: o.Other.Name, Duplicate: o.Duplicate, Host: o.Host, Path: o.Path,
+		Example: o.Example, Winner: string(o.Winner), WinnerName: o.WinnerName,
 	}
 }
 

@@ -40,7 +40,52 @@ export interface CredentialView {
   pathPrefixes: string[];
   approval: ApprovalMode;
   createdAt: string;
+  /** The last edit or rotation. */
+  updatedAt: string;
+  /** When the current secret was entered. */
+  secretSetAt: string;
   version: number;
+  /** Other credentials whose hosts and paths cover some of the same requests. */
+  overlapsWith: string[];
+}
+
+/** The edit form: everything but the secret (rotateSecret replaces that). */
+export type CredentialEditForm = Omit<NewCredentialForm, 'secret'>;
+
+/**
+ * Another credential whose bindings meet a candidate's, and who an agent's
+ * call to `example` would use: 'candidate' (the one being saved), 'other',
+ * 'third' (winnerName) or 'none' (equally specific: refused until narrowed).
+ */
+export interface BindingOverlap {
+  otherId: string;
+  otherName: string;
+  duplicate: boolean;
+  host: string;
+  path: string;
+  example: string;
+  winner: 'candidate' | 'other' | 'third' | 'none';
+  winnerName: string;
+}
+
+export interface PassphraseChange {
+  keyringRewrapped: boolean;
+  keyringCleared: boolean;
+  status: VaultStatus;
+}
+
+export interface BackupExport {
+  saved: boolean;
+  path: string;
+  size: number;
+}
+
+export interface BackupChoice {
+  chosen: boolean;
+  path: string;
+  name: string;
+  size: number;
+  modified: string;
 }
 
 export interface NewCredentialForm {
@@ -70,6 +115,14 @@ interface VaultServiceBinding {
   ListCredentials(): Promise<unknown>;
   AddCredential(form: NewCredentialForm): Promise<unknown>;
   RemoveCredential(id: string): Promise<void>;
+  UpdateCredential(id: string, version: number, form: CredentialEditForm): Promise<unknown>;
+  RotateSecret(id: string, version: number, secret: string): Promise<unknown>;
+  CheckBindings(hosts: string[], paths: string[], except: string): Promise<unknown>;
+  ChangePassphrase(current: string, next: string): Promise<unknown>;
+  ExportBackup(passphrase: string): Promise<unknown>;
+  ChooseBackup(): Promise<unknown>;
+  RestoreBackup(path: string, passphrase: string): Promise<unknown>;
+  CancelKeyringWait(): Promise<void>;
 }
 
 interface WailsRuntime {
@@ -221,7 +274,10 @@ export function parseCredentialView(v: unknown): CredentialView {
     !(v.pathPrefixes === null || isStringArray(v.pathPrefixes)) ||
     !APPROVALS.includes(v.approval as ApprovalMode) ||
     typeof v.createdAt !== 'string' ||
-    typeof v.version !== 'number'
+    typeof v.updatedAt !== 'string' ||
+    typeof v.secretSetAt !== 'string' ||
+    typeof v.version !== 'number' ||
+    !(v.overlapsWith === null || isStringArray(v.overlapsWith))
   ) {
     throw new ProtocolError('a credential');
   }
@@ -236,7 +292,10 @@ export function parseCredentialView(v: unknown): CredentialView {
     pathPrefixes: v.pathPrefixes === null ? [] : [...(v.pathPrefixes as string[])],
     approval: v.approval as ApprovalMode,
     createdAt: v.createdAt,
+    updatedAt: v.updatedAt,
+    secretSetAt: v.secretSetAt,
     version: v.version,
+    overlapsWith: v.overlapsWith === null ? [] : [...(v.overlapsWith as string[])],
   };
 }
 
@@ -289,6 +348,82 @@ export function addCredential(form: NewCredentialForm): Promise<CredentialView> 
 
 export function removeCredential(id: string): Promise<void> {
   return call(() => bound().VaultService.RemoveCredential(id));
+}
+
+/** Edits everything but the secret; version is the one the form was opened on. */
+export function updateCredential(id: string, version: number, form: CredentialEditForm): Promise<CredentialView> {
+  return call(async () => parseCredentialView(await bound().VaultService.UpdateCredential(id, version, form)));
+}
+
+/** Replaces the secret (write-only, like the first one); the version goes up. */
+export function rotateSecret(id: string, version: number, secret: string): Promise<CredentialView> {
+  return call(async () => parseCredentialView(await bound().VaultService.RotateSecret(id, version, secret)));
+}
+
+const WINNERS = ['candidate', 'other', 'third', 'none'] as const;
+
+export function parseBindingOverlap(v: unknown): BindingOverlap {
+  const o = pick<BindingOverlap>(
+    v,
+    {
+      otherId: 'string', otherName: 'string', duplicate: 'boolean', host: 'string', path: 'string',
+      example: 'string', winner: 'string', winnerName: 'string',
+    },
+    'a binding overlap',
+  );
+  if (!(WINNERS as readonly string[]).includes(o.winner)) throw new ProtocolError('a binding overlap');
+  return o;
+}
+
+/** Which stored credentials these hosts and paths duplicate or overlap (except: the one being edited). */
+export function checkBindings(hosts: string[], paths: string[], except = ''): Promise<BindingOverlap[]> {
+  return call(async () =>
+    list(await bound().VaultService.CheckBindings(hosts, paths, except), 'a binding check').map(parseBindingOverlap),
+  );
+}
+
+export function changePassphrase(current: string, next: string): Promise<PassphraseChange> {
+  return call(async () => {
+    const v = await bound().VaultService.ChangePassphrase(current, next);
+    const head = pick<Omit<PassphraseChange, 'status'>>(
+      v,
+      { keyringRewrapped: 'boolean', keyringCleared: 'boolean' },
+      'a passphrase change',
+    );
+    return { ...head, status: parseVaultStatus((v as Record<string, unknown>).status) };
+  });
+}
+
+/** Asks where to save, then writes an encrypted backup; saved=false when the person cancels. */
+export function exportBackup(passphrase: string): Promise<BackupExport> {
+  return call(async () =>
+    pick<BackupExport>(
+      await bound().VaultService.ExportBackup(passphrase),
+      { saved: 'boolean', path: 'string', size: 'number' },
+      'a backup export',
+    ),
+  );
+}
+
+/** Asks which backup to restore; chosen=false when the person cancels. */
+export function chooseBackup(): Promise<BackupChoice> {
+  return call(async () =>
+    pick<BackupChoice>(
+      await bound().VaultService.ChooseBackup(),
+      { chosen: 'boolean', path: 'string', name: 'string', size: 'number', modified: 'string' },
+      'a backup choice',
+    ),
+  );
+}
+
+/** Replaces the vault's contents with the backup and unlocks it with the backup's passphrase. */
+export function restoreBackup(path: string, passphrase: string): Promise<VaultStatus> {
+  return call(async () => parseVaultStatus(await bound().VaultService.RestoreBackup(path, passphrase)));
+}
+
+/** Stops waiting for the system keyring; the call that waited returns and changes nothing. */
+export function cancelKeyringWait(): Promise<void> {
+  return call(() => bound().VaultService.CancelKeyringWait());
 }
 
 /**
@@ -1245,4 +1380,56 @@ export async function copyText(text: string): Promise<void> {
   } catch {
     throw new BackendError('Yett could not copy to the clipboard; select the text and copy it instead.');
   }
+}
+
+// ---- Connecting agents (app.ConnectService) ----
+// What the "Connect an agent" page shows: the commands that add Yett to an
+// MCP client, with the real path of the yett command this app runs with.
+
+export interface ClientSetup {
+  id: string;
+  name: string;
+  /** One line to paste in a terminal. */
+  command: string;
+  /** The configuration it writes, for doing it by hand. */
+  config: string;
+  configFile: string;
+}
+
+export interface ConnectInfo {
+  cliPath: string;
+  cliFound: boolean;
+  /** The gateway accepts agents now; problem says why not. */
+  listening: boolean;
+  problem: string;
+  /** This computer's user name. */
+  user: string;
+  clients: ClientSetup[];
+}
+
+interface ConnectServiceBinding {
+  Info(): Promise<unknown>;
+}
+
+function boundConnect(): { ConnectService: ConnectServiceBinding } {
+  const app = window.go?.app as { ConnectService?: ConnectServiceBinding } | undefined;
+  if (!app?.ConnectService) throw new BackendUnavailableError();
+  return app as { ConnectService: ConnectServiceBinding };
+}
+
+export function parseConnectInfo(v: unknown): ConnectInfo {
+  const what = 'the agent setup';
+  const head = pick<Omit<ConnectInfo, 'clients'>>(
+    v,
+    { cliPath: 'string', cliFound: 'boolean', listening: 'boolean', problem: 'string', user: 'string' },
+    what,
+  );
+  const clients = list((v as Record<string, unknown>).clients, what).map((c) =>
+    pick<ClientSetup>(c, { id: 'string', name: 'string', command: 'string', config: 'string', configFile: 'string' }, what),
+  );
+  return { ...head, clients };
+}
+
+export function connectInfo(): Promise<ConnectInfo> {
+  return call(async () => parseConnectInfo(await boundConnect().ConnectService.Info()));
 }

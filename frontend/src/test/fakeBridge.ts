@@ -3,7 +3,7 @@
 // The real bridge is exercised by the e2e script against the Go app.
 
 import { vi } from 'vitest';
-import type { CredentialView, NewCredentialForm, VaultStatus } from '../lib/backend';
+import type { ConnectInfo, CredentialEditForm, CredentialView, NewCredentialForm, VaultStatus } from '../lib/backend';
 import { installApprovals } from './fakeApprovals';
 
 export function vaultStatus(over: Partial<VaultStatus> = {}): VaultStatus {
@@ -34,7 +34,28 @@ export function credentialView(over: Partial<CredentialView> = {}): CredentialVi
     pathPrefixes: [],
     approval: 'session',
     createdAt: '2026-11-29T18:00:00Z',
+    updatedAt: '2026-11-29T18:00:00Z',
+    secretSetAt: '2026-11-29T18:00:00Z',
     version: 1,
+    overlapsWith: [],
+    ...over,
+  };
+}
+
+export function connectInfo(over: Partial<ConnectInfo> = {}): ConnectInfo {
+  const cli = '/opt/Yett/yett';
+  return {
+    cliPath: cli,
+    cliFound: true,
+    listening: true,
+    problem: '',
+    user: 'ana',
+    clients: [
+      { id: 'claude-code', name: 'Claude Code', command: `claude mcp add --scope user yett -- ${cli} mcp`, config: '{}', configFile: '.mcp.json' },
+      { id: 'cursor', name: 'Cursor', command: 'xdg-open cursor://anysphere.cursor-deeplink/mcp/install?name=yett', config: '{}', configFile: '~/.cursor/mcp.json' },
+      { id: 'codex', name: 'Codex', command: `codex mcp add yett -- ${cli} mcp`, config: '[mcp_servers.yett]', configFile: '~/.codex/config.toml' },
+      { id: 'other', name: 'Any MCP client', command: `${cli} mcp`, config: '{}', configFile: 'settings' },
+    ],
     ...over,
   };
 }
@@ -94,9 +115,41 @@ export function installBridge(initial: VaultStatus = vaultStatus()) {
       const i = credentials.findIndex((c) => c.id === id);
       if (i >= 0) credentials.splice(i, 1);
     }),
+    UpdateCredential: vi.fn(async (id: string, version: number, f: CredentialEditForm): Promise<unknown> => {
+      const i = credentials.findIndex((c) => c.id === id);
+      if (i < 0) throw 'No such credential.';
+      if (credentials[i].version !== version) throw 'This credential changed since the form was opened.';
+      credentials[i] = { ...credentials[i], ...f, version: version + 1, updatedAt: '2026-11-30T09:00:00Z' };
+      return { ...credentials[i] };
+    }),
+    RotateSecret: vi.fn(async (id: string, version: number, _secret: string): Promise<unknown> => {
+      const i = credentials.findIndex((c) => c.id === id);
+      if (i < 0) throw 'No such credential.';
+      if (credentials[i].version !== version) throw 'This credential changed since the form was opened.';
+      credentials[i] = { ...credentials[i], version: version + 1, secretSetAt: '2026-11-30T09:00:00Z', updatedAt: '2026-11-30T09:00:00Z' };
+      return { ...credentials[i] };
+    }),
+    CheckBindings: vi.fn(async (_h: string[], _p: string[], _except: string): Promise<unknown> => []),
+    ChangePassphrase: vi.fn(async (cur: string, _next: string): Promise<unknown> => {
+      if (cur !== 'right passphrase 1') throw 'Wrong passphrase.';
+      return { keyringRewrapped: current.keyringEnabled, keyringCleared: false, status: current };
+    }),
+    ExportBackup: vi.fn(async (_p: string): Promise<unknown> => ({ saved: true, path: '/home/ana/yett-2026-11-30.yettbackup', size: 40960 })),
+    ChooseBackup: vi.fn(async (): Promise<unknown> => ({
+      chosen: true, path: '/home/ana/yett-2026-11-30.yettbackup', name: 'yett-2026-11-30.yettbackup', size: 40960,
+      modified: '2026-11-30T09:00:00Z',
+    })),
+    RestoreBackup: vi.fn(async (_path: string, p: string): Promise<unknown> => {
+      if (p !== 'right passphrase 1') throw 'Wrong passphrase.';
+      current = { ...current, state: 'unlocked', epoch: current.epoch + 2 };
+      return current;
+    }),
+    CancelKeyringWait: vi.fn(async (): Promise<void> => {}),
   };
 
-  window.go = { app: { VaultService } };
+  const ConnectService = { Info: vi.fn(async (): Promise<unknown> => connectInfo()) };
+
+  window.go = { app: { VaultService, ConnectService } as never };
   window.runtime = {
     EventsOn: vi.fn((name: string, cb: Listener) => {
       if (!listeners.has(name)) listeners.set(name, new Set());
@@ -113,6 +166,7 @@ export function installBridge(initial: VaultStatus = vaultStatus()) {
 
   return {
     VaultService,
+    ConnectService,
     credentials,
     listenerCount: (name: string) => listeners.get(name)?.size ?? 0,
     /** Sets the backend's state and pushes it as Go's EventsEmit would. */
