@@ -24,7 +24,7 @@ func TestCallbackChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.RequireIss = requireIss
-		fv, err := e.m.start(context.Background(), r, false)
+		fv, err := e.m.start(context.Background(), r, false, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -68,6 +68,11 @@ type ConnectRequest struct {
 	ReviewBy         time.Time
 	DisableProcedure string
 	DPoP             bool
+	// CallbackPort is the loopback port the authorization code flow
+	// listens on for the browser's return; 0 picks a free one (RFC 8252
+	// §7.3). A person whose browser is on another machine forwards this
+	// port over SSH, so they need to know it before the flow starts.
+	CallbackPort int
 }
 
 // FlowView is a connection flow's state for the UI. It holds no token.
@@ -111,11 +116,14 @@ func randomID(prefix string, n int) string {
 // has OpenBrowser) or enter user_code at verification_uri. Client
 // credentials complete before Connect returns.
 func (m *Manager) Connect(ctx context.Context, req ConnectRequest) (FlowView, error) {
+	if req.CallbackPort != 0 && (req.CallbackPort < 1024 || req.CallbackPort > 65535 || req.Flow != FlowAuthorizationCode) {
+		return FlowView{}, fmt.Errorf("%w: a callback port is 1024 to 65535, and only for the authorization code flow", ErrInvalid)
+	}
 	r, err := m.newRow(ctx, req)
 	if err != nil {
 		return FlowView{}, err
 	}
-	return m.start(ctx, r, false)
+	return m.start(ctx, r, false, req.CallbackPort)
 }
 
 // Reconnect starts the same flow again for an authorization that needs its
@@ -132,7 +140,7 @@ func (m *Manager) Reconnect(ctx context.Context, id string) (FlowView, error) {
 	if r.StateReason == "vault_reset" && r.ClientAuth != ClientAuthNone {
 		return FlowView{}, fmt.Errorf("%w: the vault was reset, so this connection's client secret or key is gone; connect it again as a new authorization", ErrInvalid)
 	}
-	return m.start(ctx, r, true)
+	return m.start(ctx, r, true, 0)
 }
 
 // newRow validates req and builds the row it would create (not stored).
@@ -315,8 +323,9 @@ func (m *Manager) resolveProvider(ctx context.Context, req ConnectRequest) (md p
 	return md, md.AuthorizationResponseIssParameterSupported, nil, offline, "custom", nil
 }
 
-// start runs r's flow. reconnect: r exists and gets new tokens.
-func (m *Manager) start(ctx context.Context, r *row, reconnect bool) (FlowView, error) {
+// start runs r's flow. reconnect: r exists and gets new tokens. port is
+// the authorization code flow's loopback port, 0 for any.
+func (m *Manager) start(ctx context.Context, r *row, reconnect bool, port int) (FlowView, error) {
 	fctx, cancel := context.WithTimeout(m.ctx, m.cfg.FlowTimeout)
 	f := &flow{cancel: cancel, done: make(chan struct{}), view: FlowView{
 		ID: randomID("fl-", 9), Flow: r.CreatedHow, State: FlowWaiting, ExpiresAt: m.now().Add(m.cfg.FlowTimeout).UTC(),
@@ -350,7 +359,7 @@ func (m *Manager) start(ctx context.Context, r *row, reconnect bool) (FlowView, 
 		m.mu.Unlock()
 		return f.view, nil
 	case FlowAuthorizationCode:
-		if err := m.startCode(fctx, f, r, conf, reconnect); err != nil {
+		if err := m.startCode(fctx, f, r, conf, reconnect, port); err != nil {
 			cancel()
 			return FlowView{}, err
 		}
@@ -409,10 +418,11 @@ func authOptions(r *row) []oauth2.AuthCodeOption {
 	return opts
 }
 
-// startCode listens on 127.0.0.1 with an ephemeral port (RFC 8252 §7.3)
-// and returns the authorization URL with PKCE S256 and a random state.
-func (m *Manager) startCode(ctx context.Context, f *flow, r *row, conf *oauth2.Config, reconnect bool) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// startCode listens on 127.0.0.1 with an ephemeral port (RFC 8252 §7.3),
+// or the one the person chose, and returns the authorization URL with PKCE
+// S256 and a random state.
+func (m *Manager) startCode(ctx context.Context, f *flow, r *row, conf *oauth2.Config, reconnect bool, port int) error {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return fmt.Errorf("%w: no loopback port for the redirect: %v", ErrFlow, err)
 	}

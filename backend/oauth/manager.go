@@ -70,6 +70,9 @@ type Config struct {
 	// OpenBrowser opens the authorization URL in the system browser; nil
 	// leaves it to the UI.
 	OpenBrowser func(url string)
+	// Surface names the front end in the audit entries (their surface
+	// field): "terminal" for the yett CLI's setup commands; "" for none.
+	Surface string
 }
 
 // Manager is the OAuth custodian of one data directory. Safe for
@@ -241,7 +244,7 @@ func (m *Manager) dropCache(id string) {
 func (m *Manager) record(ctx context.Context, typ audit.EventType, r *row, step, errorCode string, ok bool, op string) {
 	ev := audit.Event{
 		Type: typ, Time: m.now().UTC(), BootID: m.cfg.BootID(), VaultEpoch: m.vault.Epoch(),
-		AuthorizationID: r.ID, Success: &ok,
+		AuthorizationID: r.ID, Success: &ok, Surface: m.cfg.Surface,
 		OAuth: &audit.OAuthFacts{
 			Provider: hostOf(r.TokenEndpoint), AccountRef: clip(r.AccountRef, 256), Scopes: clip(r.Scopes, 1024),
 			Environment: r.Environment, Owner: clip(r.Owner, 256), Step: step, Flow: r.CreatedHow,
