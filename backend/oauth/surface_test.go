@@ -46,7 +46,7 @@ func TestCallbackPortChosenByThePerson(t *testing.T) {
 	// The redirect the provider was told is the chosen port's.
 	f, err := e.m.Connect(context.Background(), ConnectRequest{Name: "again", Provider: "custom", Flow: FlowAuthorizationCode,
 		Endpoints: Endpoints{Issuer: h.Issuer, AuthorizationEndpoint: h.PublicURL + "/oauth2/auth", TokenEndpoint: h.PublicURL + "/oauth2/token"},
-		ClientID: req.ClientID, ClientAuth: ClientAuthNone, Environment: "staging", CallbackPort: port})
+		ClientID:  req.ClientID, ClientAuth: ClientAuthNone, Environment: "staging", CallbackPort: port})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestCallbackPortRefused(t *testing.T) {
 	}{{FlowAuthorizationCode, 80}, {FlowAuthorizationCode, 70000}, {FlowDeviceCode, 8080}, {FlowClientCredentials, 8080}} {
 		_, err := e.m.Connect(context.Background(), ConnectRequest{Name: "x", Provider: "custom", Flow: c.flow, CallbackPort: c.port,
 			Endpoints: Endpoints{TokenEndpoint: "http://127.0.0.1:1/token", AuthorizationEndpoint: "http://127.0.0.1:1/auth"},
-			ClientID: "c", ClientAuth: ClientAuthNone, Environment: "staging"})
+			ClientID:  "c", ClientAuth: ClientAuthNone, Environment: "staging"})
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "callback port") {
 			t.Errorf("%s on port %d: %v, want ErrInvalid naming the callback port", c.flow, c.port, err)
 		}
