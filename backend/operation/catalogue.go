@@ -44,7 +44,17 @@ type Catalogue struct {
 	// the order the database committed them.
 	mu      sync.Mutex
 	current atomic.Pointer[listing]
-	changes feed.Feed[struct{}]
+	changes feed.Feed[Change]
+}
+
+// Change is one write to the catalogue, for whoever records it (the
+// composition root writes each into the audit log).
+type Change struct {
+	// Saved is the operation as stored (read it, do not modify it), nil
+	// for a removal.
+	Saved *Operation
+	// Removed names the removed operation, "" for a save.
+	Removed string
 }
 
 // listing is the catalogue as one immutable value: a change builds a new
@@ -131,7 +141,7 @@ func (c *Catalogue) Save(o Operation) error {
 	if err != nil {
 		return fmt.Errorf("operation: %w", err)
 	}
-	c.notify()
+	c.notify(Change{Saved: &stored})
 	return nil
 }
 
@@ -149,7 +159,7 @@ func (c *Catalogue) Remove(name string) error {
 	if res.RowsAffected == 0 {
 		return ErrNotFound
 	}
-	c.notify()
+	c.notify(Change{Removed: name})
 	return nil
 }
 
@@ -202,7 +212,13 @@ func (c *Catalogue) NamesByAuthorization() map[string][]string {
 // carries no news: fn reads the catalogue for what is there now. It
 // returns a function that cancels the subscription.
 func (c *Catalogue) Subscribe(fn func()) (cancel func()) {
-	return c.changes.Subscribe(func(struct{}) { fn() })
+	return c.changes.Subscribe(func(Change) { fn() })
 }
 
-func (c *Catalogue) notify() { c.changes.Publish(struct{}{}) }
+// SubscribeChanges is Subscribe with the news: which operation was saved
+// (as stored) or removed.
+func (c *Catalogue) SubscribeChanges(fn func(Change)) (cancel func()) {
+	return c.changes.Subscribe(fn)
+}
+
+func (c *Catalogue) notify(ch Change) { c.changes.Publish(ch) }

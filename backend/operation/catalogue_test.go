@@ -189,3 +189,25 @@ func TestCatalogueWithoutOAuthDB(t *testing.T) {
 		t.Fatalf("no Authorizations: %v", err)
 	}
 }
+
+// TestCatalogueChangesSayWhat: SubscribeChanges hears which operation was
+// saved (as stored) or removed, once per write, and nothing for a refused
+// write.
+func TestCatalogueChangesSayWhat(t *testing.T) {
+	c := openCatalogue(t, t.TempDir())
+	var got []Change
+	cancel := c.SubscribeChanges(func(ch Change) { got = append(got, ch) })
+	defer cancel()
+	if err := c.Save(listOp("tracker.list_items", "az-1")); err != nil {
+		t.Fatal(err)
+	}
+	c.Save(listOp("tracker.list_items", "az-gone"))
+	if err := c.Remove("tracker.list_items"); err != nil {
+		t.Fatal(err)
+	}
+	c.Remove("tracker.list_items")
+	if len(got) != 2 || got[0].Saved == nil || got[0].Saved.Name != "tracker.list_items" || got[0].Saved.AuthorizationID != "az-1" ||
+		got[0].Removed != "" || got[1].Saved != nil || got[1].Removed != "tracker.list_items" {
+		t.Fatalf("changes: %+v", got)
+	}
+}
