@@ -13,7 +13,7 @@ import (
 type Strength struct {
 	Level string // "too short", "weak", "fair" or "strong"
 	Bits  int    // a rough guessing-entropy estimate
-	Hint  string
+	Hint  string // follows the level's name ("Weak: easy to guess. ...")
 }
 
 // AssessPassphrase estimates strength from length and character variety,
@@ -23,7 +23,7 @@ func AssessPassphrase(p []byte) Strength {
 	runes := []rune(string(p))
 	defer clear(runes)
 	if utf8.RuneCount(p) < MinPassphraseChars {
-		return Strength{Level: "too short", Hint: "Use at least 12 characters. Four or more unrelated words work well."}
+		return Strength{Level: "too short", Hint: "use at least 12 characters. Four or more unrelated words work well."}
 	}
 	effective := 0.0
 	unique := map[rune]bool{}
@@ -41,11 +41,11 @@ func AssessPassphrase(p []byte) Strength {
 	bits := int(math.Round(effective * math.Log2(math.Max(float64(charsetSize(runes)), 2)) * math.Min(1, float64(len(unique))/8)))
 	switch {
 	case bits < 50:
-		return Strength{Level: "weak", Bits: bits, Hint: "Easy to guess. Add more unrelated words or characters."}
+		return Strength{Level: "weak", Bits: bits, Hint: "easy to guess. Add more unrelated words or characters."}
 	case bits < 75:
-		return Strength{Level: "fair", Bits: bits, Hint: "Reasonable. A few more words would make it much stronger."}
+		return Strength{Level: "fair", Bits: bits, Hint: "a few more words would make it much stronger."}
 	}
-	return Strength{Level: "strong", Bits: bits, Hint: "Strong. Write it down somewhere safe: Yett cannot recover it."}
+	return Strength{Level: "strong", Bits: bits, Hint: "write it down somewhere safe: Yett cannot recover it."}
 }
 
 func charsetSize(rs []rune) int {
