@@ -38,6 +38,17 @@ else
 	say "(GTK 3 and WebKitGTK 4.1 development files are required to build the desktop app)"
 fi
 
+# The SSH tests log in to their own sshd as an unprivileged account when
+# they run as root: OpenSSH refuses to signal the commands of root logins,
+# and the tests must see a remote command receive SIGHUP. The account has
+# no password and no authorized keys of its own; each test's sshd names its
+# own authorized_keys file.
+if [ "$mode" = test ] && [ "$(id -u)" -eq 0 ] && ! id yett-sshtest >/dev/null 2>&1; then
+	say "creating the yett-sshtest account for the SSH tests"
+	useradd --system --create-home --shell /bin/sh yett-sshtest
+	usermod -p '*' yett-sshtest # not locked (sshd refuses locked accounts), no password
+fi
+
 need() { # need CMD MIN_VERSION_TEXT HINT
 	command -v "$1" >/dev/null 2>&1 || { say "$1 is required ($2). $3"; exit 1; }
 }
