@@ -161,7 +161,7 @@ func (v *Vault) finishUnlock(dataKey []byte, how string) error {
 		return err
 	}
 	keys := deriveSessionKeys(dataKey, v.hdr.VaultID)
-	refs, creds, settings, err := v.verifyAll(keys)
+	refs, creds, settings, hosts, err := v.verifyAll(keys)
 	if err != nil {
 		keys.wipe()
 		var d *DamagedError
@@ -204,6 +204,7 @@ func (v *Vault) finishUnlock(dataKey []byte, how string) error {
 		v.auditRecipient = ref.ID
 	}
 	v.becomeUnlocked(keys, refs, creds, settings)
+	v.hosts = hosts
 	v.enqueue(Event{Kind: EventUnlocked, Epoch: v.epoch, Reason: "unlocked with " + how})
 	v.mu.Unlock()
 	v.deliver()
@@ -256,6 +257,7 @@ func (v *Vault) lockLocked(reason string) error {
 func (v *Vault) dropSession() {
 	v.keys.wipe()
 	v.keys, v.refs, v.creds = nil, nil, nil
+	v.hosts = nil
 	v.stopIdleTimer()
 	v.deadline = timeZero
 }
