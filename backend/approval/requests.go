@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/yettdev/yett/backend/audit"
@@ -32,6 +33,12 @@ func (t Ticket) Wait(ctx context.Context) (Session, error) {
 // pending for it. The card is bound to the vault epoch of this moment, and
 // says what changed (why).
 func (b *Broker) RequestSession(run *procid.RunRecord, why Continuity, channel, target string) (Ticket, error) {
+	return b.RequestSessionFor(run, why, Call{Channel: channel, Target: target})
+}
+
+// RequestSessionFor is RequestSession for a card that names its first call
+// in full: an SSH command's session card names the command.
+func (b *Broker) RequestSessionFor(run *procid.RunRecord, why Continuity, first Call) (Ticket, error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -51,10 +58,11 @@ func (b *Broker) RequestSession(run *procid.RunRecord, why Continuity, channel, 
 	p := &pending{
 		req: Request{
 			ID: newID("rq-"), Kind: KindSession, RunID: RunID(run), Who: RequesterOf(run),
-			Change: why.Change, ChangeDetail: why.Detail, Channel: channel, Target: target, CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
+			Change: why.Change, ChangeDetail: why.Detail, Channel: first.Channel, Target: first.Target, CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
 		},
 		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}),
 	}
+	first.command(&p.req)
 	b.addLocked(p)
 	b.mu.Unlock()
 	b.notify(Update{Pending: true})
@@ -72,6 +80,24 @@ type Call struct {
 	// Ref is the stable id of what the call would use: the credential's id,
 	// or "operation:<name>". A notification policy names these.
 	Ref string
+	// Command and Stdin are an SSH command's, shown on the card: the
+	// command exactly, its input up to MaxStdinShown bytes and its size.
+	Command string
+	Stdin   []byte
+}
+
+// MaxStdinShown bounds how much of a command's standard input a card
+// carries.
+const MaxStdinShown = 2048
+
+// command copies an SSH command and its input onto a card.
+func (c Call) command(r *Request) {
+	r.Command, r.StdinBytes = c.Command, len(c.Stdin)
+	in := c.Stdin
+	if len(in) > MaxStdinShown {
+		in = in[:MaxStdinShown]
+	}
+	r.Stdin = strings.ToValidUTF8(string(in), "\uFFFD")
 }
 
 // AskCall asks the person about one call of a run that has a valid session.
@@ -92,6 +118,7 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID s
 		},
 		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}),
 	}
+	c.command(&p.req)
 	b.addLocked(p)
 	b.mu.Unlock()
 	b.notify(Update{Pending: true})

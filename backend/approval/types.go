@@ -120,8 +120,15 @@ type Request struct {
 	Channel      string `json:"channel"`          // "http"
 	Method       string `json:"method,omitempty"` // call cards
 	Target       string `json:"target"`           // host[:port] (and path for call cards)
-	// Credential is the credential's name (never its value).
+	// Credential is the credential's name (never its value); for an SSH
+	// command, the host's name in Yett.
 	Credential string `json:"credential,omitempty"`
+	// Command is an SSH command exactly as it will run; Stdin is the start
+	// of what it gets on standard input (at most MaxStdinShown bytes) and
+	// StdinBytes its whole size.
+	Command    string `json:"command,omitempty"`
+	Stdin      string `json:"stdin,omitempty"`
+	StdinBytes int    `json:"stdin_bytes,omitempty"`
 	// Ref is the stable id of the credential or operation a call card is
 	// about (Call.Ref), "" for session cards.
 	Ref       string    `json:"ref,omitempty"`

@@ -62,6 +62,10 @@ func (r Request) Headline() string {
 // Sentence says what changed and what approving does (seed 000: a vague
 // "the session expired" teaches people to click without reading).
 func (r Request) Sentence() string {
+	if r.Kind == KindCall && r.Command != "" {
+		return fmt.Sprintf("%s wants to run a command on the SSH host “%s” (%s), which needs your approval for every command. Read the command below: it runs exactly as shown.",
+			r.Who.Program(), r.Credential, r.Target)
+	}
 	if r.Kind == KindCall {
 		host, path := r.CallTarget()
 		if path == "" {
