@@ -180,7 +180,9 @@ func TestPerCallIsSeparate(t *testing.T) {
 	r := run(500, 6, 9)
 	s := approve(t, b, r)
 	done := make(chan error, 1)
-	go func() { done <- b.AskCall(context.Background(), r, s.ID, Call{Channel: "http", Method: "POST", Target: "x/y", Credential: "cred", Ref: "cred_1"}) }()
+	go func() {
+		done <- b.AskCall(context.Background(), r, s.ID, Call{Channel: "http", Method: "POST", Target: "x/y", Credential: "cred", Ref: "cred_1"})
+	}()
 	var p []Request
 	for len(p) == 0 {
 		time.Sleep(time.Millisecond)
@@ -194,7 +196,9 @@ func TestPerCallIsSeparate(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { done <- b.AskCall(ctx, r, s.ID, Call{Channel: "http", Method: "POST", Target: "x/y", Credential: "cred", Ref: "cred_1"}) }()
+	go func() {
+		done <- b.AskCall(ctx, r, s.ID, Call{Channel: "http", Method: "POST", Target: "x/y", Credential: "cred", Ref: "cred_1"})
+	}()
 	for len(b.Pending()) == 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -268,7 +272,9 @@ func TestCallCardAnsweredAfterEpochMoved(t *testing.T) {
 	r := run(800, 7, 9)
 	s := approve(t, b, r)
 	done := make(chan error, 1)
-	go func() { done <- b.AskCall(context.Background(), r, s.ID, Call{Channel: "http", Method: "POST", Target: "x/y", Credential: "cred", Ref: "cred_1"}) }()
+	go func() {
+		done <- b.AskCall(context.Background(), r, s.ID, Call{Channel: "http", Method: "POST", Target: "x/y", Credential: "cred", Ref: "cred_1"})
+	}()
 	var p []Request
 	for len(p) == 0 {
 		time.Sleep(time.Millisecond)

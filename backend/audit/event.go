@@ -26,6 +26,11 @@ const (
 	EventActionDispatched EventType = "action_dispatched"
 	EventActionResult     EventType = "action_result"
 	EventApprovalTimeout  EventType = "approval_timeout"
+	// EventAnswerRefused: an answer to an approval card was not taken: a
+	// notification answer that did not come from the notification server
+	// for that very notification (forged), or one the person's policy
+	// reserves to the window. The card stays pending.
+	EventAnswerRefused EventType = "answer_refused"
 	// EventAuditRecovered is written by the log itself when it reopens after a
 	// torn tail: where the torn bytes were and where they were saved.
 	EventAuditRecovered EventType = "audit_recovered"
@@ -42,7 +47,7 @@ var knownTypes = map[EventType]bool{
 	EventGatewayStarted: true, EventGatewayStopped: true, EventVaultLocked: true,
 	EventVaultUnlocked: true, EventSessionApproved: true, EventSessionEnded: true,
 	EventActionRequested: true, EventActionDenied: true, EventActionDispatched: true,
-	EventActionResult: true, EventApprovalTimeout: true, EventAuditRecovered: true,
+	EventActionResult: true, EventApprovalTimeout: true, EventAuditRecovered: true, EventAnswerRefused: true,
 	EventAuthorizationConnected: true, EventTokenRefreshed: true,
 	EventAuthorizationDisabled: true, EventAuthorizationRevoked: true,
 	EventDrillStep: true, EventSSHHostKeyChanged: true,
@@ -67,6 +72,9 @@ const (
 	ReasonPolicy            Reason = "policy"
 	ReasonInvalidRequest    Reason = "invalid_request"
 	ReasonAuditUnavailable  Reason = "audit_unavailable"
+	// Reasons of answer_refused.
+	ReasonForgedAnswer Reason = "forged_answer" // not from the notification server, or not for its notification
+	ReasonWindowOnly   Reason = "window_only"   // the policy lets only the window answer this card
 )
 
 // ResultClass is the coarse outcome of a dispatched action.
@@ -148,6 +156,16 @@ type Event struct {
 	OAuth           *OAuthFacts `json:"oauth,omitempty"`
 	Success         *bool       `json:"success,omitempty"`
 	Recovery        *Recovery   `json:"recovery,omitempty"`
+	Answer          *Answer     `json:"answer,omitempty"`
+}
+
+// Answer describes an answer to an approval card that was refused
+// (answer_refused): which card it named, what it asked and who sent it.
+type Answer struct {
+	RequestID      string `json:"request_id,omitempty"` // the card it named, "" when none Yett shows
+	Action         string `json:"action"`               // the action it asked for, as sent (clipped)
+	Sender         string `json:"sender,omitempty"`     // who sent it (a D-Bus unique name)
+	NotificationID uint32 `json:"notification_id,omitempty"`
 }
 
 // OAuthFacts describe an OAuth authorization event (connected, refreshed,
@@ -202,6 +220,9 @@ func (e *Event) validate() error {
 		fields["oauth.provider"], fields["oauth.account_ref"], fields["oauth.scopes"] = o.Provider, o.AccountRef, o.Scopes
 		fields["oauth.environment"], fields["oauth.owner"], fields["oauth.step"] = o.Environment, o.Owner, o.Step
 		fields["oauth.flow"], fields["oauth.error_code"], fields["oauth.operation"] = o.Flow, o.ErrorCode, o.Operation
+	}
+	if a := e.Answer; a != nil {
+		fields["answer.request_id"], fields["answer.action"], fields["answer.sender"] = a.RequestID, a.Action, a.Sender
 	}
 	if a := e.Action; a != nil {
 		fields["action.request_id"], fields["action.channel"] = a.RequestID, a.Channel

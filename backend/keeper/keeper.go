@@ -44,6 +44,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/feed"
 	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/notify"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/vault"
@@ -69,6 +70,13 @@ type Config struct {
 	OpenBrowser func(url string)
 	// HTTP tunes the gateway's executor (tests).
 	HTTP action.Config
+	// Notify opens the desktop's notifications (notify.Open) for the
+	// gateway's cards; nil shows none.
+	Notify func(notify.Handlers) (notify.Notifier, error)
+	// Raise brings the front end's window forward with a card in view
+	// (a notification was clicked, or cannot be shown); nil where there is
+	// no window.
+	Raise func(card string)
 }
 
 // State is what front ends read. Broker, OAuth and Operations are nil while
@@ -88,6 +96,9 @@ type State struct {
 	// GatewayProblem says why the gateway is not running, "" when it runs
 	// or has nothing to run on yet (no vault, no audit log).
 	GatewayProblem string
+	// Notifications says whether cards reach the person as notifications,
+	// with buttons, and if not why.
+	Notifications notify.Status
 }
 
 // Keeper is one process's custody of one data directory. Safe for
@@ -109,6 +120,7 @@ type Keeper struct {
 	gwCancel  context.CancelFunc
 	gwDone    chan struct{}
 	gwProblem string
+	notes     notifications
 	closed    bool
 
 	// boot is the boot id of the gateway that runs or will run next (a
@@ -144,6 +156,7 @@ func Open(cfg Config) (*Keeper, error) {
 	k.mu.Lock()
 	k.unsub = k.vault.Subscribe(k.onVaultEvent)
 	k.boot.Store(gateway.NewBootID())
+	k.openNotificationsLocked()
 	k.openAuditLocked()
 	k.startLocked()
 	k.mu.Unlock()
@@ -159,7 +172,7 @@ func (k *Keeper) State() State {
 
 func (k *Keeper) stateLocked() State {
 	st := State{OAuth: k.oauth, Operations: k.ops, AuditWriting: k.audit != nil, AuditProblem: k.problem, AuditRecipient: k.recipient, BootID: k.BootID(),
-		GatewayProblem: k.gwProblem}
+		GatewayProblem: k.gwProblem, Notifications: k.notificationStatusLocked()}
 	if k.gw != nil {
 		st.Broker, st.SocketPath = k.gw.Broker(), k.gw.SocketPath()
 	}
@@ -210,6 +223,7 @@ func (k *Keeper) Close() error {
 	k.stopLocked()
 	err := k.closeAuditLocked()
 	k.mu.Unlock()
+	k.closeNotifications()
 	return err
 }
 

@@ -63,12 +63,14 @@ func (k *Keeper) startLocked() {
 		}
 	}()
 	k.gw, k.gwCancel, k.gwDone = gw, cancel, done
+	k.startRelayLocked(gw.Broker())
 	k.log.Info("agent gateway listening", "socket", gw.SocketPath())
 }
 
 // stopLocked stops the gateway, then the catalogue and OAuth custody it
 // served. k.mu held.
 func (k *Keeper) stopLocked() {
+	k.stopRelayLocked()
 	if k.gw != nil {
 		k.gwCancel()
 		if err := k.gw.Close(); err != nil {

@@ -1,0 +1,261 @@
+//go:build linux
+
+// Package desktoptest runs a private Linux desktop for tests: a session bus
+// under dbus-run-session, an X server (Xvfb) and a real notification daemon
+// (dunst), each started by the test and stopped when it ends. Debian
+// packages: dbus-daemon (dbus-run-session), xvfb, dunst, libnotify-bin;
+// build/scripts/deps.sh installs them.
+//
+// dunst shows a notification's actions in its context menu, through the
+// program its dmenu setting names. Dunst.Invoke points that at a script
+// that picks the wanted action, then opens the menu with dunstctl: the
+// daemon itself invokes the action, exactly as when a person picks it.
+package desktoptest
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// SessionBus starts a session bus with dbus-run-session and returns its
+// address. The bus lives until the test ends.
+func SessionBus(t testing.TB) string {
+	t.Helper()
+	// dbus-run-session runs its child on a new bus and stops the bus when
+	// the child exits: the child prints the address and waits for its
+	// stdin to close.
+	cmd := exec.Command("dbus-run-session", "--", "sh", "-c", `printf '%s\n' "$DBUS_SESSION_BUS_ADDRESS"; exec cat >/dev/null`)
+	cmd.Env = append(os.Environ(), "DBUS_SESSION_BUS_ADDRESS=")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("dbus-run-session (Debian package dbus-daemon): %v", err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	addr := readLine(t, bufio.NewReader(out), "dbus-run-session")
+	go io.Copy(io.Discard, out)
+	if addr == "" {
+		t.Fatal("dbus-run-session printed no address")
+	}
+	return addr
+}
+
+// Display starts Xvfb on a display it picks and returns its name (":N").
+func Display(t testing.TB) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1024x768x24", "-nolisten", "tcp")
+	cmd.ExtraFiles = []*os.File{w}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("Xvfb (Debian package xvfb): %v", err)
+	}
+	w.Close()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	n := readLine(t, bufio.NewReader(r), "Xvfb -displayfd")
+	r.Close()
+	return ":" + n
+}
+
+func readLine(t testing.TB, r *bufio.Reader, what string) string {
+	t.Helper()
+	type result struct {
+		line string
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		l, err := r.ReadString('\n')
+		ch <- result{strings.TrimSpace(l), err}
+	}()
+	select {
+	case res := <-ch:
+		if res.err != nil && res.line == "" {
+			t.Fatalf("%s: %v", what, res.err)
+		}
+		return res.line
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: no answer", what)
+		return ""
+	}
+}
+
+// Dunst is a running dunst on a private display and bus.
+type Dunst struct {
+	t    testing.TB
+	env  []string
+	dir  string
+	cmd  *exec.Cmd
+	pick string // file the menu script reads the wanted entry from
+	menu string // file the menu script copies the offered entries to
+}
+
+// StartDunst runs dunst on display and bus, owning
+// org.freedesktop.Notifications there, and waits until it does.
+func StartDunst(t testing.TB, display, bus string) *Dunst {
+	t.Helper()
+	dir := t.TempDir()
+	d := &Dunst{t: t, dir: dir, pick: filepath.Join(dir, "pick"), menu: filepath.Join(dir, "menu")}
+	script := filepath.Join(dir, "dmenu.sh")
+	// The menu gets one line per action ("#Approve (summary) [id,key]") on
+	// stdin and answers with the chosen line. It copies what it was offered
+	// to d.menu last, so the test knows the menu is about to close.
+	if err := os.WriteFile(script, fmt.Appendf(nil, "#!/bin/sh\ncat >%q.in\nout=$(grep -F -m1 -e \"$(cat %q)\" %q.in)\nmv %q.in %q\nprintf '%%s\\n' \"$out\"\n",
+		d.menu, d.pick, d.menu, d.menu, d.menu), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "dunstrc")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[global]\ndmenu = %s\nshow_indicators = yes\n", script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.env = append(os.Environ(), "DISPLAY="+display, "DBUS_SESSION_BUS_ADDRESS="+bus, "XDG_CONFIG_HOME="+dir)
+	d.cmd = exec.Command("dunst", "-config", cfg)
+	d.cmd.Env = d.env
+	log, err := os.Create(filepath.Join(dir, "dunst.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.cmd.Stdout, d.cmd.Stderr = log, log
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("dunst (Debian package dunst): %v", err)
+	}
+	t.Cleanup(func() {
+		d.cmd.Process.Kill()
+		d.cmd.Wait()
+		log.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(log.Name())
+			t.Logf("dunst log:\n%s", b)
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := d.ctl("count", "displayed"); err == nil {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("dunst did not start")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (d *Dunst) ctl(args ...string) (string, error) {
+	cmd := exec.Command("dunstctl", args...)
+	cmd.Env = d.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Displayed is how many notifications dunst shows now.
+func (d *Dunst) Displayed() int {
+	d.t.Helper()
+	out, err := d.ctl("count", "displayed")
+	if err != nil {
+		d.t.Fatalf("dunstctl count: %v %s", err, out)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		d.t.Fatalf("dunstctl count said %q", out)
+	}
+	return n
+}
+
+// Invoke picks the action labelled label ("Approve", "Deny", "Open Yett")
+// of the newest notification through dunst's own context menu, and
+// returns the menu dunst offered.
+func (d *Dunst) Invoke(label string) string {
+	d.t.Helper()
+	if err := os.WriteFile(d.pick, []byte("#"+label+" "), 0o600); err != nil {
+		d.t.Fatal(err)
+	}
+	os.Remove(d.menu)
+	// dunst refuses to open its menu while the previous one is still
+	// closing: ask again until it opens.
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if out, err := d.ctl("context"); err != nil {
+			d.t.Fatalf("dunstctl context: %v %s", err, out)
+		}
+		for wait := time.Now().Add(time.Second); time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
+			if b, err := os.ReadFile(d.menu); err == nil {
+				time.Sleep(100 * time.Millisecond) // the script's last line: dunst reads its answer
+				return string(b)
+			}
+		}
+	}
+	d.t.Fatal("dunst never opened its menu")
+	return ""
+}
+
+// Menu returns the actions dunst offers for its notifications ("#Approve
+// (summary) [id,key]" a line) without picking any.
+func (d *Dunst) Menu() string {
+	d.t.Helper()
+	return d.Invoke("no such action 7f3a")
+}
+
+// Notification is one notification in dunst's history.
+type Notification struct {
+	ID      int
+	Summary string
+	Body    string
+	AppName string
+}
+
+// History lists the notifications dunst closed (newest first).
+func (d *Dunst) History() []Notification {
+	d.t.Helper()
+	out, err := d.ctl("history")
+	if err != nil {
+		d.t.Fatalf("dunstctl history: %v %s", err, out)
+	}
+	var h struct {
+		Data [][]map[string]struct {
+			Data any `json:"data"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		d.t.Fatalf("dunstctl history: %v", err)
+	}
+	var list []Notification
+	for _, group := range h.Data {
+		for _, n := range group {
+			str := func(k string) string { s, _ := n[k].Data.(string); return s }
+			id, _ := n["id"].Data.(float64)
+			list = append(list, Notification{ID: int(id), Summary: str("summary"), Body: str("body"), AppName: str("appname")})
+		}
+	}
+	return list
+}
