@@ -1,5 +1,5 @@
 // Package instance keeps Yett to one desktop app per user and lets a second
-// launch bring the first one to the front.
+// launch bring the first one to the front, and `yett quit` ask it to quit.
 //
 // Wails' own single-instance lock uses D-Bus on Linux and silently does
 // nothing without a session bus, so Yett uses its own: an exclusive lock on a
@@ -28,13 +28,30 @@ import (
 // lock; the other instance has been asked to show its window.
 var ErrAlreadyRunning = errors.New("instance: Yett is already running")
 
-const focusRequest = "focus\n"
+// ErrNotRunning is returned by RequestQuit when no instance holds the lock.
+var ErrNotRunning = errors.New("instance: Yett is not running")
+
+const (
+	focusRequest = "focus\n"
+	quitRequest  = "quit\n"
+)
 
 // Primary is the lock held by the running instance.
 type Primary struct {
 	lock     *os.File
 	listener net.Listener
 	wg       sync.WaitGroup
+
+	mu     sync.Mutex
+	onQuit func()
+}
+
+// OnQuit sets what a quit request (`yett quit`) does; until it is set, quit
+// requests are refused.
+func (p *Primary) OnQuit(fn func()) {
+	p.mu.Lock()
+	p.onQuit = fn
+	p.mu.Unlock()
 }
 
 // Acquire takes the single-instance lock in dir (which must exist and be
@@ -84,11 +101,19 @@ func (p *Primary) serve(onFocus func()) {
 		}
 		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
 		line, _ := bufio.NewReader(c).ReadString('\n')
-		if line == focusRequest {
+		p.mu.Lock()
+		onQuit := p.onQuit
+		p.mu.Unlock()
+		switch {
+		case line == focusRequest:
 			_, _ = c.Write([]byte("ok\n"))
 			if onFocus != nil {
 				onFocus()
 			}
+		case line == quitRequest && onQuit != nil:
+			_, _ = c.Write([]byte("ok\n"))
+			// Quitting ends in Release, which waits for this goroutine.
+			go onQuit()
 		}
 		c.Close()
 	}
@@ -102,14 +127,55 @@ func (p *Primary) Release() {
 	p.lock.Close()
 }
 
-func askFocus(sockPath string) error {
+// RequestQuit asks the instance holding dir's lock to quit, and waits
+// until it has (its lock is released) or timeout passes. ErrNotRunning
+// when there is none.
+func RequestQuit(dir, name string, timeout time.Duration) error {
+	lockPath := filepath.Join(dir, name+".lock")
+	if !held(lockPath) {
+		return ErrNotRunning
+	}
+	if err := ask(filepath.Join(dir, name+".sock"), quitRequest); err != nil {
+		return fmt.Errorf("instance: asking Yett to quit: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for held(lockPath) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("instance: Yett was asked to quit and is still running after %v", timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
+// held reports whether another process holds the lock at path.
+func held(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	locked, err := tryLock(f)
+	if err != nil {
+		return false
+	}
+	if locked {
+		unlock(f)
+		return false
+	}
+	return true
+}
+
+func askFocus(sockPath string) error { return ask(sockPath, focusRequest) }
+
+func ask(sockPath, request string) error {
 	c, err := net.DialTimeout("unix", sockPath, 2*time.Second)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte(focusRequest)); err != nil {
+	if _, err := c.Write([]byte(request)); err != nil {
 		return err
 	}
 	reply, err := bufio.NewReader(c).ReadString('\n')

@@ -78,3 +78,33 @@ func TestKilledPrimaryDoesNotBlock(t *testing.T) {
 	}
 	p.Release()
 }
+
+// `yett quit` asks the running instance to quit and waits until it has;
+// with none running it says so. An instance that does not take quit
+// requests refuses them.
+func TestRequestQuit(t *testing.T) {
+	dir := t.TempDir()
+	if err := RequestQuit(dir, "app", time.Second); !errors.Is(err, ErrNotRunning) {
+		t.Fatalf("nothing running: %v", err)
+	}
+	p, err := Acquire(dir, "app", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RequestQuit(dir, "app", time.Second); err == nil {
+		t.Fatal("an instance without a quit handler quit")
+	}
+	quit := make(chan struct{})
+	p.OnQuit(func() {
+		p.Release()
+		close(quit)
+	})
+	if err := RequestQuit(dir, "app", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-quit:
+	default:
+		t.Fatal("RequestQuit returned before the instance quit")
+	}
+}

@@ -447,15 +447,6 @@ func orNone(s string) string {
 	return s
 }
 
-// clip bounds text that came from another process.
-func clip(s string) string {
-	s = strings.ToValidUTF8(s, "?")
-	if len(s) > 128 {
-		s = strings.ToValidUTF8(s[:128], "") + "…"
-	}
-	return s
-}
-
 // plain neutralises markup characters in text the server might parse as
 // markup whether or not it says so (dunst does by default): a process
 // name is chosen by whoever started the process, and must not become a

@@ -103,3 +103,12 @@ func clean(s string) string {
 		return -1
 	}, s)
 }
+
+// clip bounds text that came from another process.
+func clip(s string) string {
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) > 128 {
+		s = strings.ToValidUTF8(s[:128], "") + "…"
+	}
+	return s
+}

@@ -3,7 +3,7 @@
 # Debian packages (apt), then Node modules and Go modules. Idempotent: each
 # step checks first and does nothing when everything is already there.
 #
-# usage: build/scripts/deps.sh run|test
+# usage: build/scripts/deps.sh run|test|package
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -14,10 +14,17 @@ pkgs_run=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
 # Extra packages the test suite uses: a headless X server and window tools,
 # a real browser, real D-Bus, keyrings, sshd and a notification daemon.
 pkgs_test=(xvfb xauth x11-utils xdotool imagemagick fonts-dejavu-core dbus dbus-x11
-	chromium keyutils gnome-keyring libsecret-tools openssh-server dunst libnotify-bin)
+	chromium keyutils gnome-keyring libsecret-tools openssh-server dunst libnotify-bin
+	desktop-file-utils)
+
+# What `make package` uses: makensis for the Windows installer,
+# dpkg-shlibdeps for the package's Depends, desktop-file-validate and man
+# for checking what it installs.
+pkgs_package=(nsis dpkg-dev desktop-file-utils man-db)
 
 want=("${pkgs_run[@]}")
 [ "$mode" = test ] && want+=("${pkgs_test[@]}")
+[ "$mode" = test ] || [ "$mode" = package ] && want+=("${pkgs_package[@]}")
 
 say() { printf 'yett deps: %s\n' "$*" >&2; }
 
