@@ -96,6 +96,12 @@ type ActivityItem struct {
 	Status     int    `json:"status"`
 	Bytes      int64  `json:"bytes"`
 	DurationMS int64  `json:"durationMs"`
+	// Path is a call's path (no query), CredentialRef the credential (or
+	// OAuth authorization) it used: an id, never a value. Credential events
+	// (credential_changed) name theirs there too, with CredentialName.
+	Path           string `json:"path"`
+	CredentialRef  string `json:"credentialRef"`
+	CredentialName string `json:"credentialName"`
 }
 
 // ActivityView is one page of the Activity view; see SessionsView.
@@ -141,6 +147,7 @@ func loggedActivityItem(it activity.Item) ActivityItem {
 	}
 	if c := it.Call; c != nil {
 		v.RequestID, v.Channel, v.Operation, v.Target = c.RequestID, c.Channel, c.Operation, c.Target
+		v.CredentialRef = c.CredentialRef
 		v.State, v.Class, v.Reason = string(c.State), string(c.Class), string(c.DenyReason)
 		if r := c.Result; r != nil {
 			v.Status, v.Bytes, v.DurationMS = r.Status, r.Bytes, r.DurationMS

@@ -225,7 +225,7 @@ describe('approval cards', () => {
   it('lists an approved session under Live sessions', async () => {
     const approvals = await openApp([]);
     approvals.set({ sessions: [liveSession()] });
-    await fireEvent.click(screen.getByTestId('nav-live-sessions'));
+    await fireEvent.click(screen.getByTestId('nav-sessions'));
     expect((await screen.findByTestId('live-session')).textContent).toContain('claude');
   });
 });

@@ -14,12 +14,16 @@ export class ApprovalStore {
   /** False until the first state arrived. */
   loaded = $state(false);
   error = $state('');
+  /** The panel is folded into a badge (the person chose it; small windows). */
+  collapsed = $state(false);
 
   private unsubscribe: (() => void) | null = null;
   /** Counts pushed states, so a slower initial read cannot undo a push. */
   private pushes = 0;
 
   apply(s: ApprovalState): void {
+    // Folded for these cards only: the next card after none opens it.
+    if (s.cards.length === 0) this.collapsed = false;
     this.cards = s.cards;
     this.sessions = s.sessions;
     this.receivedAt = Date.now();

@@ -820,6 +820,12 @@ export interface ActivityItem {
   status: number;
   bytes: number;
   durationMs: number;
+  /** A call's path, without its query. */
+  path: string;
+  /** The credential (or OAuth authorization) a call used, or a credential event is about: an id. */
+  credentialRef: string;
+  /** A credential event's credential name, as it was then. */
+  credentialName: string;
 }
 
 export interface ActivityView {
@@ -917,6 +923,7 @@ export function parseActivityView(v: unknown): ActivityView {
         kind: 'string', index: 'number', time: 'string', type: 'string', sessionId: 'string', reason: 'string',
         vaultEpoch: 'number', requestId: 'string', channel: 'string', operation: 'string', target: 'string',
         state: 'string', class: 'string', status: 'number', bytes: 'number', durationMs: 'number',
+        path: 'string', credentialRef: 'string', credentialName: 'string',
       },
       'an activity item',
     );

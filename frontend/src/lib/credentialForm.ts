@@ -2,7 +2,14 @@
 // validates again; this catches the common slips early and with a message
 // next to the field. No message ever includes the secret.
 
-import type { ApprovalMode, CredentialFormat, NewCredentialForm } from './backend';
+import type {
+  ApprovalMode,
+  BindingOverlap,
+  CredentialEditForm,
+  CredentialFormat,
+  CredentialView,
+  NewCredentialForm,
+} from './backend';
 
 /** What the form fields hold while the person types. */
 export interface CredentialDraft {
@@ -35,6 +42,22 @@ export function emptyDraft(): CredentialDraft {
   };
 }
 
+/** The draft of an existing credential, for the edit form (no secret). */
+export function draftFromView(c: CredentialView): CredentialDraft {
+  return {
+    name: c.name,
+    secret: '',
+    format: c.format,
+    headerName: c.headerName,
+    template: c.format === 'header' ? c.template : SECRET_PLACEHOLDER,
+    username: c.username,
+    hosts: c.hosts.join('\n'),
+    // "/" is what an empty list means; the field shows it empty.
+    pathPrefixes: c.pathPrefixes.filter((p) => p !== '/').join('\n'),
+    approval: c.approval,
+  };
+}
+
 export type DraftErrors = Partial<Record<keyof CredentialDraft, string>>;
 
 // RFC 9110 token characters.
@@ -60,15 +83,17 @@ function hostError(host: string): string | null {
  * form to send. Fields that do not belong to the chosen format are sent
  * empty, so a header template typed before switching to "basic" is not kept.
  */
-export function validateDraft(d: CredentialDraft): { errors: DraftErrors; form: NewCredentialForm } {
+export function validateDraft(d: CredentialDraft, withSecret = true): { errors: DraftErrors; form: NewCredentialForm } {
   const errors: DraftErrors = {};
   const name = d.name.trim();
   const hosts = splitList(d.hosts.toLowerCase());
   const pathPrefixes = splitList(d.pathPrefixes);
 
   if (name === '') errors.name = 'Give the credential a name agents will use.';
-  if (d.secret === '') errors.secret = 'Paste the secret value.';
-  else if (/[\r\n]/.test(d.secret)) errors.secret = 'The secret contains a line break; paste it again without one.';
+  if (withSecret) {
+    const e = secretError(d.secret);
+    if (e) errors.secret = e;
+  }
 
   if (d.format === 'header') {
     if (!HEADER_NAME.test(d.headerName.trim())) errors.headerName = 'Enter a header name such as X-Api-Key.';
@@ -99,4 +124,38 @@ export function validateDraft(d: CredentialDraft): { errors: DraftErrors; form: 
     approval: d.approval,
   };
   return { errors, form };
+}
+
+/** Why a secret cannot be stored as typed, or null. */
+export function secretError(secret: string): string | null {
+  if (secret === '') return 'Paste the secret value.';
+  if (/[\r\n]/.test(secret)) return 'The secret contains a line break; paste it again without one.';
+  return null;
+}
+
+/** The edit form: the draft without its secret. */
+export function editForm(form: NewCredentialForm): CredentialEditForm {
+  const { secret: _secret, ...rest } = form;
+  return rest;
+}
+
+/**
+ * A sentence for one overlap found before saving: which credential it meets,
+ * where, and which one an agent's call would use.
+ */
+export function overlapWords(o: BindingOverlap, editing: boolean): string {
+  const self = editing ? 'this credential' : 'the new credential';
+  const other = `“${o.otherName}”`;
+  const at = `a call to ${o.example}`;
+  const start = o.duplicate ? `Same hosts and paths as ${other}.` : `Overlaps ${other}.`;
+  switch (o.winner) {
+    case 'candidate':
+      return `${start} For ${at}, Yett would use ${self}: its binding is more specific.`;
+    case 'other':
+      return `${start} For ${at}, Yett would use ${other}: its binding is more specific.`;
+    case 'third':
+      return `${start} For ${at}, Yett would use “${o.winnerName}”, bound more specifically than both.`;
+    default:
+      return `${start} Both are bound equally specifically, so ${at} would be refused as ambiguous until you narrow one of them.`;
+  }
 }

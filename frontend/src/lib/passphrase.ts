@@ -10,7 +10,13 @@ export interface PassphraseAssessment {
   strength: Strength;
   /** A rough guessing-entropy estimate in bits, for the meter. */
   bits: number;
+  /** Advice that follows the strength's name: it never repeats it. */
   hint: string;
+}
+
+/** "Too short", "Weak", "Fair", "Strong". */
+export function strengthLabel(s: Strength): string {
+  return s[0].toUpperCase() + s.slice(1);
 }
 
 function charsetSize(p: string): number {
@@ -32,7 +38,7 @@ export function assessPassphrase(p: string): PassphraseAssessment {
     return {
       strength: 'too short',
       bits: 0,
-      hint: `Use at least ${MIN_PASSPHRASE_LENGTH} characters. Four or more unrelated words work well.`,
+      hint: `use at least ${MIN_PASSPHRASE_LENGTH} characters. Four or more unrelated words work well.`,
     };
   }
   let effective = 0;
@@ -46,10 +52,15 @@ export function assessPassphrase(p: string): PassphraseAssessment {
   const unique = new Set(chars).size;
   const bits = Math.round(effective * Math.log2(Math.max(charsetSize(p), 2)) * Math.min(1, unique / 8));
   if (bits < 50) {
-    return { strength: 'weak', bits, hint: 'Easy to guess. Add more unrelated words or characters.' };
+    return { strength: 'weak', bits, hint: 'easy to guess. Add more unrelated words or characters.' };
   }
   if (bits < 75) {
-    return { strength: 'fair', bits, hint: 'Reasonable. A few more words would make it much stronger.' };
+    return { strength: 'fair', bits, hint: 'a few more words would make it much stronger.' };
   }
-  return { strength: 'strong', bits, hint: 'Strong. Write it down somewhere safe: Yett cannot recover it.' };
+  return { strength: 'strong', bits, hint: 'write it down somewhere safe: Yett cannot recover it.' };
+}
+
+/** The hint as its own sentence, for when the strength is not shown before it. */
+export function hintSentence(a: PassphraseAssessment): string {
+  return a.hint[0].toUpperCase() + a.hint.slice(1);
 }

@@ -12,6 +12,8 @@ export class VaultStore {
   receivedAt = $state(0);
   /** Set when the backend cannot be reached or sent something unreadable. */
   error = $state('');
+  /** Set by setup: the app then opens on how to connect an agent. */
+  justCreated = $state(false);
 
   private unsubscribe: (() => void) | null = null;
 

@@ -17,7 +17,7 @@ function item(over: Partial<ActivityItem> = {}): ActivityItem {
   return {
     kind: 'authority', index: 0, time: '2026-11-29T18:00:00Z', type: 'vault_unlocked', sessionId: '', reason: '',
     vaultEpoch: 2, requestId: '', channel: '', operation: '', target: '', state: '', class: '', status: 0, bytes: 0,
-    durationMs: 0, ...over,
+    durationMs: 0, path: '', credentialRef: '', credentialName: '', ...over,
   };
 }
 
@@ -128,7 +128,7 @@ describe('activity view', () => {
     await open('activity');
     const rows = await screen.findAllByTestId('activity-item');
     expect(rows).toHaveLength(3);
-    expect(rows[0].textContent).toContain('http create_issue api.example.com');
+    expect(rows[0].textContent).toContain('create_issue api.example.com');
     expect(rows[0].textContent).toContain('Denied');
     expect(rows[0].textContent).toContain('the vault was locked');
     expect(rows[1].textContent).toContain('Vault locked');
@@ -234,9 +234,9 @@ describe('sessions view', () => {
     const rows = await screen.findAllByTestId('session-row');
     expect(rows).toHaveLength(3);
     expect(within(rows[0]).getByTestId('session-state').textContent).toBe('Open in the log');
-    expect(rows[0].textContent).toContain('through the app');
+    expect(rows[0].textContent).toContain('by ana in the app.');
     expect(rows[1].textContent).toContain('by ana');
-    expect(rows[1].textContent).toContain('through the notification');
+    expect(rows[1].textContent).toContain('from a notification');
     expect(within(rows[1]).getByTestId('session-end').textContent).toContain('the agent process exited');
     expect(within(rows[2]).getByTestId('session-end').textContent).toContain('inferred');
   });

@@ -18,7 +18,8 @@ describe('live sessions', () => {
     expect(rows).toHaveLength(2);
     expect(within(rows[1]).getByTestId('agent-executable').textContent).toBe('cursor');
     expect(within(rows[0]).getByTestId('agent-signer').textContent?.trim()).toBe('unsigned');
-    expect(rows[0].textContent).toContain('desktop card');
+    expect(rows[0].textContent).toContain('approved Nov 29, 2026');
+    expect(rows[0].textContent).toContain('· in the app');
   });
 
   it('says so when no agent has a session', async () => {

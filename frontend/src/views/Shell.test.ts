@@ -6,13 +6,13 @@ import { installBridge, vaultStatus } from '../test/fakeBridge';
 describe('status bar', () => {
   afterEach(() => vi.useRealTimers());
 
-  it('shows state, epoch and the auto-lock countdown, and says "locking" rather than guessing "locked"', async () => {
+  it('shows state and the auto-lock countdown, no jargon, and says "locking" rather than guessing "locked"', async () => {
     vi.useFakeTimers({ now: Date.parse('2026-11-29T18:00:00Z') });
     installBridge(vaultStatus({ state: 'unlocked', epoch: 12, lockDeadline: '2026-11-29T18:00:05Z' }));
     render(App);
     await vi.advanceTimersByTimeAsync(0);
     expect(screen.getByTestId('status-state').textContent?.trim()).toBe('unlocked');
-    expect(screen.getByTestId('status-epoch').textContent).toBe('12');
+    expect(screen.getByTestId('status-bar').textContent).not.toMatch(/epoch/i);
     expect(screen.getByTestId('status-autolock').textContent).toContain('5s');
     await vi.advanceTimersByTimeAsync(6000);
     expect(screen.getByTestId('status-autolock').textContent).toContain('Locking…');
@@ -54,18 +54,24 @@ describe('settings', () => {
 
   it('saves the auto-lock minutes', async () => {
     const bridge = await openSettings();
+    expect((screen.getByTestId('autolock-480') as HTMLInputElement).checked).toBe(true);
+    await fireEvent.click(screen.getByTestId('autolock-15'));
+    await fireEvent.submit(screen.getByTestId('settings-autolock'));
+    expect(bridge.VaultService.SetAutoLockMinutes).toHaveBeenCalledWith(15);
+    await fireEvent.click(screen.getByTestId('autolock-custom'));
     const input = screen.getByTestId('autolock-minutes') as HTMLInputElement;
-    expect(input.value).toBe('480');
     await fireEvent.input(input, { target: { value: '30' } });
     await fireEvent.submit(screen.getByTestId('settings-autolock'));
     expect(bridge.VaultService.SetAutoLockMinutes).toHaveBeenCalledWith(30);
   });
 
-  it('refuses zero or more than 7 days without calling the backend', async () => {
+  it('refuses zero or more than 7 days without calling the backend, and focuses the field', async () => {
     const bridge = await openSettings();
+    await fireEvent.click(screen.getByTestId('autolock-custom'));
     await fireEvent.input(screen.getByTestId('autolock-minutes'), { target: { value: '0' } });
     await fireEvent.submit(screen.getByTestId('settings-autolock'));
     expect(screen.getByTestId('autolock-error').textContent).toContain('from 1 up to 7 days');
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('autolock-minutes')));
     await fireEvent.input(screen.getByTestId('autolock-minutes'), { target: { value: '10081' } });
     await fireEvent.submit(screen.getByTestId('settings-autolock'));
     expect(screen.getByTestId('autolock-error')).toBeTruthy();

@@ -28,6 +28,22 @@ const REASONS: Record<string, string> = {
   provider_refused: 'the provider refused to renew access',
 };
 
+/** Where an approval was given, as a phrase: "in the app", "from a notification". */
+export function surfaceWords(surface: string): string {
+  switch (surface) {
+    case '':
+      return '';
+    case 'app':
+    case 'desktop card':
+      return 'in the app';
+    case 'notification':
+      return 'from a notification';
+    case 'terminal':
+      return 'in yett serve’s terminal';
+  }
+  return `through ${surface}`;
+}
+
 export function reasonWords(reason: string): string {
   return REASONS[reason] ?? reason;
 }
@@ -47,7 +63,27 @@ const TYPES: Record<string, string> = {
   authorization_revoked: 'Account revoked at the provider',
 };
 
-export function typeWords(type: string): string {
+// What a credential or vault change was, by its reason.
+const CHANGES: Record<string, string> = {
+  credential_added: 'Credential added',
+  credential_edited: 'Credential edited',
+  secret_rotated: 'Secret rotated',
+  credential_removed: 'Credential removed',
+  passphrase_changed: 'Vault passphrase changed',
+  keyring_on: 'Keyring unlock turned on',
+  keyring_off: 'Keyring unlock turned off',
+  auto_lock_changed: 'Auto-lock time changed',
+  backup_exported: 'Encrypted backup exported',
+  backup_restored: 'Vault restored from a backup',
+};
+
+/** Whether reason names a credential or vault change (it is then the title). */
+export function isChangeReason(reason: string): boolean {
+  return reason in CHANGES;
+}
+
+export function typeWords(type: string, reason = ''): string {
+  if ((type === 'credential_changed' || type === 'vault_changed') && CHANGES[reason]) return CHANGES[reason];
   return TYPES[type] ?? type.replaceAll('_', ' ');
 }
 
