@@ -19,7 +19,7 @@ func TestHydraProbeRevocationLeavesTheTokenInService(t *testing.T) {
 	fv, err := e.m.Connect(context.Background(), ConnectRequest{
 		Name: "service", Provider: "custom", Flow: FlowClientCredentials, Environment: "staging",
 		Endpoints: Endpoints{Issuer: h.Issuer, IntrospectionEndpoint: h.AdminURL + "/admin/oauth2/introspect"},
-		ClientID: client, ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-client-secret-9d2e"), Scopes: []string{"tracker.read"},
+		ClientID:  client, ClientAuth: ClientAuthSecret, ClientSecret: []byte("canary-client-secret-9d2e"), Scopes: []string{"tracker.read"},
 	})
 	if err != nil || fv.State != FlowConnected {
 		t.Fatalf("connect: %+v %v", fv, err)
