@@ -169,6 +169,8 @@ type Event struct {
 	NamedOperation  *NamedOperation `json:"named_operation,omitempty"`
 	VaultChange     *VaultChange    `json:"vault_change,omitempty"`
 	Answer          *Answer         `json:"answer,omitempty"`
+	Drill           *DrillFacts     `json:"drill,omitempty"`
+	Inventory       *InventoryEdit  `json:"inventory,omitempty"`
 }
 
 // Answer describes an answer to an approval card that was refused
@@ -267,6 +269,7 @@ func (e *Event) validate() error {
 		fields["action.operation"], fields["action.target"] = a.Operation, a.Target
 		fields["action.credential_ref"], fields["action.idempotency_ref"] = a.CredentialRef, a.IdempotencyRef
 	}
+	e.drillFields(fields)
 	for name, v := range fields {
 		if err := check(name, v); err != nil {
 			return err
