@@ -130,8 +130,8 @@ func (c *conn) close() {
 	})
 }
 
-// setTools lists http.request and the operations (ops, from catalogue)
-// only while the vault is unlocked; the SDK
+// setTools lists http.request, ssh.exec and the operations (ops, from
+// catalogue) only while the vault is unlocked; the SDK
 // tells the client with notifications/tools/list_changed.
 func (c *conn) setTools(unlocked bool, ops []*mcp.Tool) {
 	c.syncOperations(ops)
@@ -143,8 +143,9 @@ func (c *conn) setTools(unlocked bool, ops []*mcp.Tool) {
 	c.httpTool = unlocked
 	if unlocked {
 		c.server.AddTool(httpRequestTool(), c.httpRequest)
+		c.server.AddTool(sshExecTool(), c.sshExec)
 	} else {
-		c.server.RemoveTools(ToolHTTPRequest)
+		c.server.RemoveTools(ToolHTTPRequest, ToolSSHExec)
 	}
 }
 
@@ -174,6 +175,8 @@ func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		switch name := ctr.Params.Name; {
 		case name == ToolHTTPRequest:
 			return c.httpRequest(ctx, ctr)
+		case name == ToolSSHExec:
+			return c.sshExec(ctx, ctr)
 		case name == ToolStatus:
 			return c.status(ctx, ctr)
 		case c.g.ops != nil:

@@ -20,9 +20,28 @@
 //
 // # Tools
 //
-// yett.status is always listed. http.request is listed only while the vault
-// is unlocked; lock and unlock change the list (the SDK sends
-// notifications/tools/list_changed). Schemas are pinned by golden files.
+// yett.status is always listed. http.request and ssh.exec are listed only
+// while the vault is unlocked; lock and unlock change the list (the SDK
+// sends notifications/tools/list_changed). Schemas are pinned by golden
+// files.
+//
+// # One pipeline for every channel
+//
+// send performs every call the same way whatever its channel: the last
+// checks, the credential lent once, one durable step (journal dispatch and
+// audit intent), the action under a context the next vault lock cancels,
+// one durable step for the outcome. What differs is a performer
+// (perform.go): httpAction sends an http.request or a named operation;
+// sshAction (sshperform.go) runs an ssh.exec command with the host's key
+// (backend/action/ssh). ssh.exec adds its host's own checks before any card
+// or connection (sshexec.go): a host named in Yett (never an address), a
+// pinned host key and no unreviewed host key change, a command its rules
+// allow. Its cards name the host, the user and the exact command; a host
+// key that is not pinned is refused before authentication, recorded on the
+// host and audited; a broken connection after the command left, a timeout,
+// the output cap or a vault lock end in STATUS_UNKNOWN with what the
+// command printed, and yett.status answers for SSH calls from the same
+// journal (COMPLETED exit=N, COMPLETED signal=NAME).
 //
 // # The order of checks, each final
 //

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/yettdev/yett/backend/action"
+	sshaction "github.com/yettdev/yett/backend/action/ssh"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"
@@ -55,7 +56,12 @@ type Config struct {
 	// ApprovalTimeout bounds every pending approval; 0 means 120 s.
 	ApprovalTimeout time.Duration
 	HTTP            action.Config
-	Logger          *slog.Logger
+	// SSH tunes the SSH executor (output cap, connection reuse).
+	SSH sshaction.Config
+	// Recordings keeps the session recordings of SSH hosts that ask for
+	// them; without it, such hosts are refused (never served unrecorded).
+	Recordings Recordings
+	Logger     *slog.Logger
 	// Inspector is shared with benchmarks; nil makes one.
 	Inspector *procid.Inspector
 	// ShimSHA256 lists the executables allowed on the other end of the
@@ -80,6 +86,7 @@ type Gateway struct {
 	audit    *audit.Log
 	broker   *approval.Broker
 	exec     *action.Executor
+	ssh      *sshaction.Executor
 	insp     *procid.Inspector
 	ops      *operation.Catalogue
 	oauth    Lender
@@ -141,7 +148,7 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger, vault: cfg.Vault, insp: cfg.Inspector,
-		exec: action.New(cfg.HTTP), bootID: cfg.BootID, conns: map[*conn]struct{}{}, ops: cfg.Operations, oauth: cfg.OAuth,
+		exec: action.New(cfg.HTTP), ssh: sshaction.New(cfg.SSH), bootID: cfg.BootID, conns: map[*conn]struct{}{}, ops: cfg.Operations, oauth: cfg.OAuth,
 	}
 	if g.bootID == "" {
 		g.bootID = NewBootID()
@@ -259,6 +266,7 @@ func (g *Gateway) Close() error {
 	}
 	g.broker.Close()
 	g.wg.Wait()
+	g.ssh.CloseIdle()
 	g.unsub()
 	g.unsubOps()
 	g.audit.Append(context.Background(), audit.Event{Type: audit.EventGatewayStopped, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: g.vault.Epoch()})
@@ -305,6 +313,7 @@ func (g *Gateway) onVaultEvent(vault.Event) {
 		// Connections kept alive for the old epoch's credentials are not
 		// reused by the next one.
 		g.exec.CloseIdleConnections()
+		g.ssh.CloseIdle()
 	}
 	// Vault lock and unlock are recorded by the audit log's owner
 	// (backend/keeper), once, whoever runs the gateway.

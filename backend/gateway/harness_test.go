@@ -22,6 +22,7 @@ import (
 
 	"filippo.io/age"
 
+	sshaction "github.com/yettdev/yett/backend/action/ssh"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
@@ -134,6 +135,9 @@ type world struct {
 	audit    *audit.Log
 	oauth    *oauth.Manager
 	ops      *operation.Catalogue
+	// ssh and recordings configure SSH commands (ssh_test.go).
+	ssh        sshaction.Config
+	recordings Recordings
 }
 
 type worldOpts struct {
@@ -142,6 +146,9 @@ type worldOpts struct {
 	// oauth opens an OAuth manager and the operation catalogue on the data
 	// directory.
 	oauth bool
+	// ssh and recordings configure SSH commands (ssh_test.go).
+	ssh        sshaction.Config
+	recordings Recordings
 }
 
 func newWorld(t testing.TB, o worldOpts) *world {
@@ -152,7 +159,7 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
 	w := &world{t: t, dataDir: filepath.Join(base, "data"), runDir: filepath.Join(base, "run"), vaultDir: filepath.Join(base, "vault"),
-		logs: &bytes.Buffer{}, logMu: &sync.Mutex{}, timeout: o.timeout}
+		logs: &bytes.Buffer{}, logMu: &sync.Mutex{}, timeout: o.timeout, ssh: o.ssh, recordings: o.recordings}
 	if w.timeout == 0 {
 		w.timeout = testWait
 	}
@@ -217,7 +224,7 @@ func (w *world) start() {
 	w.t.Helper()
 	cfg := Config{
 		Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, Audit: w.audit,
-		ApprovalTimeout: w.timeout, ShimSHA256: [][32]byte{yettSHA256},
+		ApprovalTimeout: w.timeout, ShimSHA256: [][32]byte{yettSHA256}, SSH: w.ssh, Recordings: w.recordings,
 		Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if w.oauth != nil {

@@ -167,7 +167,7 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if r := c.checkIdentity(); r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
-	sess, r := c.session(ctx, act)
+	sess, r := c.session(ctx, act, nil)
 	if r != nil {
 		return g.refuse(c, act, "", r), nil
 	}

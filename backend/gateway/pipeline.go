@@ -57,7 +57,7 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return g.refuse(c, act, "", r), nil
 	}
 	// 4. A session approval valid for this boot, epoch and launch nonce.
-	sess, r := c.session(ctx, act)
+	sess, r := c.session(ctx, act, nil)
 	if r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
@@ -121,13 +121,20 @@ func (c *conn) checkIdentity() *refusal {
 }
 
 // session returns the run's valid session, or the refusal to give instead.
-func (c *conn) session(ctx context.Context, act *audit.Action) (approval.Session, *refusal) {
+//
+// first is the call the card names when one is raised (an SSH command names
+// its command); nil names the action's channel and target.
+func (c *conn) session(ctx context.Context, act *audit.Action, first *approval.Call) (approval.Session, *refusal) {
 	g := c.g
 	if s, ok := g.broker.Valid(c.run); ok {
 		return s, nil
 	}
 	why := g.continuity(ctx, c)
-	tk, err := g.broker.RequestSession(c.run, why, act.Channel, act.Target)
+	card := approval.Call{Channel: act.Channel, Target: act.Target}
+	if first != nil {
+		card = *first
+	}
+	tk, err := g.broker.RequestSessionFor(c.run, why, card)
 	if err != nil {
 		return approval.Session{}, approvalRefusal(err)
 	}
@@ -191,7 +198,8 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 }
 
 // outgoing is what send sends: an http.request with a vault credential,
-// or a named operation with an OAuth lease.
+// a named operation with an OAuth lease, or another channel's action
+// (perf: an SSH command).
 type outgoing struct {
 	req       action.Request
 	host      string
@@ -203,6 +211,19 @@ type outgoing struct {
 	// the durable intent: a refusal then means nothing was sent. release
 	// gets the HTTP status (0 when nothing came back).
 	credential func(ctx context.Context) (*action.Credential, func(status int), *refusal)
+	// perf performs an action of another channel than HTTP; nil sends req
+	// with credential.
+	perf performer
+	// ssh are the facts of an SSH command, for its intent's audit entry.
+	ssh *audit.SSHFacts
+}
+
+// performer is what performs call: its own, or its HTTP request.
+func (o *outgoing) performer() performer {
+	if o.perf != nil {
+		return o.perf
+	}
+	return &httpAction{call: o}
 }
 
 // digest names the request an idempotency key stands for: the operation,
@@ -258,12 +279,11 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	if r := c.checkIdentity(); r != nil {
 		return g.refuse(c, act, sess.ID, r)
 	}
-	cred, release, ref := call.credential(ctx)
-	if ref != nil {
+	p := call.performer()
+	if ref := p.lend(ctx); ref != nil {
 		return g.refuse(c, act, sess.ID, ref)
 	}
-	status := 0
-	defer func() { release(status) }()
+	defer p.release()
 	// The dispatch belongs to the vault epoch it was approved in: a lock
 	// cancels it and cuts its connection.
 	dctx, done := g.dispatchContext(sess.VaultEpoch)
@@ -279,10 +299,10 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	// and the audit log holds its intent (fail closed). The two files are
 	// written at the same time; the request leaves only if both are durable.
 	in := journal.Intent{
-		ID: id, Scope: c.run.ExeHash(), Key: key, BootID: g.bootID, RunID: c.runID, Method: call.req.Method,
-		Target: call.host, Path: call.path, CredentialRef: call.credRef, RequestBytes: int64(len(call.req.Body)),
-		RequestSHA256: call.digest(),
+		ID: id, Scope: c.run.ExeHash(), Key: key, BootID: g.bootID, RunID: c.runID,
+		Target: call.host, Path: call.path, CredentialRef: call.credRef,
 	}
+	p.describe(&in)
 	type dispatched struct {
 		prev *journal.Entry
 		err  error
@@ -294,7 +314,7 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	}()
 	_, aerr := g.audit.Append(ctx, audit.Event{
 		Type: audit.EventActionRequested, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
-		SessionID: sess.ID, Run: runBinding(c.runID, c.run), Action: act,
+		SessionID: sess.ID, Run: runBinding(c.runID, c.run), Action: act, SSH: call.ssh,
 	})
 	j := <-jdone
 	switch {
@@ -322,18 +342,10 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	if g.hookAfterIntent != nil {
 		g.hookAfterIntent(key)
 	}
-	// 8. Send. The agent going away no longer cancels it: from here the
-	// outcome is recorded, not abandoned. A vault lock does cancel it.
-	call.req.IdempotencyKey = key
-	start := time.Now()
-	resp, err := g.exec.Do(dctx, call.req, cred)
-	if err == nil {
-		status = resp.Status
-	} else if dctx.Err() != nil && !isPreSend(err) {
-		return g.cutByLock(ctx, c, sess, act, id, key, start)
-	}
-	// 9. The outcome durable, then the answer.
-	return g.finish(ctx, c, sess, act, id, key, start, resp, err)
+	// 8. Perform, and 9. the outcome durable, then the answer. The agent
+	// going away no longer cancels the action: from here its outcome is
+	// recorded, not abandoned. A vault lock does cancel it.
+	return p.perform(dctx, &dispatchedCall{g: g, c: c, ctx: ctx, sess: sess, act: act, id: id, key: key})
 }
 
 func isPreSend(err error) bool {

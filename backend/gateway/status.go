@@ -20,6 +20,12 @@ func fateLine(g *Gateway, e journal.Entry) string {
 		if e.Result.Class == string(audit.ResultTransport) || e.Result.Class == string(audit.ResultUnknown) {
 			return CodeStatusUnknown
 		}
+		if e.Method == MethodSSH {
+			if e.Result.Class == classSignal {
+				return fmt.Sprintf("%s signal=%s", CodeCompleted, signalName(e.Result.Status))
+			}
+			return fmt.Sprintf("%s exit=%d", CodeCompleted, e.Result.Status)
+		}
 		return fmt.Sprintf("%s status=%d", CodeCompleted, e.Result.Status)
 	case journal.StateDispatched:
 		if e.BootID != g.bootID {
@@ -44,6 +50,8 @@ type statusAnswer struct {
 	Method         string `json:"method,omitempty"`
 	Target         string `json:"target,omitempty"`
 	Status         int    `json:"status,omitempty"`
+	ExitCode       *int   `json:"exit_code,omitempty"` // an SSH command's
+	Signal         string `json:"signal,omitempty"`    // an SSH command's
 	ResponseBytes  int64  `json:"response_bytes,omitempty"`
 	ResponseSHA256 string `json:"response_sha256,omitempty"`
 }
@@ -84,6 +92,16 @@ func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	ans := statusAnswer{IdempotencyKey: key, Fate: fateLine(g, e), Authority: "OK", Method: e.Method, Target: e.Target}
 	if e.State == journal.StateResult {
 		ans.Status, ans.ResponseBytes, ans.ResponseSHA256 = e.Result.Status, e.Result.ResponseBytes, e.Result.ResponseSHA256
+		if e.Method == MethodSSH {
+			ans.Status = 0
+			switch e.Result.Class {
+			case classSignal:
+				ans.Signal = signalName(e.Result.Status)
+			case string(audit.ResultSuccess), string(audit.ResultServerError):
+				code := e.Result.Status
+				ans.ExitCode = &code
+			}
+		}
 	}
 	out, _ := json.Marshal(ans)
 	return toolText(ans.Fate + "\n" + string(out)), nil

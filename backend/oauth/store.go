@@ -153,9 +153,6 @@ const (
 	StateNeedsReconnection = "needs_reconnection"
 	StateDisabled          = "disabled"
 	StateRevoked           = "revoked"
-	// StateSuspended: switched off locally with its tokens kept (Suspend),
-	// until Resume.
-	StateSuspended = "suspended"
 )
 
 // Revocation progress at the provider.
