@@ -30,6 +30,9 @@ type conn struct {
 	opTools   map[string]bool
 	opSig     string
 	closeOnce sync.Once
+	// drill: Yett's own revocation drill client (drill.go), which the
+	// pipelines stop where an agent's call would ask for approval.
+	drill bool
 }
 
 // exitGrace is how long a closed connection waits to learn whether its
@@ -48,13 +51,20 @@ func (g *Gateway) handle(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	defer run.Close()
 	if !g.allowedShim(run) {
+		run.Close()
 		g.log.Warn("refused a connection", "reason", "not_yett_mcp", "peer_pid", run.ShimPID)
 		nc.Close()
 		return
 	}
-	c := &conn{g: g, nc: nc, run: run, runID: approval.RunID(run)}
+	g.serveConn(nc, run, false)
+}
+
+// serveConn serves one identified run's MCP session on nc until it ends,
+// and closes run. drill marks Yett's own drill client (DrillConn).
+func (g *Gateway) serveConn(nc net.Conn, run *procid.RunRecord, drill bool) {
+	defer run.Close()
+	c := &conn{g: g, nc: nc, run: run, runID: approval.RunID(run), drill: drill}
 	c.ctx, c.cancel = context.WithCancel(g.ctx)
 	defer c.cancel()
 	c.server = mcp.NewServer(&mcp.Implementation{Name: "yett", Version: Version}, &mcp.ServerOptions{

@@ -75,6 +75,9 @@ type Config struct {
 	// owns both and closes them after the gateway.
 	Operations *operation.Catalogue
 	OAuth      Lender
+	// Control is the owner inventory's word on whether a credential or
+	// authorization may serve now; nil refuses nothing on its account.
+	Control Control
 }
 
 // Gateway is a running gateway. Start it with New, then Serve.

@@ -23,6 +23,7 @@ import (
 const (
 	CodeNeedsReconnection = "AUTHORIZATION_NEEDS_RECONNECTION"
 	CodeAuthRevoked       = "AUTHORIZATION_REVOKED"
+	CodeAuthSuspended     = "AUTHORIZATION_SUSPENDED"
 	CodeUnknownOperation  = "UNKNOWN_OPERATION"
 )
 
@@ -164,6 +165,9 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err != nil {
 		return g.refuse(c, act, "", oauthRefusal(err)), nil
 	}
+	if r := g.control(op.AuthorizationID); r != nil {
+		return g.refuse(c, act, "", r), nil
+	}
 	if r := c.checkIdentity(); r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
@@ -228,6 +232,9 @@ func oauthRefusal(err error) *refusal {
 	case errors.Is(err, oauth.ErrNeedsReconnection):
 		return &refusal{CodeNeedsReconnection, audit.ReasonNeedsReconnection,
 			"the account behind this operation must be reconnected by its owner in Yett; nothing was sent"}
+	case errors.Is(err, oauth.ErrSuspended):
+		return &refusal{CodeAuthSuspended, audit.ReasonAuthorizationSuspended,
+			"the account behind this operation is switched off in Yett for now (a revocation drill, or its owner); nothing was sent"}
 	case errors.Is(err, oauth.ErrDisabled), errors.Is(err, oauth.ErrNotFound):
 		return &refusal{CodeAuthRevoked, audit.ReasonRevoked,
 			"the account behind this operation was revoked or removed in Yett; nothing was sent"}

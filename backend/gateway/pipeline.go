@@ -49,6 +49,9 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return g.refuse(c, act, "", credentialRefusal(err)), nil
 	}
 	act.CredentialRef = cv.ID
+	if r := g.control(cv.ID); r != nil {
+		return g.refuse(c, act, "", r), nil
+	}
 	if cv.Injection.Format == vault.InjectHeader && hasHeader(call.req.Headers, cv.Injection.HeaderName) {
 		return g.refuse(c, act, "", &refusal{CodeInvalid, audit.ReasonInvalidRequest, "headers: the credential's header is set by Yett only"}), nil
 	}
@@ -126,6 +129,11 @@ func (c *conn) checkIdentity() *refusal {
 // its command); nil names the action's channel and target.
 func (c *conn) session(ctx context.Context, act *audit.Action, first *approval.Call) (approval.Session, *refusal) {
 	g := c.g
+	if c.drill {
+		// Yett's own drill client never holds a session: its call stops
+		// here, where an agent's would be approved or ask a person.
+		return approval.Session{}, refusedDrill
+	}
 	if s, ok := g.broker.Valid(c.run); ok {
 		return s, nil
 	}
