@@ -41,6 +41,15 @@ const (
 	EventAuthorizationRevoked   EventType = "authorization_revoked"
 	EventDrillStep              EventType = "drill_step"
 	EventSSHHostKeyChanged      EventType = "ssh_host_key_changed"
+
+	// A person saved or removed a named operation (named_operation says
+	// which; authorization_id, the account it uses).
+	EventOperationSaved   EventType = "operation_saved"
+	EventOperationRemoved EventType = "operation_removed"
+	// A person changed what the vault holds or how it opens (vault_change
+	// says what: a credential added, edited, rotated or removed, the
+	// passphrase, keyring unlock, the auto-lock time, a backup).
+	EventVaultChanged EventType = "vault_changed"
 )
 
 var knownTypes = map[EventType]bool{
@@ -51,6 +60,7 @@ var knownTypes = map[EventType]bool{
 	EventAuthorizationConnected: true, EventTokenRefreshed: true,
 	EventAuthorizationDisabled: true, EventAuthorizationRevoked: true,
 	EventDrillStep: true, EventSSHHostKeyChanged: true,
+	EventOperationSaved: true, EventOperationRemoved: true, EventVaultChanged: true,
 }
 
 // Reason says concretely why authority ended or an action was refused.
@@ -152,12 +162,16 @@ type Event struct {
 	Action *Action `json:"action,omitempty"`
 	Result *Result `json:"result,omitempty"`
 
-	AuthorizationID string      `json:"authorization_id,omitempty"`
-	OAuth           *OAuthFacts `json:"oauth,omitempty"`
-	Success         *bool       `json:"success,omitempty"`
-	Recovery        *Recovery   `json:"recovery,omitempty"`
-	SSH             *SSHFacts   `json:"ssh,omitempty"`
-	Answer          *Answer     `json:"answer,omitempty"`
+	AuthorizationID string          `json:"authorization_id,omitempty"`
+	OAuth           *OAuthFacts     `json:"oauth,omitempty"`
+	Success         *bool           `json:"success,omitempty"`
+	Recovery        *Recovery       `json:"recovery,omitempty"`
+	SSH             *SSHFacts       `json:"ssh,omitempty"`
+	NamedOperation  *NamedOperation `json:"named_operation,omitempty"`
+	VaultChange     *VaultChange    `json:"vault_change,omitempty"`
+	Answer          *Answer         `json:"answer,omitempty"`
+	Drill           *DrillFacts     `json:"drill,omitempty"`
+	Inventory       *InventoryEdit  `json:"inventory,omitempty"`
 }
 
 // Answer describes an answer to an approval card that was refused
@@ -167,6 +181,25 @@ type Answer struct {
 	Action         string `json:"action"`               // the action it asked for, as sent (clipped)
 	Sender         string `json:"sender,omitempty"`     // who sent it (a D-Bus unique name)
 	NotificationID uint32 `json:"notification_id,omitempty"`
+}
+
+// VaultChange describes a change a person made to the vault: what changed
+// and, for a credential, which one by id, name and version. Never a
+// secret, passphrase or key.
+type VaultChange struct {
+	Change       string `json:"change"` // credential_added, credential_edited, secret_rotated, credential_removed, passphrase_changed, keyring_on, keyring_off, auto_lock_changed, backup_exported, backup_restored
+	CredentialID string `json:"credential_id,omitempty"`
+	Name         string `json:"name,omitempty"`
+	Version      uint64 `json:"version,omitempty"`
+}
+
+// NamedOperation describes a named operation a person saved or removed:
+// what agents may call through it, never a value an agent sent.
+type NamedOperation struct {
+	Name     string `json:"name"`
+	Method   string `json:"method,omitempty"`
+	Target   string `json:"target,omitempty"`   // host of the URL template
+	Approval string `json:"approval,omitempty"` // session or per_call
 }
 
 // OAuthFacts describe an OAuth authorization event (connected, refreshed,
@@ -225,11 +258,19 @@ func (e *Event) validate() error {
 	if a := e.Answer; a != nil {
 		fields["answer.request_id"], fields["answer.action"], fields["answer.sender"] = a.RequestID, a.Action, a.Sender
 	}
+	if c := e.VaultChange; c != nil {
+		fields["vault_change.change"], fields["vault_change.credential_id"], fields["vault_change.name"] = c.Change, c.CredentialID, c.Name
+	}
+	if o := e.NamedOperation; o != nil {
+		fields["named_operation.name"], fields["named_operation.method"] = o.Name, o.Method
+		fields["named_operation.target"], fields["named_operation.approval"] = o.Target, o.Approval
+	}
 	if a := e.Action; a != nil {
 		fields["action.request_id"], fields["action.channel"] = a.RequestID, a.Channel
 		fields["action.operation"], fields["action.target"] = a.Operation, a.Target
 		fields["action.credential_ref"], fields["action.idempotency_ref"] = a.CredentialRef, a.IdempotencyRef
 	}
+	e.drillFields(fields)
 	e.SSH.fields(fields)
 	for name, v := range fields {
 		if err := check(name, v); err != nil {

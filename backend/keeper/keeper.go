@@ -70,6 +70,14 @@ type Config struct {
 	OpenBrowser func(url string)
 	// HTTP tunes the gateway's executor (tests).
 	HTTP action.Config
+	// Origin names the front end in the entries the keeper and OAuth
+	// custody record (their surface field): "terminal" for the yett CLI's
+	// setup commands; "" leaves it out.
+	Origin string
+	// NoGateway keeps the vault, the audit log, OAuth custody and the
+	// catalogue but serves no agents: the yett CLI's setup commands, which
+	// change what the app or `yett serve` serves.
+	NoGateway bool
 	// Notify opens the desktop's notifications (notify.Open) for the
 	// gateway's cards; nil shows none.
 	Notify func(notify.Handlers) (notify.Notifier, error)
@@ -89,6 +97,9 @@ type State struct {
 	// says, in words for the person, why not (or what went wrong).
 	AuditWriting bool
 	AuditProblem string
+	// AuditHeldElsewhere: another Yett process (the app or yett serve)
+	// writes this data directory's log, the one writer it takes.
+	AuditHeldElsewhere bool
 	// AuditRecipient is the public key the log is sealed to.
 	AuditRecipient string
 	SocketPath     string
@@ -114,6 +125,7 @@ type Keeper struct {
 	audit     *audit.Log
 	recipient string // the recipient audit encrypts to
 	problem   string
+	elsewhere bool // the log's one writer is another process
 	oauth     *oauth.Manager
 	ops       *operation.Catalogue
 	gw        *gateway.Gateway
@@ -171,7 +183,7 @@ func (k *Keeper) State() State {
 }
 
 func (k *Keeper) stateLocked() State {
-	st := State{OAuth: k.oauth, Operations: k.ops, AuditWriting: k.audit != nil, AuditProblem: k.problem, AuditRecipient: k.recipient, BootID: k.BootID(),
+	st := State{OAuth: k.oauth, Operations: k.ops, AuditWriting: k.audit != nil, AuditProblem: k.problem, AuditHeldElsewhere: k.elsewhere, AuditRecipient: k.recipient, BootID: k.BootID(),
 		GatewayProblem: k.gwProblem, Notifications: k.notificationStatusLocked()}
 	if k.gw != nil {
 		st.Broker, st.SocketPath = k.gw.Broker(), k.gw.SocketPath()
@@ -199,6 +211,9 @@ func (k *Keeper) AuditDir() string { return k.dir }
 // BootID names the gateway in audit entries: the one that runs, or the one
 // the next start will run. OAuth custody asks for it as it records.
 func (k *Keeper) BootID() string {
+	if k.cfg.NoGateway {
+		return "" // no gateway runs in this process: its entries name none
+	}
 	s, _ := k.boot.Load().(string)
 	return s
 }
@@ -269,6 +284,8 @@ func (k *Keeper) onVaultEvent(e vault.Event) {
 				k.log.Error("audit checkpoint at lock", "err", err)
 			}
 		}
+	case vault.EventChanged:
+		k.recordVaultChangeLocked(e)
 	case vault.EventReset:
 		k.stopLocked()
 		k.setAsideLocked()
@@ -312,6 +329,9 @@ func (k *Keeper) recordLocked(e audit.Event) {
 		return
 	}
 	e.Time, e.BootID = time.Now().UTC(), k.BootID()
+	if e.Surface == "" {
+		e.Surface = k.cfg.Origin
+	}
 	if _, err := k.audit.Append(context.Background(), e); err != nil {
 		k.problem = "Writing to the audit log failed; entries are not being recorded until Yett restarts."
 		k.log.Error("audit append", "type", e.Type, "err", err)
@@ -320,6 +340,9 @@ func (k *Keeper) recordLocked(e audit.Event) {
 
 // pinShim hashes the yett CLI the gateway accepts as `yett mcp`.
 func (k *Keeper) pinShim() [][32]byte {
+	if k.cfg.NoGateway {
+		return nil // no gateway to accept a shim
+	}
 	path := k.cfg.ShimPath
 	if path == "" {
 		k.log.Warn("no yett CLI to pin: the gateway accepts any program of this user on its socket")
@@ -371,11 +394,12 @@ func (k *Keeper) openAuditLocked() {
 		k.problem = "The audit log failed verification and is not being written to. It was left exactly as found."
 	case errors.Is(err, audit.ErrLocked):
 		k.problem = "The audit log is not being written by this process: another Yett (the app or yett serve) holds it."
+		k.elsewhere = true
 	case err != nil:
 		k.problem = "The audit log could not be opened, so nothing is being recorded."
 		k.log.Error("open audit log", "err", err)
 	default:
-		k.audit, k.recipient, k.problem = w, recipient, ""
+		k.audit, k.recipient, k.problem, k.elsewhere = w, recipient, "", false
 	}
 }
 

@@ -21,7 +21,7 @@ func (k *Keeper) startLocked() {
 	if k.oauth == nil {
 		m, err := oauth.Open(oauth.Config{
 			DataDir: k.cfg.DataDir, Vault: k.vault, Audit: k.audit, Logger: k.log,
-			BootID: k.BootID, OpenBrowser: k.cfg.OpenBrowser,
+			BootID: k.BootID, OpenBrowser: k.cfg.OpenBrowser, Surface: k.cfg.Origin,
 		})
 		if err != nil {
 			k.log.Error("OAuth connections unavailable", "err", err)
@@ -30,9 +30,12 @@ func (k *Keeper) startLocked() {
 			m.Close()
 		} else {
 			k.oauth, k.ops = m, ops
+			// The subscription ends with the catalogue: a closed one
+			// announces nothing.
+			ops.SubscribeChanges(k.recordOperationChange)
 		}
 	}
-	if k.gw != nil {
+	if k.gw != nil || k.cfg.NoGateway {
 		return
 	}
 	cfg := gateway.Config{

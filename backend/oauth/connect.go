@@ -134,8 +134,20 @@ func (m *Manager) Reconnect(ctx context.Context, id string) (FlowView, error) {
 	if err != nil {
 		return FlowView{}, notFound(err)
 	}
-	if r.State == StateRevoked || r.State == StateDisabled {
-		return FlowView{}, fmt.Errorf("%w: a revoked or disabled authorization is not reconnected; connect a new one", ErrInvalid)
+	switch r.State {
+	case StateDisabled, StateSuspended:
+		return FlowView{}, fmt.Errorf("%w: a disabled or suspended authorization is not reconnected", ErrInvalid)
+	case StateRevoked:
+		// A revoked authorization (a full revocation drill ends so) is
+		// reconnected by its owner once none of its old tokens waits for
+		// the provider: a revocation sent later could end the new grant.
+		var waiting int64
+		if err := m.db.Raw(`SELECT COUNT(*) FROM oauth_revocations WHERE authorization_id = ?`, id).Scan(&waiting).Error; err != nil {
+			return FlowView{}, fmt.Errorf("oauth: %w", err)
+		}
+		if waiting > 0 {
+			return FlowView{}, fmt.Errorf("%w: its old tokens are still waiting to be revoked at the provider; reconnect it once that is done", ErrInvalid)
+		}
 	}
 	if r.StateReason == "vault_reset" && r.ClientAuth != ClientAuthNone {
 		return FlowView{}, fmt.Errorf("%w: the vault was reset, so this connection's client secret or key is gone; connect it again as a new authorization", ErrInvalid)

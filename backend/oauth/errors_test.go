@@ -147,19 +147,31 @@ func TestRefreshErrorClasses(t *testing.T) {
 			t.Fatalf("a fresh token was refreshed again (%d requests): %v", n.Load(), err)
 		}
 	})
-	t.Run("uncontrolled rows can be blocked", func(t *testing.T) {
+	t.Run("a suspended row is refused locally until resumed", func(t *testing.T) {
+		// Whether a person answers for a row is the inventory's to say
+		// (backend/inventory tests its block); custody refuses by state.
 		e := newEnv(t, t.TempDir(), Config{})
 		id := seedRow(t, e, "http://127.0.0.1:1/token")
-		e.m.UpdateInventory(id, Inventory{Owner: "o"})
-		if err := e.m.SetBlockUncontrolled(true); err != nil {
+		if err := e.m.Suspend(context.Background(), id, "test"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.m.Check(id); !errors.Is(err, ErrUncontrolled) {
-			t.Fatalf("blocked uncontrolled row: %v", err)
+		if _, err := e.m.Check(id); !errors.Is(err, ErrSuspended) {
+			t.Fatalf("suspended row: %v", err)
 		}
-		e.m.UpdateInventory(id, Inventory{Owner: "o", BackupRevoker: "b"})
+		if _, err := e.m.Acquire(context.Background(), id, "x.y"); !errors.Is(err, ErrSuspended) {
+			t.Fatalf("a suspended row lent a token: %v", err)
+		}
+		if err := e.m.Suspend(context.Background(), id, "test"); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("suspended twice: %v", err)
+		}
+		if err := e.m.Resume(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := e.m.Check(id); err != nil {
-			t.Fatalf("controlled row: %v", err)
+			t.Fatalf("resumed row: %v", err)
+		}
+		if err := e.m.Resume(context.Background(), id); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("resumed an active row: %v", err)
 		}
 	})
 }

@@ -20,13 +20,12 @@ type Binding struct {
 	Scopes          string
 	Environment     string
 	Owner           string
-	Controlled      bool
 }
 
 // Check says whether authorization id may serve an operation now, from
-// local state only: a disabled, revoked or needs-reconnection row, or an
-// uncontrolled one when those are blocked, is refused without any network
-// call.
+// local state only: a disabled, revoked, suspended or needs-reconnection row
+// is refused without any network call. (Whether a person answers for it is
+// the owner inventory's to say.)
 func (m *Manager) Check(id string) (Binding, error) {
 	r, err := loadRow(m.db, id)
 	if err != nil {
@@ -34,7 +33,7 @@ func (m *Manager) Check(id string) (Binding, error) {
 	}
 	b := Binding{
 		AuthorizationID: r.ID, Name: r.Name, Provider: hostOf(r.TokenEndpoint), AccountRef: r.AccountRef,
-		Scopes: r.Scopes, Environment: r.Environment, Owner: r.Owner, Controlled: controlled(r),
+		Scopes: r.Scopes, Environment: r.Environment, Owner: r.Owner,
 	}
 	return b, m.usable(r)
 }

@@ -40,6 +40,7 @@ var (
 	ErrNotFound          = errors.New("oauth: no such authorization")
 	ErrNeedsReconnection = errors.New("oauth: the authorization needs its owner to reconnect")
 	ErrDisabled          = errors.New("oauth: the authorization is disabled")
+	ErrSuspended         = errors.New("oauth: the authorization is suspended")
 	ErrUncontrolled      = errors.New("oauth: the authorization has no owner or backup revoker and uncontrolled authorizations are blocked")
 	ErrTransient         = errors.New("oauth: the provider could not be reached; the stored authorization is unchanged")
 	ErrProvider          = errors.New("oauth: the provider refused the request")
@@ -283,7 +284,7 @@ func (m *Manager) followVault() error {
 	return m.db.Transaction(func(tx *gorm.DB) error {
 		if stored != "" {
 			m.log.Warn("the vault was reset: every connected account needs its owner to reconnect it")
-			if err := tx.Model(&row{}).Where("state = ?", StateActive).Updates(map[string]any{
+			if err := tx.Model(&row{}).Where("state IN ?", []string{StateActive, StateSuspended}).Updates(map[string]any{
 				"state": StateNeedsReconnection, "state_reason": "vault_reset",
 			}).Error; err != nil {
 				return err

@@ -30,6 +30,11 @@ type RevokeStep struct {
 	OK     bool      `json:"ok"`
 	Detail string    `json:"detail"`
 	At     time.Time `json:"at"`
+	// TokenType names the token a provider step was about
+	// (refresh_token, access_token); Status is the provider's HTTP status
+	// for it, 0 when it was not reached. Evidence for a revocation drill.
+	TokenType string `json:"token_type,omitempty"`
+	Status    int    `json:"status,omitempty"`
 }
 
 // RevokeReport says what Revoke did.
@@ -58,15 +63,41 @@ type queued struct {
 // step is audited.
 func (m *Manager) Revoke(ctx context.Context, id string) (RevokeReport, error) {
 	rep := RevokeReport{AuthorizationID: id}
-	r, err := m.disable(ctx, id)
-	if err != nil {
+	if err := m.Disable(ctx, id); err != nil {
 		return rep, err
 	}
 	rep.Steps = append(rep.Steps, RevokeStep{Step: StepLocalDisable, OK: true, At: m.now().UTC(),
 		Detail: "Yett no longer holds a usable token for it; its operations are refused and the sessions that could use it ended"})
-	steps, pending := m.revokeQueued(ctx, r, true)
-	rep.Steps = append(rep.Steps, steps...)
-	rep.RetryPending = pending
+	at, err := m.RevokeAtProvider(ctx, id)
+	if err != nil {
+		return rep, err
+	}
+	rep.Steps = append(rep.Steps, at.Steps...)
+	rep.RetryPending = at.RetryPending
+	return rep, nil
+}
+
+// Disable is Revoke's first step alone: authorization id leaves service
+// locally, at once and without any network call, and its tokens wait in
+// the revocation queue for RevokeAtProvider (or the retry loop).
+func (m *Manager) Disable(ctx context.Context, id string) error {
+	_, err := m.disable(ctx, id)
+	return err
+}
+
+// RevokeAtProvider is Revoke's provider steps for an authorization already
+// disabled: every token of its queue is revoked at the provider (RFC 7009)
+// and verified, and the report says how each went.
+func (m *Manager) RevokeAtProvider(ctx context.Context, id string) (RevokeReport, error) {
+	rep := RevokeReport{AuthorizationID: id}
+	r, err := loadRow(m.db, id)
+	if err != nil {
+		return rep, notFound(err)
+	}
+	if r.State == StateActive || r.State == StateSuspended || r.State == StateNeedsReconnection {
+		return rep, fmt.Errorf("%w: disable it first", ErrInvalid)
+	}
+	rep.Steps, rep.RetryPending = m.revokeQueued(ctx, r, true)
 	m.changed()
 	return rep, nil
 }
@@ -193,6 +224,12 @@ func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps [
 			continue
 		}
 		status, err := m.post(ctx, r, r.RevocationEndpoint, url.Values{"token": {string(tok)}, "token_type_hint": {q.TokenTypeHint}})
+		if err != nil {
+			status = 0
+		}
+		mark := func(n int) {
+			steps[len(steps)-1].TokenType, steps[len(steps)-1].Status = q.TokenTypeHint, n
+		}
 		switch {
 		case err != nil || status >= 500 || status == http.StatusTooManyRequests:
 			clear(tok)
@@ -205,21 +242,25 @@ func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps [
 			m.db.Exec(`UPDATE oauth_revocations SET attempts = attempts + 1, next_attempt = ?, last_error = ? WHERE id = ?`,
 				m.now().Add(backoff).Unix(), why, q.ID)
 			step(StepProviderRevocation, false, "the provider could not revoke the %s (%s); Yett retries in %s", hintName(q.TokenTypeHint), why, backoff.Round(time.Second))
+			mark(status)
 			m.record(ctx, audit.EventAuthorizationRevoked, r, StepProviderRevocation, "retry_"+q.TokenTypeHint, false, "")
 			pending = true
 			continue
 		case status != http.StatusOK:
 			// RFC 7009 §2.2.1: e.g. unsupported_token_type. Not retried.
 			step(StepProviderRevocation, false, "the provider refused to revoke the %s (HTTP %d)", hintName(q.TokenTypeHint), status)
+			mark(status)
 			m.record(ctx, audit.EventAuthorizationRevoked, r, StepProviderRevocation, fmt.Sprintf("http_%d", status), false, "")
 			allOK = false
 		default:
 			step(StepProviderRevocation, true, "the provider accepted the revocation of the %s (RFC 7009 answers 200 even for tokens it no longer knows)", hintName(q.TokenTypeHint))
+			mark(status)
 			m.record(ctx, audit.EventAuthorizationRevoked, r, StepProviderRevocation, q.TokenTypeHint, true, "")
 		}
 		ok, detail := m.verify(ctx, r, tok, q.TokenTypeHint)
 		clear(tok)
 		step(StepVerification, ok, "%s", detail)
+		mark(0)
 		m.record(ctx, audit.EventAuthorizationRevoked, r, StepVerification, q.TokenTypeHint, ok, "")
 		if !ok {
 			allOK = false

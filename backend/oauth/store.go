@@ -153,6 +153,9 @@ const (
 	StateNeedsReconnection = "needs_reconnection"
 	StateDisabled          = "disabled"
 	StateRevoked           = "revoked"
+	// StateSuspended: switched off locally with its tokens kept (Suspend),
+	// until Resume.
+	StateSuspended = "suspended"
 )
 
 // Revocation progress at the provider.

@@ -89,44 +89,43 @@ type sealedAccess struct {
 }
 
 // usable says why r's operations cannot run, without any network call.
-func (m *Manager) usable(r *row) error { return m.usableAs(r.State, controlled(r)) }
+// Whether a person answers for it is the owner inventory's to say
+// (backend/inventory), not custody's.
+func (m *Manager) usable(r *row) error { return usableAs(r.State) }
 
-func (m *Manager) usableAs(state string, controlled bool) error {
+func usableAs(state string) error {
 	switch state {
 	case StateActive:
+		return nil
 	case StateNeedsReconnection:
 		return ErrNeedsReconnection
-	default:
-		return ErrDisabled
+	case StateSuspended:
+		return ErrSuspended
 	}
-	if !controlled && m.blockUncontrolled() {
-		return ErrUncontrolled
-	}
-	return nil
+	return ErrDisabled
 }
 
 // servingQuery reads what a caller holding a fresh token in memory must
 // know before using it: whether the authorization may serve, and which
 // generation of its tokens is in service.
-const servingQuery = `SELECT state, generation, owner != '' AND backup_revoker != '' FROM oauth_authorizations WHERE id = ?`
+const servingQuery = `SELECT state, generation FROM oauth_authorizations WHERE id = ?`
 
 // inService returns the generation of id's tokens in service, or why the
 // authorization cannot serve. It runs on every call that finds a token in
 // memory, so it is one prepared statement, not the ORM's whole row.
 func (m *Manager) inService(id string) (int64, error) {
 	var (
-		state      string
-		gen        int64
-		controlled bool
+		state string
+		gen   int64
 	)
-	err := m.serving.QueryRow(id).Scan(&state, &gen, &controlled)
+	err := m.serving.QueryRow(id).Scan(&state, &gen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}
 	if err != nil {
 		return 0, fmt.Errorf("oauth: %w", err)
 	}
-	return gen, m.usableAs(state, controlled)
+	return gen, usableAs(state)
 }
 
 // access returns a fresh access token for authorization id, refreshing it
@@ -522,7 +521,7 @@ func (m *Manager) needsReconnection(ctx context.Context, r *row, reason, op stri
 // was the case.
 func (m *Manager) orphaned(r *row, tok *oauth2.Token) bool {
 	cur, err := loadRow(m.db, r.ID)
-	if err != nil || cur.State == StateActive || cur.State == StateNeedsReconnection {
+	if err != nil || cur.State == StateActive || cur.State == StateNeedsReconnection || cur.State == StateSuspended {
 		return false
 	}
 	m.db.Transaction(func(tx *gorm.DB) error {

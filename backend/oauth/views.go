@@ -36,6 +36,11 @@ type AuthorizationView struct {
 	// then nobody is known to answer for the authorization.
 	Controlled bool     `json:"controlled"`
 	Problems   []string `json:"problems"`
+	// Endpoints are the provider's token, authorization and device
+	// endpoints it uses (those it has); RevocationHost is the host of its
+	// revocation endpoint, "" when it has none.
+	Endpoints      []string `json:"endpoints"`
+	RevocationHost string   `json:"revocation_host"`
 }
 
 func controlled(r *row) bool { return r.Owner != "" && r.BackupRevoker != "" }
@@ -62,6 +67,13 @@ func (m *Manager) view(r *row) AuthorizationView {
 	}
 	if v.Scopes == nil {
 		v.Scopes = []string{}
+	}
+	v.RevocationHost = hostOf(r.RevocationEndpoint)
+	v.Endpoints = []string{}
+	for _, e := range []string{r.TokenEndpoint, r.AuthorizationEndpoint, r.DeviceEndpoint} {
+		if e != "" {
+			v.Endpoints = append(v.Endpoints, e)
+		}
 	}
 	if v.DisableProcedure == "" {
 		v.DisableProcedure = DefaultDisableProcedure
