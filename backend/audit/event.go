@@ -270,8 +270,8 @@ func (e *Event) validate() error {
 		fields["action.operation"], fields["action.target"] = a.Operation, a.Target
 		fields["action.credential_ref"], fields["action.idempotency_ref"] = a.CredentialRef, a.IdempotencyRef
 	}
-	e.drillFields(fields)
 	e.SSH.fields(fields)
+	e.drillFields(fields)
 	for name, v := range fields {
 		if err := check(name, v); err != nil {
 			return err
