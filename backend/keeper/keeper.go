@@ -44,6 +44,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/feed"
 	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/notify"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
@@ -93,6 +94,9 @@ type State struct {
 	Broker     *approval.Broker
 	OAuth      *oauth.Manager
 	Operations *operation.Catalogue
+	// Inventory is the owner inventory and its drills, running with OAuth
+	// custody.
+	Inventory *inventory.Inventory
 	// AuditWriting says the log is open and being written; AuditProblem
 	// says, in words for the person, why not (or what went wrong).
 	AuditWriting bool
@@ -133,6 +137,7 @@ type Keeper struct {
 	gwDone    chan struct{}
 	gwProblem string
 	notes     notifications
+	inventory inventoryPart
 	closed    bool
 
 	// boot is the boot id of the gateway that runs or will run next (a
@@ -183,7 +188,7 @@ func (k *Keeper) State() State {
 }
 
 func (k *Keeper) stateLocked() State {
-	st := State{OAuth: k.oauth, Operations: k.ops, AuditWriting: k.audit != nil, AuditProblem: k.problem, AuditHeldElsewhere: k.elsewhere, AuditRecipient: k.recipient, BootID: k.BootID(),
+	st := State{OAuth: k.oauth, Operations: k.ops, Inventory: k.inventory.inv, AuditWriting: k.audit != nil, AuditProblem: k.problem, AuditHeldElsewhere: k.elsewhere, AuditRecipient: k.recipient, BootID: k.BootID(),
 		GatewayProblem: k.gwProblem, Notifications: k.notificationStatusLocked()}
 	if k.gw != nil {
 		st.Broker, st.SocketPath = k.gw.Broker(), k.gw.SocketPath()
@@ -275,6 +280,9 @@ func (k *Keeper) onVaultEvent(e vault.Event) {
 		k.openAuditLocked()
 		k.recordLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch})
 		k.startLocked()
+		// Drills that came due while the vault was locked (or Yett was
+		// not running) can run now.
+		k.kickInventoryLocked()
 	case vault.EventLocked:
 		k.recordLocked(audit.Event{Type: audit.EventVaultLocked, VaultEpoch: e.Epoch, Reason: lockReason(e)})
 		// Also ends the writer's segment: a process that reads this one's

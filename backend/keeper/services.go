@@ -30,6 +30,7 @@ func (k *Keeper) startLocked() {
 			m.Close()
 		} else {
 			k.oauth, k.ops = m, ops
+			k.openInventoryLocked()
 			// The subscription ends with the catalogue: a closed one
 			// announces nothing.
 			ops.SubscribeChanges(k.recordOperationChange)
@@ -44,6 +45,9 @@ func (k *Keeper) startLocked() {
 	}
 	if k.oauth != nil {
 		cfg.Operations, cfg.OAuth = k.ops, k.oauth
+	}
+	if k.inventory.inv != nil {
+		cfg.Control = k.inventory.inv
 	}
 	gw, err := gateway.New(cfg)
 	if err != nil {
@@ -66,6 +70,7 @@ func (k *Keeper) startLocked() {
 		}
 	}()
 	k.gw, k.gwCancel, k.gwDone = gw, cancel, done
+	k.gatewayStartedLocked(gw)
 	k.startRelayLocked(gw.Broker())
 	k.log.Info("agent gateway listening", "socket", gw.SocketPath())
 }
@@ -73,6 +78,7 @@ func (k *Keeper) startLocked() {
 // stopLocked stops the gateway, then the catalogue and OAuth custody it
 // served. k.mu held.
 func (k *Keeper) stopLocked() {
+	k.closeInventoryLocked()
 	k.stopRelayLocked()
 	if k.gw != nil {
 		k.gwCancel()

@@ -1,0 +1,172 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/yettdev/yett/backend/audit"
+)
+
+// Fields a person edits in the table (SetField).
+const (
+	FieldOwner         = "owner"
+	FieldBackupRevoker = "backup_revoker"
+	FieldEnvironment   = "environment"
+	FieldReviewBy      = "review_by"
+)
+
+// Environments a row belongs to.
+var Environments = []string{"development", "staging", "production"}
+
+// DateLayout is how review dates are written (SetField).
+const DateLayout = "2006-01-02"
+
+// SetField sets one editable column of row id: the owner, the backup
+// revoker, the environment (development, staging or production) or the
+// review date (YYYY-MM-DD, "" for none). An empty owner, backup revoker or
+// review date is allowed: the row is then not under control, and says so.
+// Every edit is an audit entry (inventory_edited) with the field and its
+// new value.
+func (inv *Inventory) SetField(ctx context.Context, id, field, value string) error {
+	value = strings.TrimSpace(value)
+	if len(value) > 256 || !utf8.ValidString(value) || strings.ContainsAny(value, "\x00\r\n") {
+		return fmt.Errorf("%w: %s must be at most 256 characters on one line", ErrInvalid, fieldWord(field))
+	}
+	f, err := inv.fact(ctx, id)
+	if err != nil {
+		return err
+	}
+	col := ""
+	var arg any = value
+	switch field {
+	case FieldOwner:
+		col = "owner"
+	case FieldBackupRevoker:
+		col = "backup_revoker"
+	case FieldEnvironment:
+		if !slices.Contains(Environments, value) {
+			return fmt.Errorf("%w: environment must be development, staging or production", ErrInvalid)
+		}
+		if f.Kind == KindOAuth {
+			if inv.cfg.Environments == nil {
+				return ErrConfig
+			}
+			// Custody names it on cards and in its audit entries: it
+			// keeps the OAuth row's environment.
+			if err := inv.cfg.Environments.SetEnvironment(id, value); err != nil {
+				return err
+			}
+		}
+		col = "environment"
+	case FieldReviewBy:
+		col = "review_by"
+		arg = int64(0)
+		if value != "" {
+			d, err := time.Parse(DateLayout, value)
+			if err != nil {
+				return fmt.Errorf("%w: a review date is written YYYY-MM-DD", ErrInvalid)
+			}
+			arg = d.Unix()
+		}
+	default:
+		return fmt.Errorf("%w: %q is not an editable column", ErrInvalid, clip(field, 40))
+	}
+	if err := inv.db.Exec(`UPDATE inventory_rows SET `+col+` = ? WHERE id = ?`, arg, id).Error; err != nil {
+		return fmt.Errorf("inventory: %w", err)
+	}
+	inv.record(ctx, audit.Event{Type: audit.EventInventoryEdited, AuthorizationID: id,
+		Inventory: &audit.InventoryEdit{Field: field, Value: value}})
+	inv.dirty.Store(true)
+	inv.changes.Publish(Change{Row: id})
+	return nil
+}
+
+func fieldWord(field string) string {
+	switch field {
+	case FieldBackupRevoker:
+		return "the backup revoker"
+	case FieldReviewBy:
+		return "the review date"
+	}
+	return "the value"
+}
+
+// fact finds row id among the sources' facts and makes sure it has a
+// record.
+func (inv *Inventory) fact(ctx context.Context, id string) (Fact, error) {
+	facts, err := inv.facts(ctx)
+	if err != nil {
+		return Fact{}, err
+	}
+	for _, f := range facts {
+		if f.ID == id {
+			if _, err := inv.records([]Fact{f}); err != nil {
+				return Fact{}, err
+			}
+			return f, nil
+		}
+	}
+	return Fact{}, ErrNotFound
+}
+
+// Settings are the inventory's policy switches.
+type Settings struct {
+	// BlockUncontrolled refuses every call that would use a row not under
+	// control; off (the default) only marks such rows.
+	BlockUncontrolled bool `json:"block_uncontrolled"`
+}
+
+// Settings returns the switches.
+func (inv *Inventory) Settings() Settings { return Settings{BlockUncontrolled: inv.block.Load()} }
+
+// SetBlockUncontrolled sets the switch, for every row (OAuth and HTTP
+// credentials alike). Audited.
+func (inv *Inventory) SetBlockUncontrolled(ctx context.Context, on bool) error {
+	if err := inv.db.Exec(`UPDATE settings SET block_uncontrolled = ? WHERE id = 1`, on).Error; err != nil {
+		return fmt.Errorf("inventory: %w", err)
+	}
+	inv.block.Store(on)
+	inv.dirty.Store(true)
+	inv.record(ctx, audit.Event{Type: audit.EventInventoryEdited, Inventory: &audit.InventoryEdit{Field: "block_uncontrolled", Value: strconv.FormatBool(on)}})
+	inv.changes.Publish(Change{})
+	return nil
+}
+
+// SetDrillSchedule sets how often row id is drilled (1 to 3650 days) and
+// which kind of drill the schedule runs: an unattended one runs by itself;
+// a full one raises a reminder and waits for its owner. Audited.
+func (inv *Inventory) SetDrillSchedule(ctx context.Context, id string, everyDays int, kind string) error {
+	if everyDays < 1 || everyDays > 3650 {
+		return fmt.Errorf("%w: a drill schedule is 1 to 3650 days", ErrInvalid)
+	}
+	if kind != DrillFull && kind != DrillUnattended {
+		return fmt.Errorf("%w: a scheduled drill is full or unattended", ErrInvalid)
+	}
+	f, err := inv.fact(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !f.Drillable {
+		return ErrNotDrillable
+	}
+	if err := inv.db.Exec(`UPDATE inventory_rows SET drill_every_days = ?, drill_kind = ?, drill_notified = 0 WHERE id = ?`, everyDays, kind, id).Error; err != nil {
+		return fmt.Errorf("inventory: %w", err)
+	}
+	inv.record(ctx, audit.Event{Type: audit.EventInventoryEdited, AuthorizationID: id,
+		Inventory: &audit.InventoryEdit{Field: "drill_schedule", Value: fmt.Sprintf("%s every %d days", kind, everyDays)}})
+	inv.changes.Publish(Change{Row: id})
+	inv.Kick()
+	return nil
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,222 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/feed"
+	"github.com/yettdev/yett/backend/store"
+	"github.com/yettdev/yett/backend/userdir"
+)
+
+// Errors callers branch on. Their texts name the field and the rule, never
+// a value.
+var (
+	ErrConfig   = errors.New("inventory: incomplete configuration")
+	ErrInvalid  = errors.New("inventory: invalid input")
+	ErrNotFound = errors.New("inventory: no such row")
+	// ErrDrillRunning: a drill of this authorization is running already.
+	ErrDrillRunning = errors.New("inventory: a drill of this authorization is running")
+	// ErrNotDrillable: drills apply to OAuth authorizations only, and only
+	// to one that is active (a full drill also takes a suspended one).
+	ErrNotDrillable = errors.New("inventory: this row cannot be drilled now")
+)
+
+// Defaults.
+const (
+	// DefaultReviewAfter: a row's expiry review date, counted from its
+	// connection, unless the person set one.
+	DefaultReviewAfter = 90 * 24 * time.Hour
+	// DefaultDrillEveryDays: how often a row is drilled unless the person
+	// set another schedule.
+	DefaultDrillEveryDays = 90
+)
+
+// Config configures an Inventory. DataDir, Audit and at least one Source
+// are required.
+type Config struct {
+	DataDir string
+	// Audit records every edit and every drill.
+	Audit   *audit.Log
+	BootID  func() string
+	Sources []Source
+	// Custody is OAuth custody's drill side; nil runs no drills.
+	Custody Custody
+	// Environments is where an OAuth row's environment is written.
+	Environments Authorizations
+	// Catalogue is the named operations a drill client calls.
+	Catalogue Operations
+	// Bindings is the vault's binding decision, which a full drill asks
+	// about the provider's endpoints.
+	Bindings Bindings
+	// Gateway returns the running gateway, or nil while none runs in this
+	// process; a drill's client connects through it.
+	Gateway func() Gateway
+	// Trail reads the audit log (while the vault is unlocked); nil leaves
+	// last confirmed uses empty and fails a drill's audit step.
+	Trail Trail
+	// Notifier raises reminders to the owner; nil raises none.
+	Notifier Notifier
+	// Changes, when set, announces changes of the sources (custody, the
+	// vault, the catalogue); it returns a cancel func.
+	Changes func(fn func()) (cancel func())
+	// Tick is how often the scheduler looks for due reviews and drills; 0
+	// means one minute. It also looks at once when Kick is called.
+	Tick time.Duration
+	// NoScheduler runs no scheduler (a process that serves no agents).
+	NoScheduler bool
+	// Ready says whether a scheduled drill can run now: the vault is
+	// unlocked (custody opens its tokens) and the gateway serves (the drill
+	// client calls through it). nil: always.
+	Ready  func() bool
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Surface names the front end in audit entries.
+	Surface string
+	// HostName names this machine in the "held on" column; "" asks the OS.
+	HostName string
+}
+
+// Inventory is the owner inventory of one data directory. Safe for
+// concurrent use.
+type Inventory struct {
+	cfg  Config
+	db   *gorm.DB
+	log  *slog.Logger
+	held string
+
+	block atomic.Bool
+	// control is the last computed map of refs to under-control; dirty
+	// says the sources or records changed since.
+	control atomic.Pointer[map[string]bool]
+	dirty   atomic.Bool
+	ctlMu   sync.Mutex
+
+	mu      sync.Mutex
+	running map[string]*Report // drills in progress, by authorization
+	usesMu  sync.Mutex         // one catch-up of the audit log at a time
+
+	changes feed.Feed[Change]
+	unsub   func()
+	kick    chan struct{}
+	ctx     context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// Change tells subscribers what changed: a row (its id), or a drill's
+// progress (its report so far). Both empty: the inventory as a whole.
+type Change struct {
+	Row   string
+	Drill *Report
+}
+
+// Open opens (or creates) inventory.db in cfg.DataDir and starts the
+// scheduler.
+func Open(cfg Config) (*Inventory, error) {
+	if cfg.DataDir == "" || cfg.Audit == nil || len(cfg.Sources) == 0 {
+		return nil, ErrConfig
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.BootID == nil {
+		cfg.BootID = func() string { return "" }
+	}
+	if cfg.Gateway == nil {
+		cfg.Gateway = func() Gateway { return nil }
+	}
+	if cfg.Ready == nil {
+		cfg.Ready = func() bool { return true }
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Minute
+	}
+	if err := userdir.Ensure(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	db, err := store.Open(filepath.Join(cfg.DataDir, FileName), history(cfg.DataDir))
+	if err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	host := cfg.HostName
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	inv := &Inventory{cfg: cfg, db: db, log: cfg.Logger, held: "this machine (" + host + ")",
+		running: map[string]*Report{}, kick: make(chan struct{}, 1)}
+	var on bool
+	if err := db.Raw(`SELECT block_uncontrolled FROM settings WHERE id = 1`).Scan(&on).Error; err != nil {
+		store.Close(db)
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	inv.block.Store(on)
+	inv.dirty.Store(true)
+	inv.unsub = func() {}
+	if cfg.Changes != nil {
+		inv.unsub = cfg.Changes(inv.sourcesChanged)
+	}
+	inv.ctx, inv.stop = context.WithCancel(context.Background())
+	if !cfg.NoScheduler {
+		inv.wg.Add(1)
+		go inv.schedule()
+	}
+	return inv, nil
+}
+
+// Close stops the scheduler and any running drill (which stops where it
+// is safe) and closes the database.
+func (inv *Inventory) Close() error {
+	inv.unsub()
+	inv.stop()
+	inv.wg.Wait()
+	return store.Close(inv.db)
+}
+
+// Subscribe calls fn after every change, as backend/feed delivers.
+func (inv *Inventory) Subscribe(fn func(Change)) (cancel func()) { return inv.changes.Subscribe(fn) }
+
+func (inv *Inventory) now() time.Time { return inv.cfg.Now() }
+
+// sourcesChanged: custody, the vault or the catalogue changed.
+func (inv *Inventory) sourcesChanged() {
+	inv.dirty.Store(true)
+	inv.changes.Publish(Change{})
+}
+
+// Kick makes the scheduler look for due reviews and drills now (after an
+// unlock: a drill missed while Yett was not running runs at the next
+// start, once custody can open its tokens).
+func (inv *Inventory) Kick() {
+	inv.dirty.Store(true)
+	select {
+	case inv.kick <- struct{}{}:
+	default:
+	}
+}
+
+// record appends an inventory event; it is a fact about what happened, so
+// a failure is logged, not returned.
+func (inv *Inventory) record(ctx context.Context, ev audit.Event) (int64, bool) {
+	ev.Time, ev.BootID, ev.Surface = inv.now().UTC(), inv.cfg.BootID(), inv.cfg.Surface
+	idx, err := inv.cfg.Audit.Append(context.WithoutCancel(ctx), ev)
+	if err != nil {
+		inv.log.Error("audit log refused an inventory event", "type", string(ev.Type))
+		return 0, false
+	}
+	return idx, true
+}

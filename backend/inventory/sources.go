@@ -1,0 +1,174 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/operation"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// Kinds of rows.
+const (
+	KindOAuth = "oauth"
+	KindHTTP  = "http_credential"
+)
+
+// CreatedManual is how a credential whose secret a person typed in was
+// created (the other values are OAuth's flows).
+const CreatedManual = "manual_secret"
+
+// Fact is what a Source knows of one authorization it holds. It holds no
+// secret and no token.
+type Fact struct {
+	ID          string
+	Kind        string
+	Name        string
+	Provider    string // provider or host
+	AccountRef  string
+	Scopes      []string
+	Environment string // "" when the source keeps none
+	CreatedVia  string
+	ConnectedAt time.Time
+	LastRefresh time.Time
+	State       string // active, needs_reconnection, suspended, disabled, revoked
+	StateReason string
+	Revocation  string
+	// Operations are what agents may use it through.
+	Operations []string
+	// Disable is what Yett does when the person presses Revoke (or
+	// Remove), in one line.
+	Disable string
+	// Declared is what the person declared when connecting it, taken over
+	// the first time the inventory sees the row.
+	Declared Declared
+	// Drillable: revocation drills apply (an OAuth authorization).
+	Drillable bool
+	// Endpoints are the provider's token and authorization endpoints (a
+	// drill checks no credential binding reaches them).
+	Endpoints []string
+}
+
+// Declared is an owner declaration made before the inventory held the row.
+type Declared struct {
+	Owner         string
+	BackupRevoker string
+	ReviewBy      time.Time
+}
+
+// Source lists the authorizations one kind of custody holds. Adding a kind
+// of authorization to the inventory (SSH keys) is one more Source.
+type Source interface {
+	Facts(ctx context.Context) ([]Fact, error)
+}
+
+// Authorizations is what the inventory reads of OAuth custody
+// (*oauth.Manager satisfies it), and the one thing it writes there: the
+// environment, which custody names on cards and in audit entries.
+type Authorizations interface {
+	Authorizations() ([]oauth.AuthorizationView, error)
+	SetEnvironment(id, env string) error
+}
+
+// Operations is the named-operation catalogue (*operation.Catalogue).
+type Operations interface {
+	List() []operation.Operation
+}
+
+// OAuthSource lists OAuth custody's authorizations with the named
+// operations that use each.
+type OAuthSource struct {
+	Custody    Authorizations
+	Operations Operations
+}
+
+// Facts implements Source.
+func (s OAuthSource) Facts(context.Context) ([]Fact, error) {
+	list, err := s.Custody.Authorizations()
+	if err != nil {
+		return nil, err
+	}
+	byAuth := map[string][]string{}
+	if s.Operations != nil {
+		for _, o := range s.Operations.List() {
+			byAuth[o.AuthorizationID] = append(byAuth[o.AuthorizationID], o.Name)
+		}
+	}
+	out := make([]Fact, 0, len(list))
+	for _, a := range list {
+		ops := byAuth[a.ID]
+		slices.Sort(ops)
+		out = append(out, Fact{
+			ID: a.ID, Kind: KindOAuth, Name: a.Name, Provider: a.ProviderHost, AccountRef: a.AccountRef,
+			Scopes: a.Scopes, Environment: a.Environment, CreatedVia: a.CreatedHow, ConnectedAt: a.ConnectedAt,
+			LastRefresh: a.LastRefresh, State: a.State, StateReason: a.StateReason, Revocation: a.Revocation,
+			Operations: ops, Disable: oauthDisable(a), Drillable: true, Endpoints: a.Endpoints,
+			Declared: Declared{Owner: a.Owner, BackupRevoker: a.BackupRevoker, ReviewBy: a.ReviewBy},
+		})
+	}
+	return out, nil
+}
+
+func oauthDisable(a oauth.AuthorizationView) string {
+	if a.RevocationHost == "" {
+		return "Revoke: Yett drops its tokens and refuses its operations at once; " + a.ProviderHost +
+			" has no revocation endpoint, so revoke the app's access in the provider's settings too."
+	}
+	return "Revoke: Yett drops its tokens and refuses its operations at once, then revokes both tokens at " +
+		a.RevocationHost + " (RFC 7009) and checks they are inactive."
+}
+
+// Credentials is what the inventory reads of the vault's HTTP credentials
+// (*vault.Vault satisfies it). While the vault is locked it lists none.
+type Credentials interface {
+	ListCredentials() ([]vault.CredentialView, error)
+}
+
+// CredentialSource lists the vault's HTTP credentials: a manual secret
+// names no account, so its account reference is the name the person gave
+// it, and its scope is where Yett injects it.
+type CredentialSource struct {
+	Vault Credentials
+}
+
+// Facts implements Source. A locked vault lists nothing.
+func (s CredentialSource) Facts(context.Context) ([]Fact, error) {
+	list, err := s.Vault.ListCredentials()
+	if errors.Is(err, vault.ErrLocked) || errors.Is(err, vault.ErrNotInitialised) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Fact, 0, len(list))
+	for _, c := range list {
+		scopes := make([]string, 0, len(c.Hosts)*max(len(c.PathPrefixes), 1))
+		for _, h := range c.Hosts {
+			if len(c.PathPrefixes) == 0 {
+				scopes = append(scopes, h)
+			}
+			for _, p := range c.PathPrefixes {
+				scopes = append(scopes, h+p)
+			}
+		}
+		out = append(out, Fact{
+			ID: c.ID, Kind: KindHTTP, Name: c.Name, Provider: strings.Join(c.Hosts, ", "), AccountRef: c.Name,
+			Scopes: scopes, CreatedVia: CreatedManual, ConnectedAt: c.CreatedAt, LastRefresh: c.SecretSetAt,
+			State: "active", Operations: []string{fmt.Sprintf("http.request (%s)", approvalWord(c.Approval))},
+			Disable: "Remove: Yett deletes the secret from the vault and refuses http.request to its hosts at once; revoke the key at the provider too.",
+		})
+	}
+	return out, nil
+}
+
+func approvalWord(a vault.Approval) string {
+	if a == vault.ApprovalPerCall {
+		return "each call approved"
+	}
+	return "session approval"
+}

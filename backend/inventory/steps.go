@@ -1,0 +1,432 @@
+package inventory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/target"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// The full drill: seed 002's five steps.
+var fullSteps = []stepDef{
+	{StepLocalDisable, "Disable it locally", disableLocally},
+	{StepProviderRevocation, "Revoke its refresh and access tokens at the provider (RFC 7009)", revokeAtProvider},
+	{StepCallRefused, "An agent-style call through the gateway is refused locally", callRefused(gateway.CodeAuthRevoked)},
+	{StepStaysRefused, "It stays refused until a person reconnects it", staysRefused},
+	{StepAuditNamesUsers, "The audit log names the sessions and processes that used it", auditNamesUsers},
+}
+
+// The unattended drill: safe with nobody present.
+var unattendedSteps = []stepDef{
+	{StepLocalDisable, "Switch it off locally (its tokens are kept)", suspendLocally},
+	{StepCallRefused, "An agent-style call through the gateway is refused locally", callRefused(gateway.CodeAuthSuspended)},
+	{StepRevocationEndpoint, "The provider's revocation endpoint is known and accepts a revocation", probeRevocation},
+	{StepRefreshTokenKept, "The refresh token is left alone", refreshTokenKept},
+	{StepAuditNamesUsers, "The audit log names the sessions and processes that used it", auditNamesUsers},
+	{StepReEnable, "Switch it back on", reEnable},
+	{StepCallPasses, "The same call passes every local check again", callPasses},
+}
+
+const adviceDisabled = "The authorization stays switched off in Yett, so nothing can use it here."
+
+func disableLocally(ctx context.Context, d *drill) (bool, string, []string, string) {
+	c, id := d.inv.cfg.Custody, d.rep.AuthorizationID
+	did := "Yett took its refresh and access tokens out of service, dropped the access tokens it held in memory and ended every agent session that could use it, without any network call."
+	if err := c.Disable(ctx, id); err != nil {
+		return false, did, []string{"custody refused: " + err.Error()}, "Yett could not disable it. Revoke it from Connections, or in the provider's settings."
+	}
+	_, err := c.Check(id)
+	if !errors.Is(err, oauth.ErrDisabled) {
+		return false, did, []string{fmt.Sprintf("custody still answers %v for it", err)}, "Revoke it from Connections now."
+	}
+	return true, did, []string{"custody answers for it: the authorization is disabled", "its tokens wait in the revocation queue, sealed for revocation only"}, ""
+}
+
+func revokeAtProvider(ctx context.Context, d *drill) (bool, string, []string, string) {
+	rep, err := d.inv.cfg.Custody.RevokeAtProvider(ctx, d.rep.AuthorizationID)
+	did := "Yett sent the refresh token and the access token to the provider's revocation endpoint (RFC 7009) and asked its introspection (RFC 7662) whether each is inactive."
+	if err != nil {
+		return false, did, []string{"custody refused: " + err.Error()}, adviceDisabled + " Revoke the app's access in the provider's settings."
+	}
+	var ev []string
+	ok := len(rep.Steps) > 0 && !rep.RetryPending
+	for _, s := range rep.Steps {
+		line := s.Detail
+		if s.Step == oauth.StepProviderRevocation && s.TokenType != "" {
+			line = fmt.Sprintf("%s: revocation answered %s", hintWords(s.TokenType), statusWords(s.Status))
+		}
+		if s.Step == oauth.StepVerification {
+			line = hintWords(s.TokenType) + ": " + s.Detail
+		}
+		ev = append(ev, line)
+		ok = ok && s.OK
+	}
+	if ok {
+		return true, did, ev, ""
+	}
+	advice := adviceDisabled + " The provider did not confirm the revocation: revoke the app's access in the provider's settings."
+	if rep.RetryPending {
+		ev = append(ev, "Yett keeps sending the revocation, durably, until the provider accepts it")
+		advice = adviceDisabled + " The provider's revocation endpoint could not be reached; Yett keeps trying. Check the provider, or revoke the app's access in its settings."
+	}
+	return false, did, ev, advice
+}
+
+func hintWords(h string) string { return strings.ReplaceAll(h, "_", " ") }
+
+func statusWords(status int) string {
+	if status == 0 {
+		return "nothing (unreachable)"
+	}
+	return fmt.Sprintf("HTTP %d", status)
+}
+
+// callRefused: the drill client calls one of the authorization's named
+// operations through the gateway; the answer must be want, from local
+// state, with nothing sent.
+func callRefused(want string) stepFunc {
+	return func(ctx context.Context, d *drill) (bool, string, []string, string) {
+		return d.callThrough(ctx, want, "refused")
+	}
+}
+
+func callPasses(ctx context.Context, d *drill) (bool, string, []string, string) {
+	return d.callThrough(ctx, gateway.CodeDrillStopped, "passes")
+}
+
+// callThrough makes the drill client's call of the authorization's first
+// named operation and checks its answer is want; the audit log's entry of
+// the answer is the evidence.
+func (d *drill) callThrough(ctx context.Context, want, what string) (bool, string, []string, string) {
+	op := ""
+	if len(d.fact.Operations) > 0 {
+		op = d.fact.Operations[0]
+	}
+	if op == "" {
+		return true, "No named operation uses it, so an agent has no tool that could.", []string{"the catalogue names no operation for it"}, ""
+	}
+	did := fmt.Sprintf("Yett's drill client (pid %d) called %s through the gateway, over an MCP session served as an agent's is.", d.self, op)
+	if what == "passes" {
+		did += " A drill's call stops where an agent's would ask for approval."
+	}
+	fail := func(ev ...string) (bool, string, []string, string) {
+		if what == "passes" {
+			return false, did, ev, "The authorization does not serve as it did before the drill. Yett switched it off again; its owner looks at it and switches it back on from the Inventory."
+		}
+		return false, did, ev, adviceDisabled + " But an agent's call was not refused as expected: report this."
+	}
+	args, ok := d.inv.operationArgs(op)
+	if !ok {
+		return fail("Yett could not make arguments its operation accepts")
+	}
+	if d.client == nil {
+		c, err := dialDrill(ctx, d.inv.cfg.Gateway(), d.rep.ID)
+		if err != nil {
+			return fail("the drill client could not connect to the gateway: " + err.Error())
+		}
+		d.client = c
+	}
+	pos := d.inv.position()
+	ans, err := d.client.call(ctx, op, args)
+	if err != nil {
+		return fail("the call failed: " + err.Error())
+	}
+	ev := []string{fmt.Sprintf("the gateway answered %s", ans.Code)}
+	if idx, reason, ok := d.inv.findDenial(pos, op, d.self); ok {
+		ev = append(ev, fmt.Sprintf("audit entry #%d: action_denied, reason %s", idx, reason))
+	} else {
+		ev = append(ev, "the audit log's entry of the answer could not be read")
+	}
+	if !ans.IsError || ans.Code != want {
+		return fail(ev...)
+	}
+	ev = append(ev, "nothing was sent: the answer comes before any approval and before any token is lent")
+	return true, did, ev, ""
+}
+
+// staysRefused: a second call is still refused, no tool an agent sees
+// connects, reconnects or hands out a token, and no credential binding
+// lets http.request reach the provider's endpoints with a stored secret.
+func staysRefused(ctx context.Context, d *drill) (bool, string, []string, string) {
+	did := "Yett's drill client called again and listed the tools an agent sees; Yett asked the vault whether any credential is bound to the provider's token or authorization endpoint."
+	ok, _, ev, _ := d.callThrough(ctx, gateway.CodeAuthRevoked, "refused")
+	passed := ok
+	if d.client != nil {
+		names, err := d.client.tools(ctx)
+		if err != nil {
+			passed = false
+			ev = append(ev, "the tools could not be listed: "+err.Error())
+		} else {
+			var odd []string
+			for _, n := range names {
+				if !slices.Contains(d.inv.catalogueNames(), n) && n != gateway.ToolHTTPRequest && n != gateway.ToolStatus && !strings.HasPrefix(n, "ssh.") {
+					odd = append(odd, n)
+				}
+			}
+			ev = append(ev, "tools an agent sees: "+strings.Join(names, ", "))
+			if len(odd) > 0 {
+				passed = false
+				ev = append(ev, "tools that are neither Yett's calls nor a named operation: "+strings.Join(odd, ", "))
+			} else {
+				ev = append(ev, "none connects or reconnects an account or returns a token: reconnection is offered to a person in the app and the CLI only")
+			}
+		}
+	}
+	if b := d.inv.cfg.Bindings; b != nil {
+		for _, e := range d.fact.Endpoints {
+			t, err := target.Parse(e)
+			if err != nil {
+				continue
+			}
+			cv, err := b.CredentialFor(t)
+			switch {
+			case err == nil:
+				passed = false
+				ev = append(ev, fmt.Sprintf("credential %q is bound to %s: http.request could reach the provider's endpoint with it", cv.Name, t.Authority()))
+			case errors.Is(err, vault.ErrNoCredential):
+				ev = append(ev, "no credential is bound to "+t.Authority()+t.Path)
+			default:
+				passed = false
+				ev = append(ev, "the vault could not say whether a credential is bound to "+t.Authority())
+			}
+		}
+	}
+	if !passed {
+		return false, did, ev, adviceDisabled + " Something an agent can reach could bring it back or reach the provider: see the evidence."
+	}
+	return true, did, ev, ""
+}
+
+// auditNamesUsers reads the audit log for every call that used the
+// authorization since it was connected or last drilled.
+func auditNamesUsers(ctx context.Context, d *drill) (bool, string, []string, string) {
+	since := d.fact.ConnectedAt
+	if last, err := d.inv.lastDrill(d.rep.AuthorizationID); err == nil && last.After(since) {
+		since = last
+	}
+	did := fmt.Sprintf("Yett read its audit log for every call that used it since %s.", since.UTC().Format(time.RFC3339))
+	u, err := d.inv.usersSince(d.rep.AuthorizationID, since)
+	if err != nil {
+		advice := "The audit log could not be read (is the vault locked, or is another Yett writing the log?)."
+		if d.rep.Kind == DrillUnattended {
+			advice = adviceDisabled + " " + advice + " Switch it back on from the Inventory once the log reads."
+		}
+		return false, did, []string{err.Error()}, advice
+	}
+	if u.calls == 0 {
+		return true, did, []string{fmt.Sprintf("no call used it since then (%d entries read)", u.read)}, ""
+	}
+	ev := []string{fmt.Sprintf("%s from %s used it (audit entries #%d to #%d)", count(u.calls, "call"), count(len(u.sessions), "session"), u.first, u.last)}
+	ev = append(ev, "sessions: "+strings.Join(u.sessions, ", "))
+	ev = append(ev, "processes: "+strings.Join(u.processes, ", "))
+	return true, did, ev, ""
+}
+
+func suspendLocally(ctx context.Context, d *drill) (bool, string, []string, string) {
+	c, id := d.inv.cfg.Custody, d.rep.AuthorizationID
+	did := "Yett switched it off locally without any network call: it dropped the access tokens it held in memory and ended every agent session that could use it, and kept its refresh token sealed."
+	if err := c.Suspend(ctx, id, "unattended revocation drill"); err != nil {
+		return false, did, []string{"custody refused: " + err.Error()}, "Nothing changed; the authorization serves as before."
+	}
+	_, err := c.Check(id)
+	if !errors.Is(err, oauth.ErrSuspended) {
+		return false, did, []string{fmt.Sprintf("custody answers %v for it", err)}, adviceDisabled
+	}
+	return true, did, []string{"custody answers for it: the authorization is suspended"}, ""
+}
+
+func probeRevocation(ctx context.Context, d *drill) (bool, string, []string, string) {
+	p, err := d.inv.cfg.Custody.ProbeRevocation(ctx, d.rep.AuthorizationID)
+	did := "Yett sent the provider's revocation endpoint a revocation, with this client's authentication, of a token not in service."
+	if errors.Is(err, oauth.ErrNoRevocationEndpoint) {
+		return false, did, []string{"the provider has no revocation endpoint Yett knows of"}, adviceDisabled +
+			" A full drill could not revoke it at the provider either: note how to revoke the app's access in the provider's settings, then switch it back on from the Inventory."
+	}
+	if err != nil {
+		return false, did, []string{err.Error()}, adviceDisabled + " Check the provider, then switch it back on from the Inventory."
+	}
+	var ev []string
+	switch p.Token {
+	case oauth.ProbeFreshToken:
+		ev = append(ev, fmt.Sprintf("%s answered %s to the revocation of a fresh access token of a grant of its own", p.Endpoint, statusWords(p.Status)))
+		if p.Introspected {
+			ev = append(ev, "introspection: that token is "+activeWord(p.Active))
+		}
+	default:
+		ev = append(ev, fmt.Sprintf("%s answered %s to the revocation of a token it never issued (RFC 7009 §2.2 answers 200 for any token once the client is authenticated)", p.Endpoint, statusWords(p.Status)))
+	}
+	if p.Status != http.StatusOK || p.Introspected && p.Active {
+		return false, did, ev, adviceDisabled + " The provider's revocation endpoint did not accept the revocation: check it, then switch the authorization back on from the Inventory."
+	}
+	return true, did, ev, ""
+}
+
+func activeWord(active bool) string {
+	if active {
+		return "still active"
+	}
+	return "inactive"
+}
+
+func refreshTokenKept(ctx context.Context, d *drill) (bool, string, []string, string) {
+	rc, err := d.inv.cfg.Custody.CheckRefreshToken(ctx, d.rep.AuthorizationID)
+	did := "Yett asked the provider's introspection whether the refresh token it holds is still active; it sent nothing that changes it."
+	switch {
+	case err != nil:
+		return false, did, []string{err.Error()}, adviceDisabled + " Switch it back on from the Inventory once the vault is unlocked."
+	case !rc.Held:
+		return true, did, []string{"Yett holds no refresh token for it (client credentials, or an attended connection): nothing to keep"}, ""
+	case rc.Status == 0:
+		return false, did, []string{"the provider's introspection could not be reached"}, adviceDisabled + " Check the provider, then switch it back on from the Inventory."
+	case !rc.Introspected:
+		return true, did, []string{fmt.Sprintf("the provider offers no introspection Yett can use (answered %s): not checked", statusWords(rc.Status))}, ""
+	case !rc.Active:
+		return false, did, []string{"introspection: the refresh token is inactive"}, "The provider no longer honours the refresh token: its owner reconnects it from Connections."
+	}
+	return true, did, []string{"introspection: the refresh token is active"}, ""
+}
+
+func reEnable(ctx context.Context, d *drill) (bool, string, []string, string) {
+	c, id := d.inv.cfg.Custody, d.rep.AuthorizationID
+	did := "Yett switched it back on."
+	if err := c.Resume(ctx, id); err != nil {
+		return false, did, []string{"custody refused: " + err.Error()}, adviceDisabled + " Switch it back on from the Inventory."
+	}
+	if _, err := c.Check(id); err != nil {
+		return false, did, []string{fmt.Sprintf("custody answers %v for it", err)}, "It does not serve: see its state in the Inventory."
+	}
+	return true, did, []string{"custody answers for it: active"}, ""
+}
+
+func selfPID() int { return os.Getpid() }
+
+// users is who used an authorization, from the audit log.
+type users struct {
+	calls, read int
+	first, last int64
+	sessions    []string
+	processes   []string
+}
+
+// usersSince reads the audit log for the calls that used ref since t.
+func (inv *Inventory) usersSince(ref string, t time.Time) (users, error) {
+	var u users
+	if inv.cfg.Trail == nil {
+		return u, errors.New("this Yett does not read its audit log")
+	}
+	seenS, seenP := map[string]bool{}, map[string]bool{}
+	for e, err := range inv.cfg.Trail.Entries(audit.Position{}) {
+		if err != nil {
+			return u, fmt.Errorf("the audit log could not be read: %w", err)
+		}
+		u.read++
+		ev := &e.Event
+		if ev.Type != audit.EventActionRequested || ev.Action == nil || ev.Action.CredentialRef != ref || ev.Time.Before(t) {
+			continue
+		}
+		if u.calls == 0 {
+			u.first = e.Index
+		}
+		u.calls, u.last = u.calls+1, e.Index
+		if ev.SessionID != "" && !seenS[ev.SessionID] {
+			seenS[ev.SessionID] = true
+			u.sessions = append(u.sessions, ev.SessionID)
+		}
+		if r := ev.Run; r != nil {
+			p := fmt.Sprintf("pid %d %s (sha256 %s)", r.PID, filepath.Base(r.Executable), clip(r.ExecutableHash, 12))
+			if !seenP[p] {
+				seenP[p] = true
+				u.processes = append(u.processes, p)
+			}
+		}
+	}
+	return u, nil
+}
+
+// position is where the audit log ends now, as far as the inventory has
+// read it.
+func (inv *Inventory) position() audit.Position {
+	inv.catchUpUses()
+	var raw string
+	inv.db.Raw(`SELECT audit_position FROM settings WHERE id = 1`).Scan(&raw)
+	var p audit.Position
+	if raw != "" {
+		if err := jsonUnmarshal(raw, &p); err != nil {
+			return audit.Position{}
+		}
+	}
+	return p
+}
+
+// findDenial finds the entry that recorded the drill client's refused call
+// of op after pos.
+func (inv *Inventory) findDenial(pos audit.Position, op string, pid int) (int64, audit.Reason, bool) {
+	if inv.cfg.Trail == nil {
+		return 0, "", false
+	}
+	for e, err := range inv.cfg.Trail.Entries(pos) {
+		if err != nil {
+			return 0, "", false
+		}
+		ev := &e.Event
+		if ev.Type == audit.EventActionDenied && ev.Action != nil && ev.Action.Operation == op && ev.Run != nil && ev.Run.PID == pid {
+			return e.Index, ev.Reason, true
+		}
+	}
+	return 0, "", false
+}
+
+// lastDrill is when authorization id's last drill finished.
+func (inv *Inventory) lastDrill(id string) (time.Time, error) {
+	var f int64
+	if err := inv.db.Raw(`SELECT COALESCE(MAX(finished_at), 0) FROM drill_reports WHERE row_id = ?`, id).Scan(&f).Error; err != nil {
+		return time.Time{}, err
+	}
+	return fromUnix(f), nil
+}
+
+func jsonUnmarshal(raw string, v any) error { return json.Unmarshal([]byte(raw), v) }
+
+// operationArgs makes arguments operation op accepts (operation.Example).
+func (inv *Inventory) operationArgs(op string) (map[string]any, bool) {
+	if inv.cfg.Catalogue == nil {
+		return nil, false
+	}
+	for _, o := range inv.cfg.Catalogue.List() {
+		if o.Name == op {
+			return o.Example()
+		}
+	}
+	return nil, false
+}
+
+// catalogueNames lists the named operations.
+func (inv *Inventory) catalogueNames() []string {
+	if inv.cfg.Catalogue == nil {
+		return nil
+	}
+	var names []string
+	for _, o := range inv.cfg.Catalogue.List() {
+		names = append(names, o.Name)
+	}
+	return names
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -1,0 +1,133 @@
+package keeper
+
+import (
+	"iter"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/feed"
+	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/inventory"
+	"github.com/yettdev/yett/backend/notify"
+	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// inventoryPart is the keeper's part that runs the owner inventory and its
+// revocation drills, with OAuth custody and on the same audit log: its
+// scheduler runs here, so `yett serve` runs due unattended drills as the
+// app does, and a drill's client calls through the gateway this keeper
+// runs.
+type inventoryPart struct {
+	inv *inventory.Inventory // k.mu
+	// gw is the running gateway, read by drills without k.mu (the keeper
+	// holds k.mu while it closes the inventory and waits for a drill).
+	gw atomic.Pointer[gateway.Gateway]
+	// notifier is the desktop's notifications, captured at open for the
+	// same reason.
+	notifier  notify.Notifier
+	reminders feed.Feed[inventory.Reminder]
+}
+
+// openInventoryLocked opens the inventory over OAuth custody, the
+// catalogue and the vault's credentials. k.mu held, k.oauth and k.ops set.
+func (k *Keeper) openInventoryLocked() {
+	if k.inventory.inv != nil || k.oauth == nil {
+		return
+	}
+	k.inventory.notifier = k.notes.notifier
+	m, ops, v := k.oauth, k.ops, k.vault
+	inv, err := inventory.Open(inventory.Config{
+		DataDir: k.cfg.DataDir, Audit: k.audit, BootID: k.BootID, Logger: k.log, Surface: k.cfg.Origin,
+		Sources: []inventory.Source{inventory.OAuthSource{Custody: m, Operations: ops}, inventory.CredentialSource{Vault: v}},
+		Custody: m, Environments: m, Catalogue: ops, Bindings: v,
+		Gateway:  k.drillGateway,
+		Trail:    keeperTrail{k},
+		Notifier: reminder{k},
+		Changes: func(fn func()) func() {
+			a := m.Subscribe(func(oauth.Event) { fn() })
+			b := ops.Subscribe(fn)
+			c := v.Subscribe(func(vault.Event) { fn() })
+			return func() { a(); b(); c() }
+		},
+		NoScheduler: k.cfg.NoGateway,
+		Ready: func() bool {
+			return v.Status().State == vault.StateUnlocked && k.inventory.gw.Load() != nil
+		},
+	})
+	if err != nil {
+		k.log.Error("the owner inventory is unavailable", "err", err)
+		return
+	}
+	k.inventory.inv = inv
+}
+
+// closeInventoryLocked stops the inventory first: a running drill stops
+// where it is safe while the gateway and custody it uses still run.
+// k.mu held.
+func (k *Keeper) closeInventoryLocked() {
+	k.inventory.gw.Store(nil)
+	if k.inventory.inv != nil {
+		if err := k.inventory.inv.Close(); err != nil {
+			k.log.Warn("close the owner inventory", "err", err)
+		}
+		k.inventory.inv = nil
+	}
+}
+
+// gatewayStartedLocked lets drills call through gw and the scheduler look
+// for drills that came due while no gateway ran. k.mu held.
+func (k *Keeper) gatewayStartedLocked(gw *gateway.Gateway) {
+	k.inventory.gw.Store(gw)
+	if k.inventory.inv != nil {
+		k.inventory.inv.Kick()
+	}
+}
+
+func (k *Keeper) drillGateway() inventory.Gateway {
+	if gw := k.inventory.gw.Load(); gw != nil {
+		return gw
+	}
+	return nil
+}
+
+// SubscribeReminders tells fn every reminder the inventory raises to the
+// owner (a review due, a full drill due, a drill that failed), as
+// backend/feed delivers; the desktop's notifications show them too.
+func (k *Keeper) SubscribeReminders(fn func(inventory.Reminder)) (cancel func()) {
+	return k.inventory.reminders.Subscribe(fn)
+}
+
+// reminder raises the inventory's reminders as notifications (clicking one
+// raises the window) and to the front end's subscribers.
+type reminder struct{ k *Keeper }
+
+func (r reminder) Remind(rem inventory.Reminder) {
+	if n := r.k.inventory.notifier; n != nil {
+		if err := n.Show(notify.Notification{Card: "inventory-" + rem.Kind + "-" + rem.RowID, Title: rem.Title, Body: rem.Body}); err != nil {
+			r.k.log.Info("an inventory reminder could not be shown as a notification", "kind", rem.Kind)
+		}
+	}
+	r.k.inventory.reminders.Publish(rem)
+}
+
+// keeperTrail reads the audit log this keeper writes, with the vault's
+// audit identity: only while the vault is unlocked.
+type keeperTrail struct{ k *Keeper }
+
+func (t keeperTrail) Entries(from audit.Position) iter.Seq2[audit.Entry, error] {
+	id, err := t.k.vault.AuditIdentity()
+	if err != nil {
+		return func(yield func(audit.Entry, error) bool) { yield(audit.Entry{}, err) }
+	}
+	return audit.ReadEventsFrom(filepath.Join(t.k.dir, audit.LogFile), id, from)
+}
+
+// kickInventoryLocked makes the scheduler look for due drills now. k.mu
+// held.
+func (k *Keeper) kickInventoryLocked() {
+	if k.inventory.inv != nil {
+		k.inventory.inv.Kick()
+	}
+}
