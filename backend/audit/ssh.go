@@ -1,23 +1,17 @@
 package audit
 
 // SSH hosts and commands. A host is an authorization like an OAuth
-// account: adding, changing and removing one, and every pin of its host
-// key, are events of their own; every command is a call (channel "ssh")
-// whose entries carry SSHFacts.
+// account: adding, editing and removing one are vault changes
+// (vault_changed, recorded by the composition root); every pin of its host
+// key is an event of its own, with the fingerprint and how it was pinned;
+// every command is a call (channel "ssh") whose entries carry SSHFacts.
 const (
-	EventSSHHostAdded     EventType = "ssh_host_added"
-	EventSSHHostChanged   EventType = "ssh_host_changed"
-	EventSSHHostRemoved   EventType = "ssh_host_removed"
 	EventSSHHostKeyPinned EventType = "ssh_host_key_pinned"
 	// EventSSHHostKeyChanged (event.go): a host presented a host key that
 	// is not pinned; SSHFacts names the presented and the pinned keys.
 )
 
-func init() {
-	for _, t := range []EventType{EventSSHHostAdded, EventSSHHostChanged, EventSSHHostRemoved, EventSSHHostKeyPinned} {
-		knownTypes[t] = true
-	}
-}
+func init() { knownTypes[EventSSHHostKeyPinned] = true }
 
 // Reasons of SSH calls and host events.
 const (

@@ -24,6 +24,17 @@ import (
 // rules mean is backend/action/ssh's to check before they get here.
 const kindSSHHost = "ssh_host"
 
+// Changes to SSH hosts, announced in EventChanged with the host named in
+// Event.Credential (its id, name and new version): the composition root
+// records each as a person's change to the vault.
+const (
+	ChangeSSHHostAdded    Change = "ssh_host_added"
+	ChangeSSHHostEdited   Change = "ssh_host_edited"
+	ChangeSSHHostRemoved  Change = "ssh_host_removed"
+	ChangeSSHHostKeys     Change = "ssh_host_keys_pinned"
+	ChangeSSHHostKeyAlert Change = "ssh_host_key_alert"
+)
+
 // Errors of SSH hosts.
 var (
 	// ErrNoSSHHost: no host by that name or id.
@@ -301,7 +312,7 @@ func (v *Vault) AddSSHHost(h NewSSHHost) (SSHHostView, error) {
 	}
 	ref := recordRef{ID: "ssh_" + hex.EncodeToString(randomBytes(12)), Kind: kindSSHHost, Version: 1}
 	view, err := v.putHostLocked(ref, recordOf(h, v.opts.Now()))
-	v.unlockAfterChange(err, "SSH host added")
+	v.unlockAfterChange(err, ChangeSSHHostAdded, view)
 	return view, err
 }
 
@@ -324,10 +335,12 @@ func (v *Vault) putHostLocked(ref recordRef, r *sshHostRecord) (SSHHostView, err
 	return view, nil
 }
 
-// unlockAfterChange releases v.mu, announcing a change when err is nil.
-func (v *Vault) unlockAfterChange(err error, reason string) {
+// unlockAfterChange releases v.mu, announcing change of host h when err
+// is nil.
+func (v *Vault) unlockAfterChange(err error, change Change, h SSHHostView) {
 	if err == nil {
-		v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: reason})
+		v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: strings.ReplaceAll(string(change), "_", " "), Change: change,
+			Credential: &CredentialRef{ID: h.ID, Name: h.Name, Version: h.Version}})
 	}
 	v.mu.Unlock()
 	if err == nil {
@@ -416,7 +429,7 @@ func (v *Vault) openHostLocked(id string, version uint64) (*sshHostRecord, recor
 // version (0: whatever version it is at), and seals the result as the next
 // version. Errors: ErrLocked, ErrNoSSHHost, ErrCredentialChanged, and
 // change's own.
-func (v *Vault) changeHost(id string, version uint64, reason string, change func(r *sshHostRecord) error) (SSHHostView, error) {
+func (v *Vault) changeHost(id string, version uint64, kind Change, change func(r *sshHostRecord) error) (SSHHostView, error) {
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
 		v.mu.Unlock()
@@ -434,7 +447,7 @@ func (v *Vault) changeHost(id string, version uint64, reason string, change func
 	}
 	ref.Version++
 	view, err := v.putHostLocked(ref, r)
-	v.unlockAfterChange(err, reason)
+	v.unlockAfterChange(err, kind, view)
 	return view, err
 }
 
@@ -445,7 +458,7 @@ func (v *Vault) UpdateSSHHost(id string, s SSHHostSettings) (SSHHostView, error)
 	if err != nil {
 		return SSHHostView{}, err
 	}
-	return v.changeHost(id, 0, "SSH host changed", func(r *sshHostRecord) error {
+	return v.changeHost(id, 0, ChangeSSHHostEdited, func(r *sshHostRecord) error {
 		r.Approval, r.Rules, r.TimeoutNS, r.Record = s.Approval, s.Rules, s.Timeout, s.Record
 		r.Owner, r.BackupRevoker = s.Owner, s.BackupRevoker
 		return nil
@@ -460,7 +473,7 @@ func (v *Vault) SetSSHHostKeys(id string, version uint64, pins []string) (SSHHos
 	if err := checkPins(pins); err != nil {
 		return SSHHostView{}, err
 	}
-	return v.changeHost(id, version, "SSH host keys pinned", func(r *sshHostRecord) error {
+	return v.changeHost(id, version, ChangeSSHHostKeys, func(r *sshHostRecord) error {
 		r.HostKeys, r.HostKeyAlert = append([]string{}, pins...), nil
 		return nil
 	})
@@ -473,7 +486,7 @@ func (v *Vault) AlertSSHHostKey(id string, a HostKeyAlert) (SSHHostView, error) 
 		return SSHHostView{}, invalid("the presented host key is not \"type base64\"")
 	}
 	a.At = a.At.UTC()
-	return v.changeHost(id, 0, "SSH host key changed", func(r *sshHostRecord) error {
+	return v.changeHost(id, 0, ChangeSSHHostKeyAlert, func(r *sshHostRecord) error {
 		r.HostKeyAlert = &a
 		return nil
 	})
@@ -486,7 +499,8 @@ func (v *Vault) RemoveSSHHost(id string) error {
 		v.mu.Unlock()
 		return err
 	}
-	if _, ok := v.hosts[id]; !ok {
+	h, ok := v.hosts[id]
+	if !ok {
 		v.mu.Unlock()
 		return ErrNoSSHHost
 	}
@@ -494,7 +508,7 @@ func (v *Vault) RemoveSSHHost(id string) error {
 	if err == nil {
 		delete(v.hosts, id)
 	}
-	v.unlockAfterChange(err, "SSH host removed")
+	v.unlockAfterChange(err, ChangeSSHHostRemoved, h.view)
 	return err
 }
 
