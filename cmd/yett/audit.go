@@ -295,7 +295,7 @@ func auditShow(_ context.Context, env *Env, args []string) error {
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	if format == "table" {
-		fmt.Fprintln(tw, "INDEX\tTIME\tTYPE\tSESSION\tREASON\tACTION")
+		fmt.Fprintln(tw, "INDEX\tTIME\tTYPE\tSESSION\tREASON\tACTION OR DETAIL")
 	}
 	enc := json.NewEncoder(env.Stdout)
 	for e, err := range audit.ReadEvents(path, ids) {
@@ -311,11 +311,7 @@ func auditShow(_ context.Context, env *Env, args []string) error {
 			continue
 		}
 		ev := e.Event
-		action := ""
-		if a := ev.Action; a != nil {
-			action = a.Channel + " " + a.Operation + " " + a.Target
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Index, ev.Time.Format("2006-01-02T15:04:05Z07:00"), ev.Type, ev.SessionID, ev.Reason, strings.TrimSpace(action))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Index, ev.Time.Format("2006-01-02T15:04:05Z07:00"), ev.Type, ev.SessionID, ev.Reason, tableDetail(&ev))
 	}
 	return tw.Flush()
 }
@@ -333,4 +329,36 @@ func readIdentities(path string) (age.Identity, error) {
 		return nil, errors.New("audit show: the identity file must hold exactly one age identity")
 	}
 	return ids[0], nil
+}
+
+// tableDetail is the last column of a table row: the action of a call; for
+// a revocation drill's entries the drill, its step, verdict, duration and
+// evidence; for an inventory edit the row, field and new value.
+func tableDetail(ev *audit.Event) string {
+	switch {
+	case ev.Action != nil:
+		return strings.TrimSpace(ev.Action.Channel + " " + ev.Action.Operation + " " + ev.Action.Target)
+	case ev.Drill != nil:
+		d := ev.Drill
+		out := fmt.Sprintf("%s %s drill %s", ev.AuthorizationID, d.Kind, d.DrillID)
+		if d.Trigger != "" {
+			out += " (" + d.Trigger + ")"
+		}
+		if d.Step != "" {
+			out += " " + d.Step
+		}
+		if ev.Success != nil {
+			out += map[bool]string{true: " passed", false: " failed"}[*ev.Success]
+		}
+		if ev.Type != audit.EventDrillStarted {
+			out += fmt.Sprintf(" in %d ms", d.DurationMS)
+		}
+		if d.Evidence != "" {
+			out += ": " + d.Evidence
+		}
+		return out
+	case ev.Inventory != nil:
+		return strings.TrimSpace(ev.AuthorizationID + " " + ev.Inventory.Field + "=" + ev.Inventory.Value)
+	}
+	return ""
 }

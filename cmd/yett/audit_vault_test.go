@@ -62,10 +62,16 @@ func vaultWithLog(t *testing.T) (dataDir, secret string) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	passed := true
 	for _, e := range []audit.Event{
 		{Type: audit.EventVaultLocked, Time: now, VaultEpoch: 3, Reason: "user"},
 		{Type: audit.EventActionDenied, Time: now, SessionID: "S1", Reason: audit.ReasonVaultLocked,
 			Action: &audit.Action{RequestID: "Q1", Channel: "http", Operation: "create_issue", Target: "api.example.com"}},
+		{Type: audit.EventDrillStarted, Time: now, AuthorizationID: "az-1", Drill: &audit.DrillFacts{DrillID: "dr-1", Kind: "full", Trigger: "person"}},
+		{Type: audit.EventDrillStep, Time: now, AuthorizationID: "az-1", Success: &passed, Drill: &audit.DrillFacts{DrillID: "dr-1", Kind: "full",
+			Trigger: "person", Step: "provider_revocation", Evidence: "refresh token: revocation answered HTTP 200", DurationMS: 66}},
+		{Type: audit.EventDrillFinished, Time: now, AuthorizationID: "az-1", Success: &passed, Drill: &audit.DrillFacts{DrillID: "dr-1", Kind: "full", DurationMS: 292}},
+		{Type: audit.EventInventoryEdited, Time: now, AuthorizationID: "az-1", Inventory: &audit.InventoryEdit{Field: "owner", Value: "alice"}},
 	} {
 		if _, err := l.Append(context.Background(), e); err != nil {
 			t.Fatal(err)
@@ -105,7 +111,9 @@ func TestAuditShowWithVault(t *testing.T) {
 	if src.prompts != 1 {
 		t.Fatalf("asked %d times", src.prompts)
 	}
-	for _, want := range []string{"vault_locked", "action_denied", "S1", "vault_locked", "http create_issue api.example.com"} {
+	for _, want := range []string{"vault_locked", "action_denied", "S1", "vault_locked", "http create_issue api.example.com",
+		"drill_started", "az-1 full drill dr-1 (person)", "drill_step", "provider_revocation passed in 66 ms: refresh token: revocation answered HTTP 200",
+		"drill_finished", "passed in 292 ms", "inventory_edited", "az-1 owner=alice"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
