@@ -113,6 +113,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("serve: %s", strings.TrimSuffix(orText(st.GatewayProblem, "The agent gateway did not start."), "."))
 	}
 	t := &terminal{tty: tty, v: v, b: st.Broker}
+	defer followInventory(k, tty)()
 	if err := t.unlock(); err != nil {
 		return err
 	}
