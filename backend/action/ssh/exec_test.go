@@ -125,9 +125,11 @@ func TestExecOutputFloodIsCappedAndEnded(t *testing.T) {
 }
 
 // remoteProbe is a command that records its shell's pid, then sleeps and
-// would leave a marker if it were not ended.
+// would leave a marker if it were not ended. The pid file appears whole (a
+// rename), so a test that waits for it never reads it half written.
 func remoteProbe(dir string) string {
-	return "echo $$ > " + filepath.Join(dir, "pid") + "; sleep 30; touch " + filepath.Join(dir, "after")
+	pid := filepath.Join(dir, "pid")
+	return "echo $$ > " + pid + ".tmp; mv " + pid + ".tmp " + pid + "; sleep 30; touch " + filepath.Join(dir, "after")
 }
 
 func waitGone(t *testing.T, dir string) {
@@ -144,7 +146,10 @@ func waitGone(t *testing.T, dir string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if pid == 0 || syscall.Kill(pid, 0) == nil {
+	if pid == 0 {
+		t.Fatal("the remote command never recorded its pid")
+	}
+	if syscall.Kill(pid, 0) == nil {
 		t.Fatalf("the remote command (pid %d) still runs", pid)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "after")); err == nil {
@@ -156,7 +161,7 @@ func TestExecTimeoutEndsTheCommand(t *testing.T) {
 	f := newFixture(t, sshdtest.Options{})
 	e := New(Config{})
 	dir := f.srv.Scratch(t)
-	res, err := e.Exec(context.Background(), f.host, f.key, Command{Line: remoteProbe(dir), Timeout: 700 * time.Millisecond})
+	res, err := e.Exec(context.Background(), f.host, f.key, Command{Line: remoteProbe(dir), Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
