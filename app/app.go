@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/options/linux"
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
+	"github.com/yettdev/yett/backend/autostart"
 	"github.com/yettdev/yett/backend/instance"
 	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/lockwatch"
@@ -43,6 +45,10 @@ type Config struct {
 	// CLIPath is the yett command line installed with the app; the gateway
 	// only accepts its `yett mcp` on the socket. "" accepts any program.
 	CLIPath string
+	// Background starts Yett with its window hidden (autostart.BackgroundFlag,
+	// as "Start Yett when I log in" does): it serves agents and shows the
+	// window when a card needs the person.
+	Background bool
 }
 
 // ConfigFromEnv resolves the per-user directories (honouring YETT_DATA_DIR
@@ -69,6 +75,7 @@ func ConfigFromEnv() (Config, error) {
 		}
 		cfg.CLIPath = filepath.Join(filepath.Dir(exe), name)
 	}
+	cfg.Background = slices.Contains(os.Args[1:], autostart.BackgroundFlag)
 	return cfg, nil
 }
 
@@ -86,6 +93,10 @@ type App struct {
 	// OAuth connects accounts and keeps their inventory; it has no manager
 	// until the audit log is open (OAuth.attach).
 	OAuth *OAuthService
+	// Desktop is Yett in the background: autostart, notifications and their
+	// policy, keeping running after the window closes, quitting.
+	Desktop *DesktopService
+	desk    desktop
 	// Connect tells the "Connect an agent" page how to add Yett to agents.
 	Connect *ConnectService
 
@@ -111,11 +122,13 @@ func New(cfg Config) (*App, error) {
 		}
 	}
 	a := &App{cfg: cfg, events: &eventSink{}}
+	a.loadDesktopPrefs()
 	primary, err := instance.Acquire(cfg.RuntimeDir, "app", a.focus)
 	if err != nil {
 		return nil, err
 	}
 	a.primary = primary
+	primary.OnQuit(a.quit) // yett quit
 	v, err := vault.Open(cfg.DataDir, vault.Options{Keyring: cfg.Keyring})
 	if err != nil {
 		primary.Release()
@@ -124,6 +137,7 @@ func New(cfg Config) (*App, error) {
 	a.vault = v
 	a.Vault = newVaultService(v, a.events, cfg.Log, cfg.Keyring != nil)
 	a.Approvals = newApprovalService(a.events, cfg.Log)
+	a.Approvals.onWaiting = a.setWaiting
 	a.OAuth = newOAuthService(a.events, cfg.Log)
 	// The keeper runs the audit writer, OAuth custody and the gateway for
 	// this data directory, as it does for yett serve. The audit log never
@@ -132,6 +146,9 @@ func New(cfg Config) (*App, error) {
 	k, err := keeper.Open(keeper.Config{
 		DataDir: cfg.DataDir, RuntimeDir: cfg.RuntimeDir, Vault: v, Logger: cfg.Log,
 		ShimPath: cfg.CLIPath, OpenBrowser: a.openBrowser,
+		// Cards reach the person as notifications, and bring the window
+		// back when a notification is clicked or cannot be shown.
+		Notify: openNotifications, Raise: a.raise,
 	})
 	if err != nil {
 		v.Close()
@@ -140,6 +157,7 @@ func New(cfg Config) (*App, error) {
 	}
 	a.keeper = k
 	a.Audit = newAuditService(v, k, a.events, cfg.Log, auditPollInterval)
+	a.Desktop = newDesktopService(a)
 	a.Connect = newConnectService(cfg.CLIPath, func() (bool, string) {
 		st := k.State()
 		return st.SocketPath != "", st.GatewayProblem
@@ -160,7 +178,10 @@ func (a *App) Options(assets fs.FS) *options.App {
 		AssetServer:      &assetserver.Options{Assets: assets},
 		OnStartup:        a.startup,
 		OnShutdown:       a.shutdown,
-		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect},
+		OnBeforeClose:    a.beforeClose,
+		StartHidden:      a.cfg.Background,
+		Menu:             a.appMenu(),
+		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect, a.Desktop},
 		Linux:            &linux.Options{ProgramName: "yett"},
 	}
 }
@@ -171,6 +192,9 @@ func (a *App) startup(ctx context.Context) {
 	a.mu.Unlock()
 	a.events.attach(func(name string, data any) { runtime.EventsEmit(ctx, name, data) })
 	a.Audit.setSaveDialog(wailsSaveDialog(ctx))
+	a.watchSignals()
+	a.Approvals.push() // the window title counts the cards already waiting
+	a.raiseQueuedAtStartup()
 	a.Vault.setDialogs(fileDialogsFor(ctx))
 
 	bg, stop := context.WithCancel(context.Background())
@@ -226,14 +250,6 @@ func (a *App) Close() {
 	}
 }
 
-// focus brings the window to the front when a second launch asks for it.
-func (a *App) focus() {
-	a.mu.Lock()
-	ctx := a.ctx
-	a.mu.Unlock()
-	if ctx == nil {
-		return
-	}
-	runtime.WindowUnminimise(ctx)
-	runtime.WindowShow(ctx)
-}
+// focus brings the window back, with the oldest waiting card in view, when
+// Yett is launched again.
+func (a *App) focus() { a.raise("") }

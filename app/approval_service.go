@@ -39,6 +39,10 @@ type ApprovalService struct {
 	// pushMu keeps read-then-send atomic, so two pushes racing (attach and
 	// a broker update) cannot deliver an older state last.
 	pushMu sync.Mutex
+
+	// onWaiting hears how many cards wait after every push (the window
+	// title); nil in tests.
+	onWaiting func(n int)
 }
 
 func newApprovalService(events *eventSink, log *slog.Logger) *ApprovalService {
@@ -79,7 +83,25 @@ func (s *ApprovalService) current() *approval.Broker {
 func (s *ApprovalService) push() {
 	s.pushMu.Lock()
 	defer s.pushMu.Unlock()
-	s.events.send(EventApprovalChanged, ApprovalState{Cards: s.Pending(), Sessions: s.Sessions()})
+	st := ApprovalState{Cards: s.Pending(), Sessions: s.Sessions(), Decisions: s.Decisions()}
+	s.events.send(EventApprovalChanged, st)
+	if s.onWaiting != nil {
+		s.onWaiting(len(st.Cards))
+	}
+}
+
+// Decisions lists the recent answers and expiries, newest first: what was
+// asked, how it ended, who answered and where.
+func (s *ApprovalService) Decisions() []DecisionView {
+	out := []DecisionView{}
+	b := s.current()
+	if b == nil {
+		return out
+	}
+	for _, d := range b.Decisions() {
+		out = append(out, decisionView(d))
+	}
+	return out
 }
 
 // Pending lists the cards waiting for the person, oldest first.

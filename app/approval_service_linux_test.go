@@ -241,8 +241,8 @@ func TestApprovalServiceWithoutGateway(t *testing.T) {
 			t.Errorf("%s without a gateway: %v", name, err)
 		}
 	}
-	b, _ := json.Marshal(ApprovalState{Cards: s.Pending(), Sessions: s.Sessions()})
-	if string(b) != `{"cards":[],"sessions":[]}` {
+	b, _ := json.Marshal(ApprovalState{Cards: s.Pending(), Sessions: s.Sessions(), Decisions: s.Decisions()})
+	if string(b) != `{"cards":[],"sessions":[],"decisions":[]}` {
 		t.Errorf("empty state encodes as %s", b)
 	}
 

@@ -104,8 +104,53 @@ type LiveSession struct {
 
 // ApprovalState is the payload of the approval:changed event.
 type ApprovalState struct {
-	Cards    []ApprovalCard `json:"cards"`
-	Sessions []LiveSession  `json:"sessions"`
+	Cards     []ApprovalCard `json:"cards"`
+	Sessions  []LiveSession  `json:"sessions"`
+	Decisions []DecisionView `json:"decisions"`
+}
+
+// DecisionView is one recent answer (or expiry): who asked for what, how
+// it ended, and who answered where.
+type DecisionView struct {
+	ID      string    `json:"id"`
+	Kind    string    `json:"kind"`
+	Agent   AgentView `json:"agent"`
+	Change  string    `json:"change"`
+	Channel string    `json:"channel"`
+	Method  string    `json:"method"`
+	Target  string    `json:"target"`
+	// Outcome is "approved", "denied", "refused" (approved, but it could
+	// not take effect) or "expired".
+	Outcome string `json:"outcome"`
+	// Where is the surface in words ("in the window", "from a
+	// notification", "at the yett serve terminal"), "" for an expiry; By
+	// the local account that answered.
+	Where string `json:"where"`
+	By    string `json:"by"`
+	At    string `json:"at"`
+}
+
+// whereWords says where a card was answered, as the person reads it.
+func whereWords(surface string) string {
+	switch surface {
+	case approval.SurfaceApp:
+		return "in the window"
+	case approval.SurfaceNotification:
+		return "from a notification"
+	case approval.SurfaceTerminal:
+		return "at the yett serve terminal"
+	case "":
+		return ""
+	}
+	return surface
+}
+
+func decisionView(d approval.Decision) DecisionView {
+	return DecisionView{
+		ID: d.RequestID, Kind: string(d.Kind), Agent: agentView(d.Who), Change: string(d.Change), Channel: d.Channel,
+		Method: d.Method, Target: d.Target, Outcome: string(d.Outcome), Where: whereWords(d.Surface), By: d.By,
+		At: d.At.UTC().Format(time.RFC3339),
+	}
 }
 
 // shortHashLen is how many hex digits of the executable hash a card shows.

@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/keeper"
+	"github.com/yettdev/yett/backend/notify"
 	"github.com/yettdev/yett/backend/oauth"
 )
 
@@ -13,6 +14,7 @@ import (
 type keeping struct {
 	broker *approval.Broker
 	oauth  *oauth.Manager
+	notes  notify.Status
 	cancel func()
 }
 
@@ -30,8 +32,12 @@ func (a *App) attachParts(st keeper.State) {
 	k := &a.keeping
 	broker := st.Broker != k.broker
 	custody := st.OAuth != k.oauth
-	k.broker, k.oauth = st.Broker, st.OAuth
+	notes := st.Notifications != k.notes
+	k.broker, k.oauth, k.notes = st.Broker, st.OAuth, st.Notifications
 	a.mu.Unlock()
+	if notes {
+		a.Desktop.push()
+	}
 	if broker {
 		a.Approvals.attach(st.Broker)
 	}

@@ -4,11 +4,13 @@
 // exited, vault locked, timeout) is gone with the next push.
 
 import * as backend from './backend';
-import type { ApprovalCard, ApprovalState, LiveSession } from './backend';
+import type { ApprovalCard, ApprovalState, Decision, LiveSession } from './backend';
 
 export class ApprovalStore {
   cards = $state<ApprovalCard[]>([]);
   sessions = $state<LiveSession[]>([]);
+  /** Recent answers and expiries, newest first. */
+  decisions = $state<Decision[]>([]);
   /** Date.now() when the state arrived: card countdowns start there. */
   receivedAt = $state(0);
   /** False until the first state arrived. */
@@ -26,6 +28,7 @@ export class ApprovalStore {
     if (s.cards.length === 0) this.collapsed = false;
     this.cards = s.cards;
     this.sessions = s.sessions;
+    this.decisions = s.decisions;
     this.receivedAt = Date.now();
     this.loaded = true;
     this.error = '';
@@ -42,8 +45,12 @@ export class ApprovalStore {
         (e) => (this.error = e.message),
       );
       const before = this.pushes;
-      const [cards, sessions] = await Promise.all([backend.pendingApprovals(), backend.liveSessions()]);
-      if (this.pushes === before) this.apply({ cards, sessions });
+      const [cards, sessions, decisions] = await Promise.all([
+        backend.pendingApprovals(),
+        backend.liveSessions(),
+        backend.recentDecisions(),
+      ]);
+      if (this.pushes === before) this.apply({ cards, sessions, decisions });
     } catch (err) {
       this.error = (err as Error).message;
     }

@@ -538,6 +538,8 @@ export interface ApprovalCard {
   deadline: string;
   /** Seconds left when the backend sent the card. */
   secondsLeft: number;
+  /** What approving covers: this run (until the process exits…) or this call only. */
+  scope: string;
 }
 
 export interface LiveSession {
@@ -552,6 +554,27 @@ export interface LiveSession {
 export interface ApprovalState {
   cards: ApprovalCard[];
   sessions: LiveSession[];
+  /** Recent answers and expiries, newest first. */
+  decisions: Decision[];
+}
+
+export type DecisionOutcome = 'approved' | 'denied' | 'refused' | 'expired';
+
+/** One recent answer to a card (or its expiry): what, how it ended, who answered where. */
+export interface Decision {
+  id: string;
+  kind: ApprovalKind;
+  agent: AgentView;
+  change: string;
+  channel: string;
+  method: string;
+  target: string;
+  outcome: DecisionOutcome;
+  /** "in the window", "from a notification", "at the yett serve terminal", or '' (expired). */
+  where: string;
+  /** The local account that answered. */
+  by: string;
+  at: string;
 }
 
 export const APPROVAL_CHANGED_EVENT = 'approval:changed';
@@ -561,6 +584,7 @@ interface ApprovalServiceBinding {
   Pending(): Promise<unknown>;
   Answer(id: string, approve: boolean): Promise<void>;
   Sessions(): Promise<unknown>;
+  Decisions(): Promise<unknown>;
   Revoke(sessionId: string): Promise<void>;
 }
 
@@ -668,6 +692,40 @@ export function parseApprovalCard(v: unknown): ApprovalCard {
     credential: v.credential,
     deadline: v.deadline,
     secondsLeft: v.secondsLeft,
+    scope: typeof v.scope === 'string' ? v.scope : '',
+  };
+}
+
+const DECISION_OUTCOMES: readonly DecisionOutcome[] = ['approved', 'denied', 'refused', 'expired'];
+
+export function parseDecision(v: unknown): Decision {
+  if (
+    !isRecord(v) ||
+    typeof v.id !== 'string' ||
+    !APPROVAL_KINDS.includes(v.kind as ApprovalKind) ||
+    typeof v.change !== 'string' ||
+    typeof v.channel !== 'string' ||
+    typeof v.method !== 'string' ||
+    typeof v.target !== 'string' ||
+    !DECISION_OUTCOMES.includes(v.outcome as DecisionOutcome) ||
+    typeof v.where !== 'string' ||
+    typeof v.by !== 'string' ||
+    typeof v.at !== 'string'
+  ) {
+    throw new ProtocolError('a recent decision');
+  }
+  return {
+    id: v.id,
+    kind: v.kind as ApprovalKind,
+    agent: parseAgentView(v.agent),
+    change: v.change,
+    channel: v.channel,
+    method: v.method,
+    target: v.target,
+    outcome: v.outcome as DecisionOutcome,
+    where: v.where,
+    by: v.by,
+    at: v.at,
   };
 }
 
@@ -697,6 +755,7 @@ export function parseApprovalState(v: unknown): ApprovalState {
   return {
     cards: approvalList(v.cards, 'an approval update').map(parseApprovalCard),
     sessions: approvalList(v.sessions, 'an approval update').map(parseLiveSession),
+    decisions: approvalList(v.decisions ?? null, 'an approval update').map(parseDecision),
   };
 }
 
@@ -714,6 +773,13 @@ export function answerApproval(id: string, approve: boolean): Promise<void> {
 export function liveSessions(): Promise<LiveSession[]> {
   return call(async () =>
     approvalList(await boundApprovals().ApprovalService.Sessions(), 'a session list').map(parseLiveSession),
+  );
+}
+
+/** The recent answers and expiries of this run of Yett, newest first. */
+export function recentDecisions(): Promise<Decision[]> {
+  return call(async () =>
+    approvalList(await boundApprovals().ApprovalService.Decisions(), 'a decision list').map(parseDecision),
   );
 }
 
@@ -1439,4 +1505,129 @@ export function parseConnectInfo(v: unknown): ConnectInfo {
 
 export function connectInfo(): Promise<ConnectInfo> {
   return call(async () => parseConnectInfo(await boundConnect().ConnectService.Info()));
+}
+
+// ---- Yett in the background (app.DesktopService) ----
+// Closing the window keeps Yett running; quitting is explicit. Approval
+// cards reach the person as native notifications, within a policy the
+// backend enforces (this module only reads and stores the choice).
+
+export interface NotificationStatus {
+  available: boolean;
+  /** Notifications carry Approve and Deny. */
+  actions: boolean;
+  server: string;
+  /** Why notifications (or their buttons) are not available; '' when they are. */
+  problem: string;
+}
+
+export interface NotificationPolicy {
+  sessionCards: boolean;
+  callCards: boolean;
+  /** Refs of the credentials and operations whose per-call cards are answered only in the window. */
+  windowOnly: string[];
+}
+
+export interface SensitiveChoice {
+  ref: string;
+  kind: 'credential' | 'operation';
+  name: string;
+  detail: string;
+}
+
+export interface DesktopSettings {
+  autostart: boolean;
+  autostartAvailable: boolean;
+  autostartWhere: string;
+  autostartProblem: string;
+  notifications: NotificationStatus;
+  policy: NotificationPolicy;
+  sensitive: SensitiveChoice[];
+}
+
+export const DESKTOP_CHANGED_EVENT = 'desktop:changed';
+export const SHOW_CARD_EVENT = 'app:show-card';
+export const CLOSE_REQUESTED_EVENT = 'app:close-requested';
+
+/** The shape Wails generates for the bound Go struct app.DesktopService. */
+interface DesktopServiceBinding {
+  Settings(): Promise<unknown>;
+  SetAutostart(on: boolean): Promise<unknown>;
+  SetNotificationPolicy(p: NotificationPolicy): Promise<unknown>;
+  KeepRunningInBackground(): Promise<void>;
+  Quit(): Promise<void>;
+}
+
+function boundDesktop(): { DesktopService: DesktopServiceBinding } {
+  const app = window.go?.app as { DesktopService?: DesktopServiceBinding } | undefined;
+  if (!app?.DesktopService) throw new BackendUnavailableError();
+  return app as { DesktopService: DesktopServiceBinding };
+}
+
+const SENSITIVE_KINDS: readonly SensitiveChoice['kind'][] = ['credential', 'operation'];
+
+export function parseDesktopSettings(v: unknown): DesktopSettings {
+  const what = 'the background and notification settings';
+  const head = pick<Omit<DesktopSettings, 'notifications' | 'policy' | 'sensitive'>>(
+    v,
+    { autostart: 'boolean', autostartAvailable: 'boolean', autostartWhere: 'string', autostartProblem: 'string' },
+    what,
+  );
+  const r = v as Record<string, unknown>;
+  const notifications = pick<NotificationStatus>(
+    r.notifications,
+    { available: 'boolean', actions: 'boolean', server: 'string', problem: 'string' },
+    what,
+  );
+  const policyHead = pick<Omit<NotificationPolicy, 'windowOnly'>>(r.policy, { sessionCards: 'boolean', callCards: 'boolean' }, what);
+  const windowOnly = strings((r.policy as Record<string, unknown>).windowOnly, what);
+  const sensitive = list(r.sensitive, what).map((c) => {
+    const choice = pick<SensitiveChoice>(c, { ref: 'string', kind: 'string', name: 'string', detail: 'string' }, what);
+    oneOf(choice.kind, SENSITIVE_KINDS, what);
+    return choice;
+  });
+  return { ...head, notifications, policy: { ...policyHead, windowOnly }, sensitive };
+}
+
+export function desktopSettings(): Promise<DesktopSettings> {
+  return call(async () => parseDesktopSettings(await boundDesktop().DesktopService.Settings()));
+}
+
+/** Turns "Start Yett when I log in" on or off. */
+export function setAutostart(on: boolean): Promise<DesktopSettings> {
+  return call(async () => parseDesktopSettings(await boundDesktop().DesktopService.SetAutostart(on)));
+}
+
+/** Stores which cards a notification may answer; the backend enforces it. */
+export function setNotificationPolicy(p: NotificationPolicy): Promise<DesktopSettings> {
+  return call(async () => parseDesktopSettings(await boundDesktop().DesktopService.SetNotificationPolicy(p)));
+}
+
+/** Hides the window; Yett keeps serving agents and answering through notifications. */
+export function keepRunningInBackground(): Promise<void> {
+  return call(() => boundDesktop().DesktopService.KeepRunningInBackground());
+}
+
+/** Quits Yett: the vault locks, waiting agents are refused, the gateway stops. */
+export function quitYett(): Promise<void> {
+  return call(() => boundDesktop().DesktopService.Quit());
+}
+
+export function onDesktopChanged(onSettings: (s: DesktopSettings) => void): () => void {
+  return subscribe(DESKTOP_CHANGED_EVENT, parseDesktopSettings, onSettings, () => {});
+}
+
+/** Calls onShow with a card id ('' for the oldest waiting) the window must bring into view. */
+export function onShowCard(onShow: (id: string) => void): () => void {
+  return subscribe(
+    SHOW_CARD_EVENT,
+    (v) => (isRecord(v) && typeof v.id === 'string' ? v.id : ''),
+    onShow,
+    () => {},
+  );
+}
+
+/** Calls onClose when the window was closed for the first time. */
+export function onCloseRequested(onClose: () => void): () => void {
+  return subscribe(CLOSE_REQUESTED_EVENT, () => undefined, () => onClose(), () => {});
 }

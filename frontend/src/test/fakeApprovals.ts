@@ -5,7 +5,7 @@
 // (the card or session leaves, and the new state is pushed).
 
 import { vi } from 'vitest';
-import type { AgentView, ApprovalCard, ApprovalState, LiveSession } from '../lib/backend';
+import type { AgentView, ApprovalCard, ApprovalState, Decision, LiveSession } from '../lib/backend';
 
 export function agentView(over: Partial<AgentView> = {}): AgentView {
   return {
@@ -48,6 +48,24 @@ export function approvalCard(over: Partial<ApprovalCard> = {}): ApprovalCard {
     credential: '',
     deadline: '2026-11-29T18:02:00Z',
     secondsLeft: 120,
+    scope: 'this run: until pid 48192 exits, the vault locks or Yett restarts',
+    ...over,
+  };
+}
+
+export function decision(over: Partial<Decision> = {}): Decision {
+  return {
+    id: 'rq-0',
+    kind: 'session',
+    agent: agentView(),
+    change: 'first request',
+    channel: 'http',
+    method: '',
+    target: 'api.example.com',
+    outcome: 'approved',
+    where: 'from a notification',
+    by: 'ana',
+    at: '2026-11-29T17:59:00Z',
     ...over,
   };
 }
@@ -68,7 +86,11 @@ type Listener = (...data: unknown[]) => void;
 
 export function installApprovals(initial: Partial<ApprovalState> = {}) {
   if (!window.go?.app || !window.runtime) throw new Error('installBridge first');
-  const state: ApprovalState = { cards: initial.cards ?? [], sessions: initial.sessions ?? [] };
+  const state: ApprovalState = {
+    cards: initial.cards ?? [],
+    sessions: initial.sessions ?? [],
+    decisions: initial.decisions ?? [],
+  };
   const listeners = new Set<Listener>();
 
   const push = () => {
@@ -79,10 +101,14 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
   const ApprovalService = {
     Pending: vi.fn(async (): Promise<unknown> => structuredClone(state.cards)),
     Sessions: vi.fn(async (): Promise<unknown> => structuredClone(state.sessions)),
+    Decisions: vi.fn(async (): Promise<unknown> => structuredClone(state.decisions)),
     Answer: vi.fn(async (id: string, approve: boolean): Promise<void> => {
       const i = state.cards.findIndex((c) => c.id === id);
       if (i < 0) throw 'This request is no longer waiting: it was answered, timed out or withdrawn.';
       const [card] = state.cards.splice(i, 1);
+      state.decisions.unshift(
+        decision({ id, kind: card.kind, agent: card.agent, outcome: approve ? 'approved' : 'denied', where: 'in the window' }),
+      );
       if (approve && card.kind === 'session') {
         state.sessions.push(liveSession({ id: `ap-${id}`, agent: card.agent, channel: card.channel }));
       }
@@ -113,6 +139,7 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
     set(next: Partial<ApprovalState>) {
       if (next.cards) state.cards = next.cards;
       if (next.sessions) state.sessions = next.sessions;
+      if (next.decisions) state.decisions = next.decisions;
       push();
     },
     /** Pushes a raw payload without changing the state. */

@@ -5,6 +5,7 @@
 import { vi } from 'vitest';
 import type { ConnectInfo, CredentialEditForm, CredentialView, NewCredentialForm, VaultStatus } from '../lib/backend';
 import { installApprovals } from './fakeApprovals';
+import { installDesktop } from './fakeDesktop';
 
 export function vaultStatus(over: Partial<VaultStatus> = {}): VaultStatus {
   return {
@@ -163,6 +164,7 @@ export function installBridge(initial: VaultStatus = vaultStatus()) {
 
   // The shell always reads approvals; by default there are none.
   installApprovals();
+  installDesktop();
 
   return {
     VaultService,

@@ -1,0 +1,157 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import App from '../App.svelte';
+import { installBridge, vaultStatus } from '../test/fakeBridge';
+import { approvalCard, decision, installApprovals } from '../test/fakeApprovals';
+import { installDesktop } from '../test/fakeDesktop';
+import type { DesktopSettings } from '../lib/backend';
+
+async function openApp(cards = [approvalCard()], desktop: Partial<DesktopSettings> = {}, decisions = [decision()]) {
+  installBridge(vaultStatus({ state: 'unlocked' }));
+  const approvals = installApprovals({ cards, decisions });
+  const fake = installDesktop(desktop);
+  render(App);
+  await screen.findByTestId('shell');
+  return { approvals, desktop: fake };
+}
+
+describe('the card, finished', () => {
+  afterEach(() => {
+    document.title = '';
+  });
+
+  it('says what approving covers and names its keyboard shortcuts', async () => {
+    await openApp([approvalCard(), approvalCard({ id: 'rq-2', kind: 'call', method: 'DELETE', path: '/v1/x', scope: 'this call only' })]);
+    const [session, call] = await screen.findAllByTestId('approval-card');
+    expect(within(session).getByTestId('approval-scope').textContent).toContain('this run: until pid 48192 exits');
+    expect(within(call).getByTestId('approval-scope').textContent).toContain('this call only');
+    expect(within(session).getByTestId('approval-approve').getAttribute('aria-keyshortcuts')).toBe('A');
+    expect(within(session).getByTestId('approval-deny').getAttribute('aria-keyshortcuts')).toBe('D');
+  });
+
+  it('counts waiting cards in the window title and the status bar, and the count follows the cards', async () => {
+    const { approvals } = await openApp([approvalCard(), approvalCard({ id: 'rq-2' })]);
+    await waitFor(() => expect(document.title).toBe('Yett (2 waiting)'));
+    expect(screen.getByTestId('status-approvals-count').textContent).toBe('2');
+    approvals.set({ cards: [] });
+    await waitFor(() => expect(document.title).toBe('Yett'));
+    expect(screen.queryByTestId('status-approvals')).toBeNull();
+  });
+
+  it('the status bar count brings the cards forward, folded or not', async () => {
+    await openApp();
+    await userEvent.click(await screen.findByTestId('approval-fold'));
+    expect(screen.queryByTestId('approval-layer')).toBeNull();
+    await userEvent.click(screen.getByTestId('status-approvals'));
+    expect(document.activeElement?.id).toBe('approval-cards');
+  });
+});
+
+describe('recent decisions', () => {
+  it('lists who answered what, where, newest first, and adds the window’s own answers', async () => {
+    await openApp([approvalCard()], {}, [
+      decision({ id: 'rq-a', outcome: 'approved', where: 'from a notification', by: 'ana' }),
+      decision({ id: 'rq-b', kind: 'call', method: 'POST', target: 'api.example.com/v1/x', outcome: 'expired', where: '', by: '' }),
+    ]);
+    await userEvent.click(screen.getByTestId('nav-sessions'));
+    const list = await screen.findByTestId('recent-decisions');
+    let rows = within(list).getAllByTestId('recent-decision');
+    expect(rows.map((r) => r.dataset.outcome)).toEqual(['approved', 'expired']);
+    expect(within(rows[0]).getByTestId('decision-how').textContent).toContain('by ana from a notification');
+    expect(within(rows[0]).getByTestId('decision-what').textContent).toContain('claude (pid 48192)');
+    expect(within(rows[1]).getByTestId('decision-outcome').textContent?.trim()).toBe('No answer in time');
+    expect(within(rows[1]).getByTestId('decision-what').textContent).toContain('POST api.example.com/v1/x');
+    await userEvent.click(screen.getByTestId('approval-deny'));
+    await waitFor(() => expect(within(list).getAllByTestId('recent-decision')).toHaveLength(3));
+    rows = within(list).getAllByTestId('recent-decision');
+    expect(rows[0].dataset.outcome).toBe('denied');
+    expect(within(rows[0]).getByTestId('decision-how').textContent).toContain('in the window');
+  });
+});
+
+describe('Yett in the background', () => {
+  it('a notification click or a second launch brings the asked card into view, without focusing its buttons', async () => {
+    const { desktop } = await openApp([approvalCard(), approvalCard({ id: 'rq-2' })]);
+    await userEvent.click(await screen.findByTestId('approval-fold'));
+    desktop.emit('app:show-card', { id: 'rq-2' });
+    await waitFor(() => expect(screen.getByTestId('card-in-view').textContent).toBe('rq-2'));
+    expect(screen.getByTestId('approval-layer')).toBeTruthy();
+    expect(document.activeElement?.id).toBe('approval-cards');
+    const shown = document.querySelector('[data-approval-id="rq-2"]')!;
+    expect(shown.classList.contains('shown')).toBe(true);
+  });
+
+  it('the first close says Yett keeps running, and Keep running hides the window', async () => {
+    const { desktop } = await openApp([]);
+    expect(screen.queryByTestId('close-notice')).toBeNull();
+    desktop.emit('app:close-requested', {});
+    const notice = await screen.findByTestId('close-notice');
+    expect(notice.textContent).toContain('yett quit');
+    expect(document.activeElement).toBe(within(notice).getByTestId('close-notice-keep'));
+    await userEvent.click(within(notice).getByTestId('close-notice-keep'));
+    expect(desktop.DesktopService.KeepRunningInBackground).toHaveBeenCalledOnce();
+    await waitFor(() => expect(screen.queryByTestId('close-notice')).toBeNull());
+  });
+
+  it('Quit in the first-close notice quits', async () => {
+    const { desktop } = await openApp([]);
+    desktop.emit('app:close-requested', {});
+    await userEvent.click(await screen.findByTestId('close-notice-quit'));
+    expect(desktop.DesktopService.Quit).toHaveBeenCalledOnce();
+  });
+});
+
+describe('Settings: background and notifications', () => {
+  const sensitive = [
+    { ref: 'cred_1', kind: 'credential' as const, name: 'prod-deploy', detail: 'deploy.example.com' },
+    { ref: 'operation:close_issue', kind: 'operation' as const, name: 'close_issue', detail: 'POST' },
+  ];
+
+  it('turns autostart on and marks a credential sensitive through the backend', async () => {
+    const { desktop } = await openApp([], { sensitive });
+    await userEvent.click(screen.getByTestId('nav-settings'));
+    const section = await screen.findByTestId('settings-background');
+    await waitFor(() => expect(within(section).getByTestId('notify-status').textContent).toContain('dunst 1.9.0'));
+    await userEvent.click(within(section).getByTestId('autostart-toggle'));
+    expect(desktop.DesktopService.SetAutostart).toHaveBeenCalledWith(true);
+    await waitFor(() => expect((within(section).getByTestId('autostart-toggle') as HTMLInputElement).checked).toBe(true));
+    const toggles = within(section).getAllByTestId('sensitive-toggle');
+    expect(toggles.map((t) => t.dataset.ref)).toEqual(['cred_1', 'operation:close_issue']);
+    await userEvent.click(toggles[0]);
+    expect(desktop.DesktopService.SetNotificationPolicy).toHaveBeenLastCalledWith({
+      sessionCards: true,
+      callCards: true,
+      windowOnly: ['cred_1'],
+    });
+    await userEvent.click(within(section).getByTestId('policy-session'));
+    expect(desktop.DesktopService.SetNotificationPolicy).toHaveBeenLastCalledWith({
+      sessionCards: false,
+      callCards: true,
+      windowOnly: ['cred_1'],
+    });
+    await userEvent.click(within(section).getByTestId('quit-yett'));
+    expect(desktop.DesktopService.Quit).toHaveBeenCalledOnce();
+  });
+
+  it('says why notifications are unavailable', async () => {
+    await openApp([], {
+      notifications: { available: false, actions: false, server: '', problem: 'No notification service is running on this desktop, so Yett shows its window when an agent asks.' },
+    });
+    await userEvent.click(screen.getByTestId('nav-settings'));
+    const problem = await screen.findByTestId('notify-problem');
+    expect(problem.textContent).toContain('No notification service is running');
+  });
+
+  it('shows a pushed change of the notification service', async () => {
+    const { desktop } = await openApp([]);
+    await userEvent.click(screen.getByTestId('nav-settings'));
+    await screen.findByTestId('notify-status');
+    desktop.emit('desktop:changed', {
+      ...desktop.state,
+      notifications: { available: true, actions: false, server: 'x', problem: 'no buttons here' },
+    });
+    await waitFor(() => expect(screen.getByTestId('notify-problem').textContent).toBe('no buttons here'));
+    vi.clearAllMocks();
+  });
+});

@@ -1,0 +1,58 @@
+// Adds a stand-in for app.DesktopService to the fake Wails bridge:
+// autostart and the notification policy kept in memory, the notification
+// status a test chooses, and the window events (show a card, first close)
+// a test can emit as Go's EventsEmit would.
+
+import { vi } from 'vitest';
+import type { DesktopSettings } from '../lib/backend';
+
+export function desktopSettingsFixture(over: Partial<DesktopSettings> = {}): DesktopSettings {
+  return {
+    autostart: false,
+    autostartAvailable: true,
+    autostartWhere: '/home/ana/.config/autostart/dev.yett.Yett.desktop',
+    autostartProblem: '',
+    notifications: { available: true, actions: true, server: 'dunst 1.9.0', problem: '' },
+    policy: { sessionCards: true, callCards: true, windowOnly: [] },
+    sensitive: [],
+    ...over,
+  };
+}
+
+type Listener = (...data: unknown[]) => void;
+
+export function installDesktop(initial: Partial<DesktopSettings> = {}) {
+  if (!window.go?.app || !window.runtime) throw new Error('installBridge first');
+  const state = desktopSettingsFixture(initial);
+  const listeners = new Map<string, Set<Listener>>();
+  const DesktopService = {
+    Settings: vi.fn(async (): Promise<unknown> => structuredClone(state)),
+    SetAutostart: vi.fn(async (on: boolean): Promise<unknown> => {
+      state.autostart = on;
+      return structuredClone(state);
+    }),
+    SetNotificationPolicy: vi.fn(async (p: DesktopSettings['policy']): Promise<unknown> => {
+      state.policy = structuredClone(p);
+      return structuredClone(state);
+    }),
+    KeepRunningInBackground: vi.fn(async (): Promise<void> => {}),
+    Quit: vi.fn(async (): Promise<void> => {}),
+  };
+  (window.go.app as Record<string, unknown>).DesktopService = DesktopService;
+  const runtime = window.runtime;
+  const eventsOn = runtime.EventsOn;
+  const ours = ['desktop:changed', 'app:show-card', 'app:close-requested'];
+  runtime.EventsOn = vi.fn((name: string, cb: Listener) => {
+    if (!ours.includes(name)) return eventsOn(name, cb);
+    if (!listeners.has(name)) listeners.set(name, new Set());
+    listeners.get(name)!.add(cb);
+    return () => listeners.get(name)!.delete(cb);
+  });
+  return {
+    DesktopService,
+    state,
+    emit(name: string, payload: unknown) {
+      for (const cb of listeners.get(name) ?? []) cb(payload);
+    },
+  };
+}
