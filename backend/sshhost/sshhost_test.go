@@ -1,0 +1,328 @@
+package sshhost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/sshdtest"
+)
+
+const passphrase = "correct horse battery staple for tests"
+
+type world struct {
+	t      *testing.T
+	v      *vault.Vault
+	m      *Manager
+	dir    string
+	mu     sync.Mutex
+	events []audit.Event
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	dir := t.TempDir()
+	v, err := vault.Open(filepath.Join(dir, "vault"), vault.Options{KDF: vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	if err := v.Create(vault.Passphrase(passphrase), false); err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, v: v, dir: dir}
+	w.m, err = New(Config{Vault: v, DataDir: filepath.Join(dir, "data"), Record: func(e audit.Event) {
+		w.mu.Lock()
+		w.events = append(w.events, e)
+		w.mu.Unlock()
+	}, ConnectTimeout: 30 * time.Second, KnownHosts: filepath.Join(dir, "known_hosts")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *world) pinEvents() []audit.Event {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []audit.Event
+	for _, e := range w.events {
+		if e.Type == audit.EventSSHHostKeyPinned {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// privateBody is the base64 of a host's private key as the vault holds it.
+func (w *world) privateBody(id string, version uint64) string {
+	w.t.Helper()
+	sec, err := w.v.SSHKeyOf(id, version)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer sec.Wipe()
+	return strings.Split(string(sec.Bytes()), "\n")[1]
+}
+
+func (w *world) addFor(srv *sshdtest.Server, name string) HostView {
+	w.t.Helper()
+	h, err := w.m.Add(NewHost{Name: name, Address: srv.Host, Port: srv.Port, User: srv.User,
+		Settings: Settings{Approval: vault.ApprovalPerCall, Owner: "ana", BackupRevoker: "luis"}})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return h
+}
+
+func TestAddGeneratesAKeyAndShowsOnlyItsPublicHalf(t *testing.T) {
+	w := newWorld(t)
+	h, err := w.m.Add(NewHost{Name: "web-1", Address: "192.0.2.10", Port: 22, User: "deploy",
+		Settings: Settings{Rules: "exact: uptime\nprefix: systemctl status \n", Timeout: 20 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(h.PublicKey, "ssh-ed25519 ") || !strings.HasSuffix(h.PublicKey, " yett:web-1") {
+		t.Fatalf("public key %q", h.PublicKey)
+	}
+	if !strings.HasPrefix(h.KeyFingerprint, "SHA256:") {
+		t.Fatalf("fingerprint %q", h.KeyFingerprint)
+	}
+	if h.Controlled || len(h.Problems) != 3 {
+		t.Fatalf("a host with no pin, owner or backup revoker: controlled=%v problems=%q", h.Controlled, h.Problems)
+	}
+	// The key in the vault is the private half of the public key shown.
+	sec, err := w.v.SSHKeyOf(h.ID, h.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _, err := sshaction.PublicOf(sec.Bytes())
+	sec.Wipe()
+	if err != nil || strings.Fields(pub)[1] != strings.Fields(h.PublicKey)[1] {
+		t.Fatalf("the vault's key is not the one shown: %v", err)
+	}
+	body := w.privateBody(h.ID, h.Version)
+	for _, get := range []func() (any, error){
+		func() (any, error) { return w.m.Hosts() },
+		func() (any, error) { return w.m.Host(h.ID) },
+	} {
+		v, err := get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(v)
+		if bytes.Contains(b, []byte(body)) || bytes.Contains(b, []byte("PRIVATE KEY")) {
+			t.Fatal("a view carries the private key")
+		}
+	}
+	if h.Rules != "exact: uptime\nprefix: systemctl status\n" {
+		t.Fatalf("rules %q", h.Rules)
+	}
+	if _, err := w.m.Add(NewHost{Name: "bad", Address: "192.0.2.10", Port: 22, User: "x", Settings: Settings{Rules: "uptime\nprefix:\n"}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad rules: %v", err)
+	}
+	if _, err := w.m.Add(NewHost{Name: "bad", Address: "-oProxyCommand=x", Port: 22, User: "x"}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad address: %v", err)
+	}
+}
+
+func TestImportPassphraseProtectedKey(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	keyPath := filepath.Join(dir, "id")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-a", "16", "-N", "open sesame", "-C", "me@laptop", "-f", keyPath).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	pem, _ := os.ReadFile(keyPath)
+	pubLine, _ := os.ReadFile(keyPath + ".pub")
+	add := func(pass string) (HostView, error) {
+		return w.m.Add(NewHost{Name: "db", Address: "db.internal", Port: 2222, User: "ops",
+			PrivateKey: bytes.Clone(pem), Passphrase: []byte(pass)})
+	}
+	if _, err := add(""); !errors.Is(err, sshaction.ErrPassphraseNeeded) {
+		t.Fatalf("without the passphrase: %v", err)
+	}
+	if _, err := add("wrong"); !errors.Is(err, sshaction.ErrWrongPassphrase) {
+		t.Fatalf("with a wrong passphrase: %v", err)
+	}
+	h, err := add("open sesame")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Fields(h.PublicKey)[1] != strings.Fields(string(pubLine))[1] {
+		t.Fatalf("imported public key %q, want %q", h.PublicKey, pubLine)
+	}
+	if _, err := w.m.Add(NewHost{Name: "junk", Address: "db.internal", Port: 22, User: "ops", PrivateKey: []byte("not a key")}); !errors.Is(err, sshaction.ErrNotAKey) {
+		t.Fatalf("junk: %v", err)
+	}
+}
+
+func TestTrustOnFirstUsePinsOnlyAfterAuthentication(t *testing.T) {
+	w := newWorld(t)
+	srv := sshdtest.Start(t)
+	h := w.addFor(srv, "web-1")
+
+	// Yett's key is not in authorized_keys yet: authentication fails and
+	// nothing is pinned.
+	_, err := w.m.TrustOnFirstUse(context.Background(), h.ID)
+	if !errors.Is(err, sshaction.ErrAuth) {
+		t.Fatalf("before authorizing the key: %v", err)
+	}
+	if got, _ := w.m.Host(h.ID); len(got.Pins) != 0 {
+		t.Fatalf("a failed authentication pinned %v", got.Pins)
+	}
+	if n := len(w.pinEvents()); n != 0 {
+		t.Fatalf("%d pin events after a failed authentication", n)
+	}
+
+	srv.Authorize(t, h.PublicKey)
+	got, err := w.m.TrustOnFirstUse(context.Background(), h.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pins) != 1 || got.Pins[0].Key != srv.HostKey {
+		t.Fatalf("pinned %+v, want the server's %s", got.Pins, srv.HostKey)
+	}
+	if !got.Controlled || len(got.Problems) != 0 {
+		t.Fatalf("a pinned host with an owner and backup: controlled=%v problems=%q", got.Controlled, got.Problems)
+	}
+	ev := w.pinEvents()
+	if len(ev) != 1 || ev[0].Reason != audit.ReasonTrustOnFirstUse || ev[0].SSH == nil ||
+		ev[0].SSH.HostFingerprint != got.Pins[0].Fingerprint || ev[0].SSH.Host != "web-1" {
+		t.Fatalf("pin events %+v", ev)
+	}
+	if _, err := w.m.TrustOnFirstUse(context.Background(), h.ID); !errors.Is(err, ErrAlreadyPinned) {
+		t.Fatalf("a second trust on first use: %v", err)
+	}
+	if strings.Contains(srv.Log(), w.privateBody(h.ID, got.Version)) {
+		t.Fatal("the private key reached the server's log")
+	}
+}
+
+func TestPinFromKnownHostsAndPaste(t *testing.T) {
+	w := newWorld(t)
+	srv := sshdtest.Start(t)
+	h := w.addFor(srv, "web-1")
+	if _, _, err := w.m.PinFromKnownHosts(h.ID); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("no known_hosts file: %v", err)
+	}
+	kh := "other.example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n" +
+		"[" + srv.Host + "]:" + strconv.Itoa(srv.Port) + " " + srv.HostKey + "\n"
+	if err := os.WriteFile(filepath.Join(w.dir, "known_hosts"), []byte(kh), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := w.m.PinFromKnownHosts(h.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pins) != 1 || got.Pins[0].Key != srv.HostKey {
+		t.Fatalf("pins %+v", got.Pins)
+	}
+	if _, err := w.m.PinPasted(h.ID, "not a key at all"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("pasting junk: %v", err)
+	}
+	got, err = w.m.PinPasted(h.ID, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pins) != 1 || got.Pins[0].Key == srv.HostKey {
+		t.Fatalf("pasting replaces the pins: %+v", got.Pins)
+	}
+	ev := w.pinEvents()
+	if len(ev) != 2 || ev[0].Reason != audit.ReasonKnownHosts || ev[1].Reason != audit.ReasonPasted {
+		t.Fatalf("pin events %+v", ev)
+	}
+}
+
+func TestRecordingsAreSealedAndReadOnlyWhileUnlocked(t *testing.T) {
+	w := newWorld(t)
+	const canary = "RECORDING-CANARY-7f3a"
+	wr, err := w.m.Create("req-1", "host-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cast, err := sshaction.NewCast(wr, sshaction.CastHeader{Command: "echo", Title: "ops@db"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cast.Output([]byte(canary + "\n"))
+	cast.Input([]byte("stdin line\n"))
+	if err := wr.Close(); err != nil || cast.Err() != nil {
+		t.Fatal(err, cast.Err())
+	}
+	file := filepath.Join(w.dir, "data", RecordingsDir, "req-1"+recordingExt)
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte(canary)) || bytes.Contains(raw, []byte("stdin line")) {
+		t.Fatal("the recording is in the clear on disk")
+	}
+
+	rec, err := w.m.Recording("req-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Complete || rec.HostID != "host-a" || !bytes.Contains(rec.Cast, []byte(canary)) ||
+		!bytes.HasPrefix(rec.Cast, []byte(`{"version":2`)) {
+		t.Fatalf("read back %+v %q", rec.RecordingView, rec.Cast)
+	}
+	list, err := w.m.Recordings("host-a")
+	if err != nil || len(list) != 1 || list[0].ID != "req-1" {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	if other, _ := w.m.Recordings("host-b"); len(other) != 0 {
+		t.Fatalf("another host's list %+v", other)
+	}
+
+	// Cut short (Yett stopped while the command ran): readable, not complete.
+	wr2, _ := w.m.Create("req-2", "host-a")
+	wr2.Write([]byte("partial output"))
+	rec2, err := w.m.Recording("req-2")
+	if err != nil || rec2.Complete || string(rec2.Cast) != "partial output" {
+		t.Fatalf("an unfinished recording: %+v %v", rec2, err)
+	}
+	wr2.Close()
+
+	// Altered on disk: not shown.
+	bad := bytes.Clone(raw)
+	bad[len(bad)-30] ^= 1
+	os.WriteFile(file, bad, 0o600)
+	if _, err := w.m.Recording("req-1"); !errors.Is(err, ErrRecordingDamaged) {
+		t.Fatalf("an altered recording: %v", err)
+	}
+	// Cut after its last frame was written: a frame missing from the end
+	// reads as unfinished, never as complete.
+	os.WriteFile(file, raw[:len(raw)-4-16], 0o600)
+	if rec, err := w.m.Recording("req-1"); err != nil || rec.Complete {
+		t.Fatalf("a truncated recording: %v complete=%v", err, rec != nil && rec.Complete)
+	}
+	os.WriteFile(file, raw, 0o600)
+
+	if _, err := w.m.Recording("../etc/passwd"); !errors.Is(err, ErrNoRecording) {
+		t.Fatalf("a path as id: %v", err)
+	}
+	if err := w.v.Lock("test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.m.Recording("req-1"); !errors.Is(err, vault.ErrLocked) {
+		t.Fatalf("reading while locked: %v", err)
+	}
+	if _, err := w.m.Create("req-3", "host-a"); !errors.Is(err, vault.ErrLocked) {
+		t.Fatalf("recording while locked: %v", err)
+	}
+	var _ io.WriteCloser = wr
+}
