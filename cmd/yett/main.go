@@ -1,7 +1,8 @@
 // Command yett is Yett's command line: the MCP shim agents start (`yett mcp`),
-// the headless gateway (`yett serve`), the offline audit verifier
-// (`yett audit ...`) and the controlled receiver for release drills
-// (`yett receiver`).
+// the headless gateway (`yett serve`), the headless setup of what it serves
+// (`yett init`, `yett credential`, `yett connect`, `yett accounts`,
+// `yett operation`), the offline audit verifier (`yett audit ...`) and the
+// controlled receiver for release drills (`yett receiver`).
 //
 // Each subcommand lives in its own file and registers itself in commands; main
 // only parses the first argument and hands over to a Run function that takes
@@ -18,6 +19,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/yettdev/yett/backend/version"
 )
 
 // command is one subcommand of yett.
@@ -65,6 +68,10 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		usage(env.Stdout)
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "version" {
+		fmt.Fprintf(env.Stdout, "yett %s\n", version.String())
+		return 0
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(env.Stderr, "yett: error: unknown command %q\n", args[0])
@@ -85,6 +92,7 @@ func Run(ctx context.Context, env *Env, args []string) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: yett <command> [arguments]")
+	fmt.Fprintln(w, "       yett --version")
 	fmt.Fprintln(w)
 	names := make([]string, 0, len(commands))
 	for name := range commands {
@@ -92,6 +100,6 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", name, commands[name].summary)
+		fmt.Fprintf(w, "  %-11s %s\n", name, commands[name].summary)
 	}
 }
