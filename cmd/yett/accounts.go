@@ -1,0 +1,142 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/yettdev/yett/backend/oauth"
+)
+
+func init() {
+	commands["accounts"] = command{
+		summary: "list connected OAuth accounts, or revoke one, at this terminal",
+		run:     runAccounts,
+	}
+}
+
+const accountsUsage = `usage: yett accounts [list]
+       yett accounts revoke NAME|ID
+
+list shows every connected account with its owner and backup revoker, its
+state and what needs attention. revoke cuts one off as the app does: first
+locally (its tokens leave service and its operations are refused, with no
+network needed), then at the provider (RFC 7009, retried by whichever Yett
+runs next while the provider is unreachable), then it checks that the tokens
+are inactive, and says how each step went.
+
+Refuses unless standard input is your own controlling terminal and while the
+app or yett serve runs; a revocation is recorded in the audit log with
+"terminal" as its surface.
+`
+
+func runAccounts(ctx context.Context, env *Env, args []string) error {
+	sub := "list"
+	if len(args) > 0 {
+		sub = args[0]
+		args = args[1:]
+	}
+	switch {
+	case sub == "-h" || sub == "--help" || sub == "help":
+		fmt.Fprint(env.Stdout, accountsUsage)
+		return nil
+	case sub == "list" && len(args) == 0, sub == "revoke" && len(args) == 1:
+	default:
+		fmt.Fprint(env.Stderr, accountsUsage)
+		return withExitCode(2, errors.New("accounts: say list, or revoke NAME|ID"))
+	}
+	s, err := openSetup(ctx, env, "accounts "+sub, true)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	st := s.k.State()
+	if st.OAuth == nil || st.Operations == nil {
+		return errors.New("accounts: OAuth custody did not start (see the messages above)")
+	}
+	list, err := st.OAuth.Authorizations()
+	if err != nil {
+		return fmt.Errorf("accounts: %w", err)
+	}
+	if sub == "list" {
+		printAccounts(env.Stdout, list, st.Operations.NamesByAuthorization())
+		return nil
+	}
+	a, err := findAccount(list, args[0])
+	if err != nil {
+		return fmt.Errorf("accounts revoke: %w", err)
+	}
+	ok, err := s.tty.Confirm(ctx, fmt.Sprintf("Revoke %q (%s, %s at %s)? Its operations stop at once.", a.Name, a.ID, orText(a.AccountRef, "account not named"), a.ProviderHost))
+	if err != nil {
+		return fmt.Errorf("accounts revoke: %w", err)
+	}
+	if !ok {
+		return errors.New("accounts revoke: nothing was revoked")
+	}
+	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	rep, err := st.OAuth.Revoke(rctx, a.ID)
+	if err != nil {
+		return fmt.Errorf("accounts revoke: %w", err)
+	}
+	for _, step := range rep.Steps {
+		mark := "ok"
+		if !step.OK {
+			mark = "NOT DONE"
+		}
+		fmt.Fprintf(env.Stdout, "%-20s %-8s %s\n", strings.ReplaceAll(step.Step, "_", " "), mark, step.Detail)
+	}
+	if rep.RetryPending {
+		fmt.Fprintln(env.Stdout, "The provider could not be reached: the revocation is retried by the app or yett serve, whichever runs next, while the vault is unlocked.")
+	}
+	return s.recorded()
+}
+
+// findAccount picks by id, or by a name only one account has.
+func findAccount(list []oauth.AuthorizationView, ref string) (oauth.AuthorizationView, error) {
+	var byName []oauth.AuthorizationView
+	for _, a := range list {
+		if a.ID == ref {
+			return a, nil
+		}
+		if a.Name == ref {
+			byName = append(byName, a)
+		}
+	}
+	switch len(byName) {
+	case 1:
+		return byName[0], nil
+	case 0:
+		return oauth.AuthorizationView{}, fmt.Errorf("no account is named %q (yett accounts)", ref)
+	}
+	return oauth.AuthorizationView{}, fmt.Errorf("%d accounts are named %q: name one by its id (yett accounts)", len(byName), ref)
+}
+
+func printAccounts(w io.Writer, list []oauth.AuthorizationView, ops map[string][]string) {
+	if len(list) == 0 {
+		fmt.Fprintln(w, "No connected accounts. Connect one with yett connect.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tPROVIDER\tACCOUNT\tENVIRONMENT\tSTATE\tOWNER\tBACKUP REVOKER\tOPERATIONS")
+	for _, a := range list {
+		state := a.State
+		if !a.Controlled {
+			state += ", not under control"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Name, a.ProviderHost, orText(a.AccountRef, "-"), a.Environment,
+			state, orText(a.Owner, "-"), orText(a.BackupRevoker, "-"), orText(strings.Join(ops[a.ID], ","), "-"))
+	}
+	tw.Flush()
+	for _, a := range list {
+		for _, p := range a.Problems {
+			fmt.Fprintf(w, "%s: %s\n", a.Name, p)
+		}
+	}
+}
