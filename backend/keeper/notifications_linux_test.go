@@ -2,6 +2,7 @@ package keeper
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -356,4 +357,82 @@ func TestNoNotificationServerRaisesTheWindow(t *testing.T) {
 		defer d.mu.Unlock()
 		return len(d.raised) == 1 && d.raised[0] == c.ID
 	})
+}
+
+// The person answers in the window while the notification shows: the
+// notification is withdrawn at once, and it said what the card says (who
+// asks, signed or not, the pid, what changed, what it wants to reach, the
+// scope) and nothing secret.
+func TestAnsweredInTheWindowWithdrawsTheNotification(t *testing.T) {
+	d := newDesk(t, true, vault.ApprovalSession)
+	a := startAgent(t, d.runDir)
+	a.call("http://" + d.recv.addr + "/window")
+	c := d.card(approval.KindSession)
+	if err := d.broker().Answer(c.ID, true, approval.SurfaceApp); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.reply(); r.IsError || r.Err != "" || d.recv.n.Load() != 1 {
+		t.Fatalf("agent reply %+v, receiver %d", r, d.recv.n.Load())
+	}
+	d.waitFor("the notification to be withdrawn", func() bool { return d.dunst.Displayed() == 0 })
+	if ds := d.broker().Decisions(); len(ds) != 1 || ds[0].Surface != approval.SurfaceApp {
+		t.Fatalf("decisions %+v", ds)
+	}
+	var shown *desktoptest.Notification
+	for _, n := range d.dunst.History() {
+		if n.AppName == "Yett" {
+			shown = &n
+			break
+		}
+	}
+	if shown == nil {
+		t.Fatalf("dunst's history has no notification from Yett: %+v", d.dunst.History())
+	}
+	text := shown.Summary + "\n" + shown.Body
+	for _, want := range []string{
+		"New agent", c.Who.Program(), fmt.Sprintf("pid %d", c.Who.PID), "unsigned", d.recv.addr,
+		"Scope: this run", "Approve it to use " + d.recv.addr,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the notification does not say %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, notifyCanary) || strings.Contains(text, "keeper test") {
+		t.Fatalf("the notification carries the secret or the request's body:\n%s", text)
+	}
+}
+
+// A per-call card's notification names the method and the target; locking
+// the vault withdraws the card and its notification at once.
+func TestCallCardWordsAndVaultLockWithdraws(t *testing.T) {
+	d := newDesk(t, true, vault.ApprovalPerCall)
+	a := startAgent(t, d.runDir)
+	a.call("http://" + d.recv.addr + "/per-call/path")
+	d.card(approval.KindSession)
+	d.dunst.Invoke("Approve")
+	c := d.card(approval.KindCall)
+	menu := d.dunst.Menu()
+	want := "Approve POST to " + d.recv.addr + "?"
+	if !strings.Contains(menu, want) {
+		t.Errorf("the call card's notification is not titled %q:\n%s", want, menu)
+	}
+	if err := d.v.Lock("test"); err != nil {
+		t.Fatal(err)
+	}
+	d.waitFor("the card to be withdrawn", func() bool { return !d.pending(c.ID) })
+	d.waitFor("its notification to close", func() bool { return d.dunst.Displayed() == 0 })
+	if r := a.reply(); !r.IsError || d.recv.n.Load() != 0 {
+		t.Fatalf("agent reply %+v, receiver %d", r, d.recv.n.Load())
+	}
+	for _, n := range d.dunst.History() {
+		if n.AppName != "Yett" {
+			continue
+		}
+		if text := n.Summary + "\n" + n.Body; strings.Contains(text, notifyCanary) || strings.Contains(text, "keeper test") {
+			t.Fatalf("a notification carries the secret or the request body:\n%s", text)
+		}
+		if strings.HasPrefix(n.Summary, "Approve POST") && !strings.Contains(n.Body, "/per-call/path") {
+			t.Errorf("the call card's notification does not name the path: %+v", n)
+		}
+	}
 }
