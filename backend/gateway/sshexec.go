@@ -181,6 +181,11 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 			"Yett has no SSH host by that name; nothing was run. The person adds hosts in Yett and tells you their names"}), nil
 	}
 	act.Target, act.CredentialRef = host.Name, host.ID
+	// The owner inventory's word: a host nobody answers for is refused
+	// while the person blocks such rows.
+	if r := g.control(host.ID); r != nil {
+		return g.refuse(c, act, "", r), nil
+	}
 	// 3. The host's own checks, before any card and any connection.
 	pins, r := hostPins(host)
 	if r != nil {

@@ -172,3 +172,56 @@ func approvalWord(a vault.Approval) string {
 	}
 	return "session approval"
 }
+
+// KindSSH is an SSH host: a client key in the vault and the host it opens.
+const KindSSH = "ssh_host"
+
+// SSHHosts is what the inventory reads of the vault's SSH hosts
+// (*vault.Vault satisfies it). While the vault is locked it lists none.
+type SSHHosts interface {
+	ListSSHHosts() ([]vault.SSHHostView, error)
+}
+
+// SSHSource lists the vault's SSH hosts: the account is user@host, the
+// scope is the host's command rules (every command when it has none), and
+// the owner and backup revoker named on the host are declared.
+type SSHSource struct {
+	Vault SSHHosts
+}
+
+// Facts implements Source. A locked vault lists nothing.
+func (s SSHSource) Facts(context.Context) ([]Fact, error) {
+	list, err := s.Vault.ListSSHHosts()
+	if errors.Is(err, vault.ErrLocked) || errors.Is(err, vault.ErrNotInitialised) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Fact, 0, len(list))
+	for _, h := range list {
+		addr := h.Address
+		if h.Port != 22 {
+			addr = fmt.Sprintf("[%s]:%d", h.Address, h.Port)
+		}
+		scopes := []string{"any command (each approved)"}
+		if len(h.Rules) > 0 {
+			scopes = append([]string{}, h.Rules...)
+		}
+		state, reason := "active", ""
+		switch {
+		case h.HostKeyAlert != nil:
+			state, reason = "needs_reconnection", "the host presented host key "+h.HostKeyAlert.Fingerprint+", which is not pinned"
+		case len(h.HostKeys) == 0:
+			state, reason = "needs_reconnection", "no host key pinned yet"
+		}
+		out = append(out, Fact{
+			ID: h.ID, Kind: KindSSH, Name: h.Name, Provider: addr, AccountRef: h.User + "@" + addr,
+			Scopes: scopes, CreatedVia: "ssh_key " + h.KeyFingerprint, ConnectedAt: h.CreatedAt,
+			State: state, StateReason: reason, Operations: []string{fmt.Sprintf("ssh.exec (%s)", approvalWord(h.Approval))},
+			Disable:  "Remove: Yett deletes the host and its private key from the vault and refuses ssh.exec to it at once; remove its public key from the host's authorized_keys too.",
+			Declared: Declared{Owner: h.Owner, BackupRevoker: h.BackupRevoker},
+		})
+	}
+	return out, nil
+}

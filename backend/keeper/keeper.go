@@ -48,6 +48,7 @@ import (
 	"github.com/yettdev/yett/backend/notify"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
+	"github.com/yettdev/yett/backend/sshhost"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -82,6 +83,9 @@ type Config struct {
 	// Notify opens the desktop's notifications (notify.Open) for the
 	// gateway's cards; nil shows none.
 	Notify func(notify.Handlers) (notify.Notifier, error)
+	// KnownHosts is the known_hosts file a person pins host keys from;
+	// "" is ~/.ssh/known_hosts.
+	KnownHosts string
 	// Raise brings the front end's window forward with a card in view
 	// (a notification was clicked, or cannot be shown); nil where there is
 	// no window.
@@ -138,6 +142,7 @@ type Keeper struct {
 	gwProblem string
 	notes     notifications
 	inventory inventoryPart
+	ssh       *sshhost.Manager // set in Open, never changed
 	closed    bool
 
 	// boot is the boot id of the gateway that runs or will run next (a
@@ -174,6 +179,7 @@ func Open(cfg Config) (*Keeper, error) {
 	k.unsub = k.vault.Subscribe(k.onVaultEvent)
 	k.boot.Store(gateway.NewBootID())
 	k.openNotificationsLocked()
+	k.openSSHLocked()
 	k.openAuditLocked()
 	k.startLocked()
 	k.mu.Unlock()

@@ -49,6 +49,9 @@ func (k *Keeper) startLocked() {
 	if k.inventory.inv != nil {
 		cfg.Control = k.inventory.inv
 	}
+	if k.ssh != nil {
+		cfg.Recordings = k.ssh
+	}
 	gw, err := gateway.New(cfg)
 	if err != nil {
 		if errors.Is(err, gateway.ErrAlreadyRunning) {

@@ -1,0 +1,87 @@
+package inventory_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/inventory"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// TestSSHHostsAreRows: an SSH host is a row like every other
+// authorization (its declared owner taken over, its missing backup
+// revoker named), never with its private key, and while uncontrolled rows
+// are blocked an agent's ssh.exec to it is refused before anything else.
+func TestSSHHostsAreRows(t *testing.T) {
+	d := newDesk(t, deskOpts{})
+	pair, err := ssh.GenerateEd25519("yett:web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Split(string(pair.PEM), "\n")[1]
+	h, err := d.v.AddSSHHost(vault.NewSSHHost{Name: "web-1", Address: "127.0.0.1", Port: 2222, User: "deploy",
+		PrivateKey: vault.NewSecret(pair.PEM), PublicKey: pair.Public, KeyFingerprint: pair.Fingerprint,
+		SSHHostSettings: vault.SSHHostSettings{Approval: vault.ApprovalPerCall, Rules: []string{"exact: uptime"}, Owner: "ana"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := d.row(h.ID)
+	if r.Kind != inventory.KindSSH || r.Owner != "ana" || r.Controlled || !slices.Contains(r.Missing, inventory.ColBackup) || slices.Contains(r.Missing, inventory.ColOwner) {
+		t.Fatalf("the host's row: %+v", r)
+	}
+	if r.AccountRef != "deploy@[127.0.0.1]:2222" || !slices.Equal(r.Scopes, []string{"exact: uptime"}) ||
+		r.State != "needs_reconnection" || !strings.Contains(r.DisableProcedure, "authorized_keys") {
+		t.Fatalf("the host's row: %+v", r)
+	}
+	for _, format := range []string{"csv", "json"} {
+		out, err := d.inv().Export(d.ctx(), inventory.Filter{}, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(out), body) || !strings.Contains(string(out), "web-1") {
+			t.Fatalf("the %s export: holds the key or misses the host", format)
+		}
+	}
+
+	if err := d.inv().SetBlockUncontrolled(d.ctx(), true); err != nil {
+		t.Fatal(err)
+	}
+	a := d.agent()
+	args := map[string]any{"host": "web-1", "command": "uptime", "idempotency_key": "ssh-block-1"}
+	res := a.call(gateway.ToolSSHExec, args)
+	if !res.IsError || !strings.HasPrefix(res.Text, gateway.CodeDenied+":") || !strings.Contains(res.Text, "not under control") {
+		t.Fatalf("ssh.exec to an uncontrolled host: %+v", res)
+	}
+	found := false
+	for _, e := range d.events() {
+		if ev := e.Event; ev.Type == audit.EventActionDenied && ev.Reason == audit.ReasonUncontrolled && ev.Action != nil && ev.Action.CredentialRef == h.ID {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the refusal is not in the audit log as uncontrolled")
+	}
+	// Once someone answers for it, the host's own checks come next (it has
+	// no pinned host key yet).
+	if err := d.inv().SetField(d.ctx(), h.ID, inventory.FieldBackupRevoker, "luis"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.inv().SetField(d.ctx(), h.ID, inventory.FieldEnvironment, "production"); err != nil {
+		t.Fatal(err)
+	}
+	if r := d.row(h.ID); !r.Controlled {
+		t.Fatalf("still not under control: %v", r.Missing)
+	}
+	args["idempotency_key"] = "ssh-block-2"
+	res = a.call(gateway.ToolSSHExec, args)
+	if !res.IsError || strings.Contains(res.Text, "not under control") {
+		t.Fatalf("a controlled host without a pin: %+v", res)
+	}
+	if err := d.inv().SetBlockUncontrolled(d.ctx(), false); err != nil {
+		t.Fatal(err)
+	}
+}
