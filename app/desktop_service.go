@@ -121,7 +121,9 @@ func sensitiveChoices(v *vault.Vault, ops *operation.Catalogue) []SensitiveChoic
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Kind < out[j].Kind || out[i].Kind == out[j].Kind && out[i].Name < out[j].Name })
+	sort.SliceStable(out, func(i, j int) bool {
+		return out[i].Kind < out[j].Kind || out[i].Kind == out[j].Kind && out[i].Name < out[j].Name
+	})
 	return out
 }
 
