@@ -100,7 +100,8 @@ func agentMain() {
 			}
 			r = agentReply{OK: true, Text: strings.Join(texts, "\n"), IsError: res.IsError}
 		case "loop":
-			// N sequential http.request calls, each with its own key.
+			// N sequential calls of Tool (http.request by default), each
+			// with its own key.
 			if session == nil {
 				r = agentReply{Err: "not connected"}
 				break
@@ -111,7 +112,11 @@ func agentMain() {
 			start := time.Now()
 			for i := 0; i < c.N; i++ {
 				tmpl["idempotency_key"] = fmt.Sprintf("%s-%d-%d", base, os.Getpid(), i)
-				res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "http.request", Arguments: tmpl})
+				tool := c.Tool
+				if tool == "" {
+					tool = "http.request"
+				}
+				res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: tmpl})
 				if err != nil || res.IsError {
 					r.Failed++
 				}

@@ -41,6 +41,7 @@ type sshOpts struct {
 	record    bool
 	noPins    bool
 	maxOutput int64
+	noReuse   bool
 }
 
 // fileRecordings keeps recordings as plain files: the gateway's side of
@@ -51,10 +52,10 @@ func (f fileRecordings) Create(id, hostID string) (io.WriteCloser, error) {
 	return os.OpenFile(filepath.Join(f.dir, hostID+"-"+id+".cast"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 }
 
-func newSSHWorld(t *testing.T, o sshOpts) *sshWorld {
+func newSSHWorld(t testing.TB, o sshOpts) *sshWorld {
 	t.Helper()
 	recDir := t.TempDir()
-	w := newWorld(t, worldOpts{ssh: sshaction.Config{MaxOutputBytes: o.maxOutput}, recordings: fileRecordings{recDir}})
+	w := newWorld(t, worldOpts{ssh: sshaction.Config{MaxOutputBytes: o.maxOutput, NoReuse: o.noReuse}, recordings: fileRecordings{recDir}})
 	srv := sshdtest.Start(t)
 	pair, err := sshaction.GenerateEd25519("yett:web-1")
 	if err != nil {
