@@ -3,6 +3,9 @@
 #   make run    install what is missing, build the frontend and the app, start Yett
 #   make test   install what is missing and run every layer of tests
 #
+# make package builds the Debian package, the tarball and the Windows
+# installer into build/bin/packages (README: Install).
+#
 # Both are idempotent and quick on a second run.
 
 SHELL := /bin/bash
@@ -14,14 +17,24 @@ DESKTOP_TAGS := desktop,production,webkit2_41
 BIN := build/bin
 ARTIFACTS ?= $(CURDIR)/artifacts
 FUZZTIME ?= 10s
+PACKAGES := $(BIN)/packages
+
+# The version has one source, VERSION; both binaries and the package names
+# carry it (yett --version, the About view).
+VERSION := $(shell cat VERSION)
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+VERSION_LDFLAGS := -X github.com/yettdev/yett/backend/version.number=$(VERSION) \
+	-X github.com/yettdev/yett/backend/version.commit=$(COMMIT)
 
 .PHONY: help run test build deps deps-test frontend desktop desktop-dev cli \
-	test-go test-fuzz test-cross test-frontend test-window test-e2e bench
+	test-go test-fuzz test-cross test-frontend test-window test-e2e bench \
+	package deps-package windows test-package
 
 help:
 	@echo "make run    build and start the Yett desktop app (installs what it needs)"
 	@echo "make test   run every test (installs what it needs)"
 	@echo "make bench  run the benchmarks"
+	@echo "make package  build the Debian package, tarball and Windows installer"
 
 run: deps build
 	./$(BIN)/yett-desktop
@@ -34,19 +47,22 @@ deps:
 deps-test:
 	@build/scripts/deps.sh test
 
+deps-package:
+	@build/scripts/deps.sh package
+
 frontend:
 	cd frontend && npm run build
 
 desktop: frontend
-	go build -tags $(DESKTOP_TAGS) -o $(BIN)/yett-desktop .
+	go build -tags $(DESKTOP_TAGS) -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/yett-desktop .
 
 # A dev build serves the UI with live bindings on a local port for the
 # browser tests. It refuses to open anything but a throwaway vault.
 desktop-dev: frontend
-	go build -tags dev,webkit2_41 -o $(BIN)/yett-desktop-dev .
+	go build -tags dev,webkit2_41 -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/yett-desktop-dev .
 
 cli:
-	CGO_ENABLED=0 go build -o $(BIN)/yett ./cmd/yett
+	CGO_ENABLED=0 go build -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/yett ./cmd/yett
 
 test: deps-test frontend
 	@mkdir -p $(ARTIFACTS)
@@ -55,6 +71,7 @@ test: deps-test frontend
 	$(MAKE) --no-print-directory test-fuzz
 	$(MAKE) --no-print-directory test-cross
 	$(MAKE) --no-print-directory test-window
+	$(MAKE) --no-print-directory test-package
 	$(MAKE) --no-print-directory test-e2e
 	@echo "yett: every test layer passed"
 
@@ -76,9 +93,13 @@ test-fuzz: export DBUS_SESSION_BUS_ADDRESS = disabled:
 test-fuzz:
 	@build/scripts/fuzz.sh $(FUZZTIME)
 
-test-cross:
-	CGO_ENABLED=0 GOOS=windows go build -tags desktop,production -ldflags -H=windowsgui -o $(BIN)/yett-desktop.exe .
-	CGO_ENABLED=0 GOOS=windows go build -o $(BIN)/yett.exe ./cmd/yett
+# The Windows programs the installer ships (cross-built: no cgo needed).
+# They embed frontend/dist: `make test` and `make package` build it first.
+windows:
+	CGO_ENABLED=0 GOOS=windows go build -tags desktop,production -ldflags "-H=windowsgui $(VERSION_LDFLAGS)" -o $(BIN)/yett-desktop.exe .
+	CGO_ENABLED=0 GOOS=windows go build -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/yett.exe ./cmd/yett
+
+test-cross: windows
 	CGO_ENABLED=0 GOOS=windows go vet ./backend/... ./cmd/...
 	CGO_ENABLED=0 GOOS=darwin go vet ./backend/... ./cmd/...
 
@@ -87,6 +108,14 @@ test-frontend:
 
 test-window: desktop
 	build/scripts/window-test.sh $(BIN)/yett-desktop $(ARTIFACTS)
+
+# From a clean checkout: installs what it needs, builds, packages.
+package: deps-package frontend desktop cli windows
+	build/scripts/package.sh $(BIN) $(PACKAGES)
+
+# Installs the .deb on this machine (root or sudo), tries it, removes it.
+test-package: package
+	build/scripts/package-test.sh $(PACKAGES) $(ARTIFACTS)
 
 test-e2e: desktop-dev cli
 	build/scripts/e2e.sh $(BIN)/yett-desktop-dev $(ARTIFACTS)
