@@ -11,7 +11,9 @@
 # stub that only records the address: the test opens it in its own tab.
 # Afterwards neither canary secret the tests typed (the credential's,
 # and the OAuth client secret) may appear in the app's log or in the data
-# directory.
+# directory. Then keyboard.e2e.mjs walks a second app, from a fresh vault,
+# with the keyboard only. Each script runs axe-core (e2e/harness.mjs) on
+# the screens it reaches and prints the moderate count as a figure.
 #
 # usage: build/scripts/e2e.sh DEV_BINARY ARTIFACT_DIR
 set -euo pipefail
@@ -79,6 +81,10 @@ for b in xdg-open x-www-browser www-browser; do
 done
 
 export YETT_DEV_THROWAWAY_VAULT=1
+# The dev build answers its file dialogs (backup export and restore) from
+# this directory instead of showing them.
+export YETT_DEV_DIALOG_DIR="$work/dialogs"
+mkdir -p "$YETT_DEV_DIALOG_DIR"
 export devserver="127.0.0.1:$port" assetdir="$root/frontend/dist" loglevel=Warning
 PATH="$work/bin:$PATH" "$bin" >"$work/app.log" 2>&1 &
 app_pid=$!
@@ -156,6 +162,28 @@ oauth_status=0
 [ "$oauth_status" = 0 ] || status=$oauth_status
 
 kill -TERM "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
+
+# Keyboard only, from a fresh vault: a second app of its own (its own data
+# and runtime directories and port), driven without a single mouse event.
+kb_port=$(free_port)
+YETT_DATA_DIR="$work/data-keyboard" YETT_RUNTIME_DIR="$work/run-keyboard" devserver="127.0.0.1:$kb_port" \
+	PATH="$work/bin:$PATH" "$bin" >"$work/app-keyboard.log" 2>&1 &
+app_pid=$!
+for _ in $(seq 150); do
+	ready "http://127.0.0.1:$kb_port/" && break
+	kill -0 "$app_pid" 2>/dev/null || { cat "$work/app-keyboard.log"; echo "e2e: the keyboard test's app exited early"; exit 1; }
+	sleep 0.2
+done
+kb_status=0
+(cd "$root/frontend" && YETT_E2E_URL="http://127.0.0.1:$kb_port" YETT_ARTIFACTS="$artifacts" \
+	YETT_RUNTIME_DIR="$work/run-keyboard" node e2e/keyboard.e2e.mjs) || kb_status=$?
+[ "$kb_status" = 0 ] || status=$kb_status
+kill -TERM "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
+cp "$work/app-keyboard.log" "$artifacts/e2e-app-keyboard.log"
+if grep -rqa -- "CANARY-kb-" "$work/app-keyboard.log" "$work/data-keyboard"; then
+	echo "e2e: a keyboard test secret leaked into the app log or the data directory"
+	status=1
+fi
 stop_hydra
 cp "$work/app.log" "$artifacts/e2e-app.log"
 cp "$work/login.log" "$artifacts/e2e-hydra-login.log"

@@ -2,7 +2,7 @@
 // receiver, a credential bound to it added through the page, a real agent
 // process (e2e/agent.mjs) calling through the real `yett mcp` shim, the
 // page approving its card, the call arriving once with the credential Yett
-// injected, and Live sessions revoking the run after asking.
+// injected, and Sessions revoking the run after asking.
 //
 // They need the desktop app to run the gateway (app startup attaches its
 // broker to ApprovalService) and the CLI binary at YETT_CLI (default
@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT }) {
+export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT, axeCheck = async () => {} }) {
   const CLI = process.env.YETT_CLI || join(here, '..', '..', 'build', 'bin', 'yett');
   const credential = `e2e-receiver-${randomBytes(3).toString('hex')}`;
   const arrivals = [];
@@ -59,6 +59,7 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT 
     ['a real agent calling through `yett mcp` waits on a card that names it', async (page) => {
       await startReceiver();
       await byId(page, 'nav-credentials').click();
+      await byId(page, 'credential-add').click();
       await byId(page, 'cred-name').fill(credential);
       await byId(page, 'cred-secret').fill(CANARY);
       await byId(page, 'cred-hosts').fill(receiverHost);
@@ -78,6 +79,7 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT 
       assert((await byId(page, 'approval-badge-count').textContent()) === '1', 'the sidebar badge does not count the card');
       assert(arrivals.length === 0, 'the call went out before anyone approved it');
       await shot(page, '10-agent-card');
+      await axeCheck(page, 'a pending session card');
     }],
 
     ['Approve on the card lets exactly that call through, with the credential injected by Yett', async (page) => {
@@ -92,14 +94,15 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT 
       await byId(page, 'approval-card').waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
     }],
 
-    ['Live sessions shows the approved agent, and Revoke (after asking) ends it', async (page) => {
-      await byId(page, 'nav-live-sessions').click();
+    ['Sessions shows the approved agent running, and Revoke (after asking) ends it', async (page) => {
+      await byId(page, 'nav-sessions').click();
       const row = byId(page, 'live-session');
       await row.waitFor({ timeout: STEP_TIMEOUT });
       assert(Number(await row.locator('[data-testid="agent-pid"]').textContent()) === agent.proc.pid, 'the live session is not the agent');
       await shot(page, '11-live-session');
       await row.locator('[data-testid="revoke"]').click();
       await row.locator('[data-testid="revoke-question"]').waitFor({ timeout: STEP_TIMEOUT });
+      await axeCheck(page, 'the revoke-session confirmation');
       await row.locator('[data-testid="revoke-confirm"]').click();
       await byId(page, 'live-sessions-empty').waitFor({ timeout: STEP_TIMEOUT });
       agent.stop();

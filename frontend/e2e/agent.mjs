@@ -4,7 +4,7 @@
 // The gateway identifies this node process as the origin, so the approval
 // card in the app names it.
 //
-// usage: node e2e/agent.mjs YETT_CLI URL
+// usage: node e2e/agent.mjs YETT_CLI URL [IDEMPOTENCY_KEY]
 // Prints one JSON line {"text": ..., "isError": ...} with the tool result
 // (or {"error": ...}), then stays alive until stdin closes, so its session
 // stays live for the Live sessions checks. YETT_RUNTIME_DIR must name the
@@ -13,7 +13,9 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
-const [cli, url] = process.argv.slice(2);
+// A new action needs a key of its own (the gateway refuses a key reused
+// for a different request); the default serves a single call.
+const [cli, url, key = 'e2e-card-1'] = process.argv.slice(2);
 if (!cli || !url) {
   process.stderr.write('usage: node e2e/agent.mjs YETT_CLI URL\n');
   process.exit(2);
@@ -63,7 +65,7 @@ shim.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initial
 
 const res = await request('tools/call', {
   name: 'http.request',
-  arguments: { method: 'POST', url, body: { from: 'e2e agent' }, idempotency_key: 'e2e-card-1' },
+  arguments: { method: 'POST', url, body: { from: 'e2e agent' }, idempotency_key: key },
 });
 if (res.error) {
   say({ error: res.error.message });

@@ -6,7 +6,8 @@
 // env: YETT_ARTIFACTS (default ../artifacts from frontend/), YETT_CHROMIUM
 // (default /usr/bin/chromium).
 
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,4 +115,65 @@ export async function runSteps(steps, { rec, cleanup = () => {}, failureShot = '
   const tail = skipped > 0 ? `, ${skipped} skipped` : '';
   process.stdout.write(`${passed.length} passed, ${failed} failed${tail}\n`);
   process.exit(failed > 0 ? 1 : 0);
+}
+
+// ---- Accessibility (axe-core) ----
+// axe runs inside the page on what is on screen now. It is injected through
+// the DevTools protocol (page.evaluate), which the page's Content Security
+// Policy does not govern, so the policy stays as the app ships it.
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** What every axe check found, for the figure printed at the end. */
+export const axeTotals = { checks: 0, moderate: 0, minor: 0, moderateRules: new Map() };
+
+/**
+ * Runs axe-core (WCAG 2.0-2.2 A and AA rules and best practices) on the
+ * page as it is and fails on any serious or critical violation; moderate
+ * and minor ones are counted and reported by axeSummary.
+ */
+export async function axeCheck(page, name) {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')),
+    }));
+  });
+  axeTotals.checks++;
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  for (const v of violations) {
+    if (v.impact === 'moderate') {
+      axeTotals.moderate++;
+      axeTotals.moderateRules.set(v.id, (axeTotals.moderateRules.get(v.id) ?? 0) + 1);
+    }
+    if (v.impact === 'minor') axeTotals.minor++;
+  }
+  if (bad.length > 0) {
+    throw new Error(`axe on ${name}: ${bad.map((v) => `${v.impact} ${v.id} (${v.help}) at ${v.targets.join(' | ')}`).join('; ')}`);
+  }
+}
+
+export function axeSummary() {
+  const rules = [...axeTotals.moderateRules].map(([id, n]) => `${id} x${n}`).join(', ');
+  log(`axe: ${axeTotals.checks} screens checked, 0 serious or critical, ${axeTotals.moderate} moderate${rules ? ` (${rules})` : ''}, ${axeTotals.minor} minor`);
+}
+
+/** Screenshots at the two window sizes the layout is held to. */
+export const SIZES = [
+  { width: 820, height: 560 },
+  { width: 1920, height: 1080 },
+];
+
+export async function shotSizes(page, name, { restore = { width: 1100, height: 820 } } = {}) {
+  for (const size of SIZES) {
+    await page.setViewportSize(size);
+    await page.waitForTimeout(100);
+    try {
+      await page.screenshot({ path: join(ARTIFACTS, `e2e-${size.width}x${size.height}-${name}.png`) });
+    } catch (err) {
+      log(`screenshot ${name} at ${size.width}x${size.height} failed: ${err.message}`);
+    }
+  }
+  await page.setViewportSize(restore);
 }

@@ -33,7 +33,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { STEP_TIMEOUT, assert, byId, log, pageText, runSteps, shot } from './harness.mjs';
+import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, pageText, runSteps, shot, shotSizes } from './harness.mjs';
 
 function need(name) {
   const v = process.env[name];
@@ -160,6 +160,8 @@ const steps = [
     await byId(page, 'oc-backup').fill(BACKUP);
     assert((await byId(page, 'oc-secret').getAttribute('type')) === 'password', 'the client secret field is not a password field');
     await shot(page, 'oauth-03-form');
+    await axeCheck(page, 'the Connections form');
+    await shotSizes(page, 'connections-form');
     await byId(page, 'oc-submit').click();
     const outcome = await first(
       byId(page, 'connections-notice'),
@@ -253,6 +255,7 @@ const steps = [
     assert((await confirm.innerText()).includes(`(${PROVIDER_HOST})`), 'the confirmation does not name the provider host');
     assert((await text(r.locator('[data-testid="authorization-state"]'))) === 'Active', 'asking alone changed the state');
     await shot(page, 'oauth-06-revoke-confirm');
+    await axeCheck(page, 'the revoke confirmation');
     await r.locator('[data-testid="revoke-confirm-button"]').click();
     const outcome = await first(r.locator('[data-testid="revoke-report"]'), r.locator('[data-testid="revoke-error"]'));
     if (outcome === 1) throw new Error(`Revoke failed: ${await text(r.locator('[data-testid="revoke-error"]'))}`);
@@ -273,6 +276,7 @@ const steps = [
     assert((await r.locator('[data-testid="revoke-retry"]').count()) === 0, 'the report says a retry is pending');
     assert(await report.isVisible(), 'the report is not visible');
     await shot(page, 'oauth-07-revoke-report');
+    await axeCheck(page, 'the revocation report');
   }],
 
   ['the row shows revoked, and nothing new can use it', async (page) => {
@@ -438,5 +442,7 @@ const steps = [
     assert(sent.filter((f) => f.includes(SECRET)).length === 1, 'the secret left the page again after connecting');
   }],
 ];
+
+steps.push(['axe found nothing serious or critical on Connections (figure: moderate count)', async () => axeSummary()]);
 
 runSteps(steps, { rec: { received, sent, consoleLines }, failureShot: 'oauth-failure' });

@@ -17,7 +17,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { agentSteps } from './agent-steps.mjs';
-import { STEP_TIMEOUT, assert, byId, log, pageText, runSteps, shot } from './harness.mjs';
+import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, pageText, runSteps, shot, shotSizes } from './harness.mjs';
 
 const URL_ = process.env.YETT_E2E_URL || 'http://127.0.0.1:34115';
 const CANARY = process.env.YETT_E2E_CANARY || `CANARY-e2e-${randomBytes(8).toString('hex')}`;
@@ -30,8 +30,24 @@ let epochBeforeLock = 0;
 const received = []; // every websocket frame the page received
 const consoleLines = [];
 
+// The epoch is not on screen (it is jargon); the backend reports it.
 async function epochShown(page) {
-  return Number(await byId(page, 'status-epoch').textContent());
+  return page.evaluate(async () => (await window.go.app.VaultService.Status()).epoch);
+}
+
+// Every view of the unlocked app, by its sidebar entry (as the page lists them).
+async function sidebarViews(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('nav [data-testid^="nav-"]')].map((b) => b.getAttribute('data-testid').slice(4)),
+  );
+}
+
+async function openView(page, id) {
+  await byId(page, `nav-${id}`).click();
+  await byId(page, `view-${id}`).waitFor({ timeout: STEP_TIMEOUT });
+  // Views read the backend when they open; let them settle before looking.
+  await page.waitForLoadState('networkidle').catch(() => {});
+  await page.waitForTimeout(300);
 }
 
 const steps = [
@@ -45,6 +61,12 @@ const steps = [
     await page.waitForSelector('[data-testid="setup-screen"], [data-testid="unlock-screen"], [data-testid="shell"], [data-testid="damaged-screen"], [data-testid="app-error"]', { timeout: STEP_TIMEOUT });
     assert(await byId(page, 'setup-screen').isVisible(), 'expected a fresh, uninitialised throwaway vault');
     await shot(page, '01-setup');
+    await axeCheck(page, 'setup');
+    await shotSizes(page, 'setup');
+    await byId(page, 'setup-recovery').click();
+    await byId(page, 'recovery-sheet').waitFor({ timeout: STEP_TIMEOUT });
+    await axeCheck(page, 'setup with the recovery sheet');
+    await byId(page, 'recovery-close').click();
   }],
 
   ['a short passphrase cannot create the vault', async (page) => {
@@ -59,6 +81,10 @@ const steps = [
     await byId(page, 'setup-submit').click();
     await byId(page, 'shell').waitFor({ timeout: STEP_TIMEOUT });
     assert((await byId(page, 'status-state').textContent()).trim() === 'unlocked', 'status badge is not "unlocked"');
+    // A new vault opens on how to connect an agent, with the real yett.
+    await byId(page, 'view-connect').waitFor({ timeout: STEP_TIMEOUT });
+    const command = (await byId(page, 'client-command').textContent()).trim();
+    assert(/^claude mcp add --scope user yett -- \S*\/yett mcp$/.test(command) && !command.includes('/path/to'), `the Claude Code command is "${command}"`);
     await shot(page, '02-unlocked-empty');
   }],
 
@@ -67,6 +93,8 @@ const steps = [
     await byId(page, 'lock-now').click();
     await byId(page, 'unlock-screen').waitFor({ timeout: STEP_TIMEOUT });
     await shot(page, '03-locked');
+    await axeCheck(page, 'unlock');
+    await shotSizes(page, 'unlock');
   }],
 
   ['a wrong passphrase is refused with a clear error', async (page) => {
@@ -80,6 +108,9 @@ const steps = [
     assert((await byId(page, 'unlock-passphrase').inputValue()) === '', 'the passphrase field was not cleared');
     log(`wrong passphrase error: "${text}"`);
     await shot(page, '04-wrong-passphrase');
+    await axeCheck(page, 'unlock after a wrong passphrase');
+    const focused = await page.evaluate(() => document.activeElement?.getAttribute('data-testid'));
+    assert(focused === 'unlock-passphrase', `focus after a wrong passphrase is on ${focused}, not the field`);
   }],
 
   ['the right passphrase unlocks with a new epoch', async (page) => {
@@ -93,6 +124,14 @@ const steps = [
   }],
 
   ['a credential is added and its secret field emptied', async (page) => {
+    await openView(page, 'credentials');
+    await byId(page, 'credential-add').click();
+    await byId(page, 'credential-form').waitFor({ timeout: STEP_TIMEOUT });
+    await axeCheck(page, 'the add-credential form');
+    // Submitting it empty links each error to its field and focuses the first.
+    await byId(page, 'cred-submit').click();
+    assert((await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))) === 'cred-name', 'focus is not on the first invalid field');
+    await axeCheck(page, 'the add-credential form with errors');
     await byId(page, 'cred-name').fill(CREDENTIAL);
     await byId(page, 'cred-secret').fill(CANARY);
     await byId(page, 'cred-hosts').fill('api.example.com');
@@ -100,12 +139,13 @@ const steps = [
     await byId(page, 'cred-approval-per-call').check();
     await byId(page, 'cred-submit').click();
     await byId(page, 'credential-added').waitFor({ timeout: STEP_TIMEOUT });
-    assert((await byId(page, 'cred-secret').inputValue()) === '', 'the secret field still holds a value');
+    assert((await byId(page, 'credential-form').count()) === 0, 'the form is still open after adding');
   }],
 
   ['the credential is listed redacted', async (page) => {
     const row = page.locator('[data-testid="credential-row"]', { hasText: CREDENTIAL });
     await row.waitFor({ timeout: STEP_TIMEOUT });
+    await row.locator('[data-testid="credential-details"]').click();
     const text = await row.innerText();
     assert(text.includes('api.example.com'), 'host missing from the listed credential');
     assert(text.includes('/v1/'), 'path prefix missing from the listed credential');
@@ -132,10 +172,64 @@ const steps = [
     log(`checked ${received.length} received frames`);
   }],
 
+  ['editing, rotating and the overlap warning work against the real vault', async (page) => {
+    const row = page.locator('[data-testid="credential-row"]', { hasText: CREDENTIAL });
+    await row.locator('[data-testid="credential-edit"]').click();
+    await row.locator('[data-testid="credential-form"]').waitFor({ timeout: STEP_TIMEOUT });
+    await axeCheck(page, 'the edit form');
+    await row.locator('[data-testid="cred-paths"]').fill('/v1/\n/v2/');
+    await row.locator('[data-testid="cred-submit"]').click();
+    await page.waitForFunction(() => /version 2/.test(document.querySelector('[data-testid="credential-added"]')?.textContent ?? ''), null, { timeout: STEP_TIMEOUT });
+    await row.locator('[data-testid="credential-rotate"]').click();
+    await row.locator('[data-testid="rotate-form"]').waitFor({ timeout: STEP_TIMEOUT });
+    await axeCheck(page, 'the rotate form');
+    await row.locator('[data-testid="rotate-secret"]').fill(`${CANARY}-rotated`);
+    await row.locator('[data-testid="rotate-submit"]').click();
+    await page.waitForFunction(() => /New secret saved .*version 3/.test(document.querySelector('[data-testid="credential-added"]')?.textContent ?? ''), null, { timeout: STEP_TIMEOUT });
+    // A second credential on the same host: the form says which one a call would use.
+    await byId(page, 'credential-add').click();
+    await byId(page, 'cred-hosts').fill('api.example.com');
+    await byId(page, 'cred-paths').fill('/v1/');
+    const overlap = byId(page, 'cred-overlap');
+    await overlap.waitFor({ timeout: STEP_TIMEOUT });
+    const words = await overlap.innerText();
+    assert(words.includes(CREDENTIAL) && /https:\/\/api\.example\.com\/v1\//.test(words), `overlap warning: ${words}`);
+    await axeCheck(page, 'the add form with an overlap warning');
+    await page.keyboard.press('Escape');
+    await byId(page, 'credential-form').waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+  }],
+
+  ['an encrypted backup is exported, and restoring it brings back what was removed', async (page) => {
+    await openView(page, 'settings');
+    await byId(page, 'export-pass').fill(PASSPHRASE);
+    await byId(page, 'export-submit').click();
+    const done = byId(page, 'backup-done');
+    await done.waitFor({ timeout: STEP_TIMEOUT });
+    log(`backup: ${(await done.innerText()).trim()}`);
+    await openView(page, 'credentials');
+    const row = page.locator('[data-testid="credential-row"]', { hasText: CREDENTIAL });
+    await row.locator('[data-testid="credential-remove"]').click();
+    await row.locator('[data-testid="credential-remove-confirm"]').click();
+    await row.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    await openView(page, 'settings');
+    await byId(page, 'restore-choose').click();
+    await byId(page, 'restore-confirm').waitFor({ timeout: STEP_TIMEOUT });
+    await axeCheck(page, 'the restore confirmation');
+    await byId(page, 'restore-pass').fill(PASSPHRASE);
+    await byId(page, 'restore-submit').click();
+    // The page that asked stays on screen (the restore locks and unlocks).
+    await page.waitForFunction(() => /was restored/.test(document.querySelector('[data-testid="backup-done"]')?.textContent ?? ''), null, { timeout: STEP_TIMEOUT });
+    assert(await byId(page, 'view-settings').isVisible(), 'Settings is no longer on screen after the restore');
+    await openView(page, 'credentials');
+    await page.locator('[data-testid="credential-row"]', { hasText: CREDENTIAL }).waitFor({ timeout: STEP_TIMEOUT });
+  }],
+
   ['removing the credential asks first, then removes it', async (page) => {
+    await openView(page, 'credentials');
     const row = page.locator('[data-testid="credential-row"]', { hasText: CREDENTIAL });
     await row.locator('[data-testid="credential-remove"]').click();
     await row.locator('[data-testid="credential-remove-confirm"]').waitFor({ timeout: STEP_TIMEOUT });
+    await axeCheck(page, 'the remove confirmation');
     await row.locator('[data-testid="credential-remove-confirm"]').click();
     await row.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
     await shot(page, '06-removed');
@@ -145,7 +239,9 @@ const steps = [
     await byId(page, 'nav-activity').click();
     const locked = page.locator('[data-testid="activity-item"][data-type="vault_locked"]');
     await locked.first().waitFor({ timeout: STEP_TIMEOUT });
-    assert(/locked by you/.test(await locked.first().innerText()), 'the lock entry does not say it was locked by the person');
+    const lockTexts = await locked.allInnerTexts();
+    assert(lockTexts.some((t) => /locked by you/.test(t)), 'no lock entry says it was locked by the person');
+    await axeCheck(page, 'activity with entries');
     const unlocked = page.locator('[data-testid="activity-item"][data-type="vault_unlocked"]');
     // Created (first unlock) and the unlock after the wrong passphrase.
     assert((await unlocked.count()) >= 2, `expected 2 vault_unlocked entries, saw ${await unlocked.count()}`);
@@ -171,9 +267,9 @@ const steps = [
     assert(!(await pageText(page)).includes(CANARY), 'the canary secret is in the page');
   }],
 
-  ['Live sessions reads the real ApprovalService: no agent, no card', async (page) => {
+  ['Sessions reads the real ApprovalService: no agent, no card', async (page) => {
     assert(await page.evaluate(() => Boolean(window.go?.app?.ApprovalService)), 'ApprovalService is not bound');
-    await byId(page, 'nav-live-sessions').click();
+    await byId(page, 'nav-sessions').click();
     const empty = byId(page, 'live-sessions-empty');
     await empty.waitFor({ timeout: STEP_TIMEOUT });
     assert(/No agent has a live session/.test(await empty.innerText()), 'the empty state does not say so');
@@ -185,7 +281,43 @@ const steps = [
 
 // A real agent through `yett mcp`: its card, the approval, the injected call
 // and revoking its session.
-const agentRun = agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT });
+const agentRun = agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT, axeCheck });
 steps.push(...agentRun.steps);
+
+// Last, with what the walk left behind on every view (a credential, a
+// revoked session, the log's entries).
+steps.push(
+  ['every view passes axe in light and dark, and holds at 820x560 and 1920x1080', async (page) => {
+    const views = await sidebarViews(page);
+    const problems = [];
+    log(`views: ${views.join(', ')}`);
+    for (const scheme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const id of views) {
+        await openView(page, id);
+        // Every view is checked and photographed before the step fails, so
+        // one run shows every problem.
+        await axeCheck(page, `${id} (${scheme})`).catch((err) => problems.push(err.message));
+        await shotSizes(page, scheme === 'light' ? id : `${id}-dark`);
+      }
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    // The sidebar and the status bar stay in view on a long page.
+    await page.setViewportSize({ width: 820, height: 560 });
+    await openView(page, 'settings');
+    await page.mouse.wheel(0, 5000);
+    await page.waitForTimeout(200);
+    for (const id of ['status-bar', 'lock-now']) {
+      const box = await byId(page, id).boundingBox();
+      assert(box && box.y >= 0 && box.y < 80, `${id} scrolled out of view (y=${box?.y})`);
+    }
+    const nav = await byId(page, 'nav-credentials').boundingBox();
+    assert(nav && nav.y >= 0 && nav.y < 560, 'the sidebar scrolled out of view');
+    await page.setViewportSize({ width: 1100, height: 820 });
+    // Every check of this script has run by now: the figure, then the verdict.
+    axeSummary();
+    assert(problems.length === 0, problems.join('\n'));
+  }],
+);
 
 runSteps(steps, { rec: { received, consoleLines }, cleanup: () => agentRun.cleanup() });

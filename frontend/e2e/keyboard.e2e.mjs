@@ -1,0 +1,219 @@
+// Keyboard only: a person who never touches the mouse creates the vault,
+// adds a credential and rotates its secret, approves a real agent's card
+// (whose call then carries the new secret), changes the passphrase, locks
+// with Ctrl+L and unlocks with the new passphrase. Every step moves by Tab,
+// Shift+Tab, Enter, Esc and the app's shortcuts; the page counts pointer
+// and mouse events and the last step requires that there were none. The
+// pending card is also checked with axe-core and photographed at 820x560,
+// open and folded into its badge.
+//
+// It needs a fresh vault, so e2e.sh runs it against an app of its own.
+// env: YETT_E2E_URL, YETT_CLI (default build/bin/yett), YETT_ARTIFACTS,
+// YETT_CHROMIUM.
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, runSteps, shot, shotSizes } from './harness.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const URL_ = process.env.YETT_E2E_URL || 'http://127.0.0.1:34115';
+const CLI = process.env.YETT_CLI || join(here, '..', '..', 'build', 'bin', 'yett');
+const PASSPHRASE = `keyboard gate ${randomBytes(6).toString('hex')}`;
+const NEW_PASSPHRASE = `keyboard lattice ${randomBytes(6).toString('hex')}`;
+const FIRST = `CANARY-kb-first-${randomBytes(6).toString('hex')}`;
+const ROTATED = `CANARY-kb-rotated-${randomBytes(6).toString('hex')}`;
+const received = [];
+const consoleLines = [];
+const arrivals = [];
+let receiver;
+let receiverHost = '';
+let agent;
+
+const focused = (page) => page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? document.activeElement?.id ?? '');
+
+/** Presses Tab (or Shift+Tab) until the element with testid has focus. */
+async function tabTo(page, testid, { max = 120, back = false } = {}) {
+  for (let i = 0; i < max; i++) {
+    if ((await focused(page)) === testid) return;
+    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
+  }
+  throw new Error(`${testid} was not reached with ${back ? 'Shift+Tab' : 'Tab'} (focus is on "${await focused(page)}")`);
+}
+
+/** Ctrl+N opens the Nth view in the sidebar; N is read from the sidebar. */
+async function openByShortcut(page, id) {
+  const order = await page.evaluate(() =>
+    [...document.querySelectorAll('nav [data-testid^="nav-"]')].map((b) => b.getAttribute('data-testid')),
+  );
+  const n = order.indexOf(`nav-${id}`) + 1;
+  assert(n >= 1 && n <= 9, `the sidebar has no shortcut for ${id} (${order.join(', ')})`);
+  await page.keyboard.press(`Control+${n}`);
+  await byId(page, `view-${id}`).waitFor({ timeout: STEP_TIMEOUT });
+}
+
+async function typeInto(page, testid, text) {
+  await tabTo(page, testid);
+  await page.keyboard.type(text);
+}
+
+function startReceiver() {
+  receiver = createServer((req, res) => {
+    const auth = req.headers.authorization ?? '';
+    arrivals.push({ path: req.url, first: auth === `Bearer ${FIRST}`, rotated: auth === `Bearer ${ROTATED}` });
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"received":true}');
+  });
+  return new Promise((ok) =>
+    receiver.listen(0, '127.0.0.1', () => {
+      receiverHost = `127.0.0.1:${receiver.address().port}`;
+      ok();
+    }),
+  );
+}
+
+function startAgent(url, key) {
+  const proc = spawn(process.execPath, [join(here, 'agent.mjs'), CLI, url, key], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr.on('data', (d) => (err += d));
+  const reply = new Promise((ok) => {
+    createInterface({ input: proc.stdout }).once('line', (l) => ok(JSON.parse(l)));
+    proc.once('exit', (code) => ok({ error: `agent exited (${code}): ${err}` }));
+  });
+  return { proc, reply, stop: () => proc.stdin.end() };
+}
+
+const steps = [
+  ['the page loads on a fresh vault, and pointer events are counted from now on', async (page) => {
+    await page.goto(URL_, { waitUntil: 'domcontentloaded' });
+    await byId(page, 'setup-screen').waitFor({ timeout: STEP_TIMEOUT });
+    await page.evaluate(() => {
+      window.__pointer = 0;
+      for (const type of ['pointerdown', 'pointerup', 'mousedown', 'mouseup', 'mousemove', 'wheel', 'dblclick', 'contextmenu']) {
+        window.addEventListener(type, (e) => e.isTrusted && window.__pointer++, true);
+      }
+    });
+  }],
+
+  ['the vault is created from the keyboard', async (page) => {
+    await typeInto(page, 'setup-passphrase', PASSPHRASE);
+    await typeInto(page, 'setup-confirm', PASSPHRASE);
+    await tabTo(page, 'setup-submit');
+    await page.keyboard.press('Enter');
+    await byId(page, 'view-connect').waitFor({ timeout: STEP_TIMEOUT });
+  }],
+
+  ['a credential is added with the keyboard (Ctrl+N, Add, fields, Enter)', async (page) => {
+    await startReceiver();
+    await openByShortcut(page, 'credentials');
+    await tabTo(page, 'credential-add');
+    await page.keyboard.press('Enter');
+    await byId(page, 'credential-form').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'cred-name', 'the form did not put focus on its first field');
+    await page.keyboard.type('receiver');
+    await typeInto(page, 'cred-secret', FIRST);
+    await typeInto(page, 'cred-hosts', receiverHost);
+    await tabTo(page, 'cred-submit');
+    await page.keyboard.press('Enter');
+    await byId(page, 'credential-added').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'credential-add', `focus after adding is on "${await focused(page)}"`);
+  }],
+
+  ['a real agent is approved from the keyboard through the badge, and its call carries the first secret', async (page) => {
+    agent = startAgent(`http://${receiverHost}/kb-first`, 'kb-first');
+    await byId(page, 'approval-card').waitFor({ timeout: STEP_TIMEOUT });
+    await openByShortcut(page, 'connect');
+    await byId(page, 'connect-live-card').waitFor({ timeout: STEP_TIMEOUT });
+    await axeCheck(page, 'a pending approval card');
+    await shot(page, 'kb-01-card-on-connect');
+    await shotSizes(page, 'pending-card');
+    // Folded into a badge, at the small size, then opened again: all by keyboard.
+    await page.setViewportSize({ width: 820, height: 560 });
+    await tabTo(page, 'approval-fold');
+    await page.keyboard.press('Enter');
+    await byId(page, 'approval-unfold').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'approval-unfold', 'focus did not follow the card into its badge');
+    await axeCheck(page, 'a pending card folded into a badge');
+    await page.screenshot({ path: join(process.env.YETT_ARTIFACTS || join(here, '..', '..', 'artifacts'), 'e2e-820x560-pending-card-folded.png') });
+    await page.keyboard.press('Enter');
+    await byId(page, 'approval-card').waitFor({ timeout: STEP_TIMEOUT });
+    await page.setViewportSize({ width: 1100, height: 820 });
+    // From the panel, Tab reaches the card's Deny first; A approves the
+    // card that has focus.
+    await page.keyboard.press('Tab');
+    assert((await focused(page)) === 'approval-deny', `Tab from the panel went to "${await focused(page)}"`);
+    await page.keyboard.press('a');
+    const reply = await agent.reply;
+    assert(!reply.error && !reply.isError, `the agent's call failed: ${JSON.stringify(reply)}`);
+    await byId(page, 'connect-live-session').waitFor({ timeout: STEP_TIMEOUT });
+    await shot(page, 'kb-02-session-on-connect');
+    assert(arrivals.length === 1 && arrivals[0].first, `the receiver saw ${JSON.stringify(arrivals)}`);
+    agent.stop();
+  }],
+
+  ['the secret is rotated from the keyboard, and the next agent call carries the new one', async (page) => {
+    await openByShortcut(page, 'credentials');
+    await tabTo(page, 'credential-rotate');
+    await page.keyboard.press('Enter');
+    await byId(page, 'rotate-form').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'rotate-secret', 'the rotate form did not focus its field');
+    await page.keyboard.type(ROTATED);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /New secret saved/.test(document.querySelector('[data-testid="credential-added"]')?.textContent ?? ''), null, { timeout: STEP_TIMEOUT });
+    agent = startAgent(`http://${receiverHost}/kb-rotated`, 'kb-rotated');
+    await byId(page, 'approval-card').waitFor({ timeout: STEP_TIMEOUT });
+    await tabTo(page, 'approval-approve');
+    await page.keyboard.press('Enter');
+    const reply = await agent.reply;
+    assert(!reply.error && !reply.isError, `the agent's second call failed: ${JSON.stringify(reply)}`);
+    assert(arrivals.length === 2 && arrivals[1].rotated && !arrivals[1].first, `the second call carried ${JSON.stringify(arrivals[1])}`);
+    agent.stop();
+  }],
+
+  ['the passphrase is changed from the keyboard', async (page) => {
+    await openByShortcut(page, 'settings');
+    await typeInto(page, 'pp-current', PASSPHRASE);
+    await typeInto(page, 'pp-next', NEW_PASSPHRASE);
+    await typeInto(page, 'pp-repeat', NEW_PASSPHRASE);
+    await page.keyboard.press('Enter');
+    await byId(page, 'pp-done').waitFor({ timeout: STEP_TIMEOUT });
+  }],
+
+  ['Ctrl+L locks; the old passphrase is refused with focus kept in the field; the new one unlocks', async (page) => {
+    await page.keyboard.press('Control+l');
+    await byId(page, 'unlock-screen').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'unlock-passphrase', 'the unlock field does not have focus');
+    await page.keyboard.type(PASSPHRASE);
+    await page.keyboard.press('Enter');
+    await byId(page, 'unlock-error').waitFor({ timeout: STEP_TIMEOUT });
+    await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'unlock-passphrase', null, { timeout: STEP_TIMEOUT });
+    // The field is usable again and any slow-down after the failure is over.
+    await page.waitForFunction(() => !document.querySelector('[data-testid="unlock-passphrase"]')?.disabled && !document.querySelector('[data-testid="unlock-wait"]'), null, { timeout: STEP_TIMEOUT });
+    await page.keyboard.type(NEW_PASSPHRASE);
+    await page.waitForFunction(() => !document.querySelector('[data-testid="unlock-submit"]')?.disabled, null, { timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+    await byId(page, 'shell').waitFor({ timeout: STEP_TIMEOUT });
+  }],
+
+  ['no pointer or mouse event happened, and no secret reached the page', async (page) => {
+    const n = await page.evaluate(() => window.__pointer);
+    assert(n === 0, `${n} pointer or mouse events reached the page`);
+    const leaks = received.filter((f) => [FIRST, ROTATED, PASSPHRASE, NEW_PASSPHRASE].some((x) => f.includes(x)));
+    assert(leaks.length === 0, `${leaks.length} received frame(s) hold a secret or a passphrase`);
+    axeSummary();
+  }],
+];
+
+runSteps(steps, {
+  rec: { received, consoleLines },
+  failureShot: 'keyboard-failure',
+  cleanup: () => {
+    agent?.proc.kill();
+    receiver?.close();
+    log(`receiver saw ${arrivals.length} call(s)`);
+  },
+});
