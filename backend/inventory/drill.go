@@ -280,12 +280,13 @@ func (inv *Inventory) storeReport(rep *Report) (string, error) {
 }
 
 // Drills lists authorization id's drill reports, newest first ("" for
-// every authorization's), at most limit (0: 50).
+// every authorization's), at most limit (0: 50). Reports that ended in the
+// same second come in the order they were stored.
 func (inv *Inventory) Drills(id string, limit int) ([]Report, error) {
 	if limit <= 0 {
 		limit = 50
 	}
-	q := inv.db.Model(&reportRow{}).Order("finished_at DESC, id DESC").Limit(limit)
+	q := inv.db.Model(&reportRow{}).Order("finished_at DESC, rowid DESC").Limit(limit)
 	if id != "" {
 		q = q.Where("row_id = ?", id)
 	}

@@ -324,16 +324,16 @@ func (inv *Inventory) records(facts []Fact) (map[string]record, error) {
 // latestDrills returns each row's latest drill.
 func (inv *Inventory) latestDrills() (map[string]*DrillSummary, error) {
 	var rows []reportRow
+	// Finish times are whole seconds: two drills of a row that end in the
+	// same second are told apart by the order they were stored in (rowid).
 	err := inv.db.Raw(`SELECT d.id, d.row_id, d.kind, d.finished_at, d.passed FROM drill_reports d
-		JOIN (SELECT row_id, MAX(finished_at) AS f FROM drill_reports GROUP BY row_id) m ON d.row_id = m.row_id AND d.finished_at = m.f`).Scan(&rows).Error
+		WHERE d.rowid = (SELECT x.rowid FROM drill_reports x WHERE x.row_id = d.row_id ORDER BY x.finished_at DESC, x.rowid DESC LIMIT 1)`).Scan(&rows).Error
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]*DrillSummary, len(rows))
 	for _, r := range rows {
-		if cur := out[r.RowID]; cur == nil || r.ID > cur.ID {
-			out[r.RowID] = &DrillSummary{ID: r.ID, Kind: r.Kind, At: fromUnix(r.FinishedAt), Passed: r.Passed}
-		}
+		out[r.RowID] = &DrillSummary{ID: r.ID, Kind: r.Kind, At: fromUnix(r.FinishedAt), Passed: r.Passed}
 	}
 	return out, nil
 }
