@@ -14,6 +14,12 @@ export class VaultStore {
   error = $state('');
   /** Set by setup: the app then opens on how to connect an agent. */
   justCreated = $state(false);
+  /**
+   * Set while a backup is restored from the unlocked app: the restore locks
+   * and unlocks the vault, and the app stays on the page that asked rather
+   * than passing through the unlock screen.
+   */
+  restoring = $state(false);
 
   private unsubscribe: (() => void) | null = null;
 
@@ -25,6 +31,8 @@ export class VaultStore {
   apply(s: VaultStatus): void {
     if (this.status && s.epoch < this.status.epoch) return;
     this.status = s;
+    // Only the first unlock after setup opens on Connect an agent.
+    if (s.state === 'locked') this.justCreated = false;
     this.receivedAt = Date.now();
     this.error = '';
   }

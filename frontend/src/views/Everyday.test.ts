@@ -6,6 +6,7 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/sve
 import App from '../App.svelte';
 import { connectInfo, credentialView, installBridge, vaultStatus } from '../test/fakeBridge';
 import { approvalCard, installApprovals, liveSession } from '../test/fakeApprovals';
+import { installOAuth } from '../test/fakeOAuth';
 
 afterEach(() => {
   document.documentElement.removeAttribute('data-theme');
@@ -21,12 +22,19 @@ async function openView(id: string, over = {}) {
   return { bridge, approvals };
 }
 
+/** The views' ids in the order the sidebar lists them. */
+function sidebarOrder(): string[] {
+  return [...document.querySelectorAll('nav [data-testid^="nav-"]')].map((b) => b.getAttribute('data-testid')!.slice(4));
+}
+
 describe('layout', () => {
   it('has one main landmark, a named navigation, and an h1 on every view', async () => {
     installBridge(vaultStatus({ state: 'unlocked' }));
     render(App);
     await screen.findByTestId('shell');
-    for (const id of ['connect', 'credentials', 'connections', 'sessions', 'activity', 'settings', 'about']) {
+    const order = sidebarOrder();
+    for (const id of ['connect', 'credentials', 'connections', 'sessions', 'activity', 'settings', 'about']) expect(order).toContain(id);
+    for (const id of order) {
       await fireEvent.click(screen.getByTestId(`nav-${id}`));
       const main = await screen.findByTestId(`view-${id}`);
       expect(document.querySelectorAll('main')).toHaveLength(1);
@@ -45,6 +53,19 @@ describe('layout', () => {
     await fireEvent.submit(screen.getByTestId('setup-screen'));
     await screen.findByTestId('view-connect');
     expect(bridge.VaultService.Create).toHaveBeenCalledTimes(1);
+  });
+
+  it('opens on Credentials, not Connect an agent, after a later lock and unlock', async () => {
+    const bridge = installBridge(vaultStatus({ state: 'uninitialised', epoch: 0 }));
+    render(App);
+    await fireEvent.input(await screen.findByTestId('setup-passphrase'), { target: { value: 'correct horse battery staple' } });
+    await fireEvent.input(screen.getByTestId('setup-confirm'), { target: { value: 'correct horse battery staple' } });
+    await fireEvent.submit(screen.getByTestId('setup-screen'));
+    await screen.findByTestId('view-connect');
+    bridge.emit({ ...bridge.status, state: 'locked', epoch: bridge.status.epoch + 1 });
+    await screen.findByTestId('unlock-screen');
+    bridge.emit({ ...bridge.status, state: 'unlocked', epoch: bridge.status.epoch + 1 });
+    await screen.findByTestId('view-credentials');
   });
 });
 
@@ -83,6 +104,54 @@ describe('Connect an agent', () => {
     expect(card.textContent!.replace(/\s+/g, ' ')).toContain('node (process 777) wants to reach api.example.com');
     approvals.set({ cards: [], sessions: [liveSession({ agent: { ...liveSession().agent, executable: 'node', pid: 777 } })] });
     expect((await screen.findByTestId('connect-live-session')).textContent!.replace(/\s+/g, ' ')).toContain('node (process 777) is approved');
+  });
+});
+
+describe('Connections form', () => {
+  async function startConnect() {
+    installBridge(vaultStatus({ state: 'unlocked' }));
+    const oauth = installOAuth();
+    render(App);
+    await fireEvent.click(await screen.findByTestId('nav-connections'));
+    await fireEvent.click(await screen.findByTestId('connect-start'));
+    await screen.findByTestId('connect-form');
+    await waitFor(() => expect(screen.getAllByRole('option').length).toBeGreaterThan(2));
+    await fireEvent.change(screen.getByTestId('oc-provider'), { target: { value: 'github' } });
+    return oauth;
+  }
+
+  it('shows the redirect address to register and the provider’s own steps in plain words', async () => {
+    await startConnect();
+    const steps = screen.getByTestId('oc-steps');
+    expect(steps.textContent).toContain('register Yett with GitHub');
+    expect(steps.textContent).toContain('Developer settings, then OAuth Apps');
+    expect(screen.getByTestId('oc-redirect').textContent).toBe('http://127.0.0.1/callback');
+    expect(within(steps).getByRole('button', { name: /copy/i })).toBeTruthy();
+    // No implementation notes in the steps themselves.
+    expect(steps.querySelector('ol')?.textContent).not.toMatch(/PKCE|RFC|refresh token/);
+    await fireEvent.change(screen.getByTestId('oc-provider'), { target: { value: 'microsoft' } });
+    expect(screen.getByTestId('oc-steps').textContent).toContain('App registrations');
+    expect(screen.getByTestId('oc-steps').textContent).toContain('Public client/native');
+  });
+
+  it('"I own this and revoke it myself" makes this person owner and backup revoker, and says so', async () => {
+    const oauth = await startConnect();
+    await fireEvent.click(screen.getByTestId('oc-alone'));
+    const owner = screen.getByTestId('oc-owner') as HTMLInputElement;
+    const backup = screen.getByTestId('oc-backup') as HTMLInputElement;
+    await waitFor(() => expect(owner.value).toBe('ana'));
+    expect(backup.value).toBe('ana');
+    expect(backup.readOnly).toBe(true);
+    expect(screen.getByTestId('connect-form').textContent).toContain('nobody else is named');
+    // The backup revoker follows the owner while the box is ticked.
+    await fireEvent.input(owner, { target: { value: 'ana@example.com' } });
+    await waitFor(() => expect(backup.value).toBe('ana@example.com'));
+    await fireEvent.input(screen.getByTestId('oc-name'), { target: { value: 'tracker' } });
+    await fireEvent.input(screen.getByTestId('oc-client-id'), { target: { value: 'Iv1.abc' } });
+    await fireEvent.change(screen.getByTestId('oc-environment'), { target: { value: 'production' } });
+    await fireEvent.submit(screen.getByTestId('connect-form'));
+    await waitFor(() => expect(oauth.OAuthService.Connect).toHaveBeenCalledTimes(1));
+    expect(oauth.OAuthService.Connect).toHaveBeenCalledWith(expect.objectContaining({ owner: 'ana@example.com', backupRevoker: 'ana@example.com' }));
   });
 });
 
@@ -147,6 +216,39 @@ describe('settings', () => {
     await fireEvent.click(screen.getByTestId('restore-submit'));
     await waitFor(() => expect(bridge.VaultService.RestoreBackup).toHaveBeenLastCalledWith('/home/ana/yett-2026-11-30.yettbackup', 'right passphrase 1'));
     await screen.findByTestId('backup-done');
+  });
+
+  it('stays on Settings through the lock and unlock a restore makes, instead of passing through the unlock screen', async () => {
+    const { bridge } = await openView('settings');
+    let sawUnlockScreen = false;
+    bridge.VaultService.RestoreBackup.mockImplementation(async () => {
+      // The real backend locks (every session ends), swaps the file, then unlocks.
+      const before = bridge.status;
+      bridge.emit({ ...before, state: 'locked', epoch: before.epoch + 1 });
+      await Promise.resolve();
+      sawUnlockScreen ||= screen.queryByTestId('unlock-screen') !== null;
+      const after = { ...before, state: 'unlocked' as const, epoch: before.epoch + 2 };
+      bridge.emit(after);
+      return after;
+    });
+    await fireEvent.click(screen.getByTestId('restore-choose'));
+    await fireEvent.input(await screen.findByTestId('restore-pass'), { target: { value: 'right passphrase 1' } });
+    await fireEvent.click(screen.getByTestId('restore-submit'));
+    expect((await screen.findByTestId('backup-done')).textContent).toContain('was restored');
+    expect(sawUnlockScreen).toBe(false);
+    expect(screen.getByTestId('view-settings')).toBeTruthy();
+  });
+
+  it('shows the unlock screen when a restore ends with the vault locked', async () => {
+    const { bridge } = await openView('settings');
+    bridge.VaultService.RestoreBackup.mockImplementation(async () => {
+      bridge.emit({ ...bridge.status, state: 'locked', epoch: bridge.status.epoch + 1 });
+      throw 'The backup was restored but could not be unlocked.';
+    });
+    await fireEvent.click(screen.getByTestId('restore-choose'));
+    await fireEvent.input(await screen.findByTestId('restore-pass'), { target: { value: 'right passphrase 1' } });
+    await fireEvent.click(screen.getByTestId('restore-submit'));
+    await screen.findByTestId('unlock-screen');
   });
 
   it('says it waits for the system keyring, keeps the app usable, and stops waiting on request', async () => {
@@ -214,11 +316,13 @@ describe('shortcuts', () => {
     const bridge = installBridge(vaultStatus({ state: 'unlocked' }));
     render(App);
     await screen.findByTestId('shell');
-    await fireEvent.keyDown(window, { key: '4', ctrlKey: true });
+    // Ctrl+N opens the Nth view of the sidebar, whatever views it holds.
+    const order = sidebarOrder();
+    await fireEvent.keyDown(window, { key: String(order.indexOf('sessions') + 1), ctrlKey: true });
     await screen.findByTestId('view-sessions');
-    await fireEvent.keyDown(window, { key: '7', ctrlKey: true });
+    await fireEvent.keyDown(window, { key: String(order.indexOf('about') + 1), ctrlKey: true });
     const about = await screen.findByTestId('shortcuts');
-    for (const keys of ['Ctrl+L', 'Ctrl+1', 'Ctrl+7', 'Ctrl+F', 'Esc']) expect(about.textContent).toContain(keys);
+    for (const keys of ['Ctrl+L', 'Ctrl+1', `Ctrl+${order.length}`, 'Ctrl+F', 'Esc']) expect(about.textContent).toContain(keys);
     expect(about.textContent).toContain('Approve the approval card that has keyboard focus');
     await fireEvent.keyDown(window, { key: 'l', ctrlKey: true });
     await screen.findByTestId('unlock-screen');

@@ -22,6 +22,7 @@ const REASONS: Record<string, string> = {
   screen_locked: 'the screen locked',
   app_exit: 'Yett closed',
   vault_created: 'vault created',
+  'backup restored': 'a backup was restored',
   // OAuth operations refused before anything was sent.
   authorization_needs_reconnection: 'the account needs its owner to reconnect it',
   provider_unreachable: 'the provider could not be reached to renew access',
