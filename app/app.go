@@ -99,6 +99,9 @@ type App struct {
 	desk    desktop
 	// Connect tells the "Connect an agent" page how to add Yett to agents.
 	Connect *ConnectService
+	// Inventory is the owner inventory and its revocation drills; it has no
+	// inventory until the keeper runs one (Inventory.attach).
+	Inventory *InventoryService
 
 	keeper  *keeper.Keeper
 	keeping keeping
@@ -139,6 +142,7 @@ func New(cfg Config) (*App, error) {
 	a.Approvals = newApprovalService(a.events, cfg.Log)
 	a.Approvals.onWaiting = a.setWaiting
 	a.OAuth = newOAuthService(a.events, cfg.Log)
+	a.Inventory = newInventoryService(a.events, cfg.Log)
 	// The keeper runs the audit writer, OAuth custody and the gateway for
 	// this data directory, as it does for yett serve. The audit log never
 	// stops the app from starting: a log that cannot be opened or verified
@@ -181,7 +185,7 @@ func (a *App) Options(assets fs.FS) *options.App {
 		OnBeforeClose:    a.beforeClose,
 		StartHidden:      a.cfg.Background,
 		Menu:             a.appMenu(),
-		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect, a.Desktop},
+		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect, a.Desktop, a.Inventory},
 		Linux:            &linux.Options{ProgramName: "yett"},
 	}
 }
@@ -192,6 +196,7 @@ func (a *App) startup(ctx context.Context) {
 	a.mu.Unlock()
 	a.events.attach(func(name string, data any) { runtime.EventsEmit(ctx, name, data) })
 	a.Audit.setSaveDialog(wailsSaveDialog(ctx))
+	a.Inventory.setSaveDialog(inventorySaveDialog(ctx))
 	a.watchSignals()
 	a.Approvals.push() // the window title counts the cards already waiting
 	a.raiseQueuedAtStartup()
@@ -233,6 +238,7 @@ func (a *App) Close() {
 	}
 	a.Approvals.attach(nil)
 	a.OAuth.attach(nil, nil)
+	a.Inventory.attach(nil)
 	a.Audit.close()
 	if a.keeper != nil {
 		if err := a.keeper.Close(); err != nil {
@@ -240,6 +246,7 @@ func (a *App) Close() {
 		}
 	}
 	a.OAuth.close()
+	a.Inventory.close()
 	a.Approvals.close()
 	a.Vault.close()
 	if a.vault != nil {

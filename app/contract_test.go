@@ -18,13 +18,14 @@ func TestFrontendCallsExistingMethods(t *testing.T) {
 		t.Fatalf("read backend.ts: %v", err)
 	}
 	services := map[string]reflect.Type{
-		"VaultService":    reflect.TypeOf(&VaultService{}),
-		"AuditService":    reflect.TypeOf(&AuditService{}),
-		"ApprovalService": reflect.TypeOf(&ApprovalService{}),
-		"OAuthService":    reflect.TypeOf(&OAuthService{}),
-		"ConnectService":  reflect.TypeOf(&ConnectService{}),
+		"VaultService":     reflect.TypeOf(&VaultService{}),
+		"AuditService":     reflect.TypeOf(&AuditService{}),
+		"ApprovalService":  reflect.TypeOf(&ApprovalService{}),
+		"OAuthService":     reflect.TypeOf(&OAuthService{}),
+		"ConnectService":   reflect.TypeOf(&ConnectService{}),
+		"InventoryService": reflect.TypeOf(&InventoryService{}),
 	}
-	re := regexp.MustCompile(`\b(VaultService|AuditService|ApprovalService|OAuthService|ConnectService)\b[\s\S]{0,40}?\.\s*([A-Z][A-Za-z]+)\s*\(`)
+	re := regexp.MustCompile(`\b(VaultService|AuditService|ApprovalService|OAuthService|ConnectService|InventoryService)\b[\s\S]{0,40}?\.\s*([A-Z][A-Za-z]+)\s*\(`)
 	called := map[string]bool{}
 	for _, m := range re.FindAllStringSubmatch(string(src), -1) {
 		called[m[1]+"."+m[2]] = true

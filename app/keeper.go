@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/notify"
 	"github.com/yettdev/yett/backend/oauth"
@@ -15,6 +16,7 @@ type keeping struct {
 	broker *approval.Broker
 	oauth  *oauth.Manager
 	notes  notify.Status
+	inv    *inventory.Inventory
 	cancel func()
 }
 
@@ -33,7 +35,8 @@ func (a *App) attachParts(st keeper.State) {
 	broker := st.Broker != k.broker
 	custody := st.OAuth != k.oauth
 	notes := st.Notifications != k.notes
-	k.broker, k.oauth, k.notes = st.Broker, st.OAuth, st.Notifications
+	inv := st.Inventory != k.inv
+	k.broker, k.oauth, k.notes, k.inv = st.Broker, st.OAuth, st.Notifications, st.Inventory
 	a.mu.Unlock()
 	if notes {
 		a.Desktop.push()
@@ -43,5 +46,8 @@ func (a *App) attachParts(st keeper.State) {
 	}
 	if custody {
 		a.OAuth.attach(st.OAuth, st.Operations)
+	}
+	if inv {
+		a.Inventory.attach(st.Inventory)
 	}
 }

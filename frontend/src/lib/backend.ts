@@ -1631,3 +1631,227 @@ export function onShowCard(onShow: (id: string) => void): () => void {
 export function onCloseRequested(onClose: () => void): () => void {
   return subscribe(CLOSE_REQUESTED_EVENT, () => undefined, () => onClose(), () => {});
 }
+
+// ---- Owner inventory and revocation drills (app.InventoryService) ----
+// One row per authorization Yett holds (OAuth connections and HTTP
+// credentials), with who answers for it and what the drills proved. Rows
+// and drill reports hold no secret and no token; the parsers below copy only
+// the known fields all the same.
+
+export type InventoryStateFilter = '' | 'not_under_control' | 'drill_overdue' | 'review_due' | 'needs_reconnection' | 'revoked';
+export type InventoryField = 'owner' | 'backup_revoker' | 'environment' | 'review_by';
+export type DrillKind = 'full' | 'unattended';
+
+export interface InventoryRow {
+  id: string;
+  kind: string;
+  name: string;
+  provider: string;
+  accountRef: string;
+  scopes: string[];
+  environment: string;
+  heldOn: string;
+  owner: string;
+  backupRevoker: string;
+  createdVia: string;
+  connectedAt: string;
+  lastUsed: string;
+  lastRefresh: string;
+  reviewBy: string;
+  lastDrillId: string;
+  lastDrillKind: string;
+  lastDrillAt: string;
+  lastDrillPassed: boolean;
+  nextDrill: string;
+  drillEveryDays: number;
+  drillKind: string;
+  drillable: boolean;
+  operations: string[];
+  disableProcedure: string;
+  state: string;
+  stateReason: string;
+  /** False when a required column is empty; `missing` names them. */
+  controlled: boolean;
+  missing: string[];
+  reviewDue: boolean;
+  drillOverdue: boolean;
+  drilling: boolean;
+}
+
+export interface InventoryFilter {
+  text: string;
+  state: InventoryStateFilter;
+}
+
+export interface InventorySettings {
+  blockUncontrolled: boolean;
+}
+
+export interface ExportResult {
+  saved: boolean;
+  path: string;
+  size: number;
+}
+
+export interface DrillStep {
+  name: string;
+  title: string;
+  passed: boolean;
+  did: string;
+  /** HTTP statuses, introspection answers, the refused call's code, audit entry indexes. */
+  evidence: string[];
+  startedAt: string;
+  durationMs: number;
+  auditIndex: number;
+}
+
+export interface DrillReport {
+  id: string;
+  authorizationId: string;
+  name: string;
+  provider: string;
+  accountRef: string;
+  kind: string;
+  trigger: string;
+  startedAt: string;
+  finishedAt: string;
+  running: boolean;
+  passed: boolean;
+  steps: DrillStep[];
+  /** The full drill's steps an unattended drill did not exercise, and why. */
+  notExercised: string[];
+  endState: string;
+  advice: string;
+}
+
+export const INVENTORY_CHANGED_EVENT = 'inventory:changed';
+export const INVENTORY_DRILL_EVENT = 'inventory:drill';
+
+/** The shape Wails generates for the bound Go struct app.InventoryService. */
+interface InventoryServiceBinding {
+  Rows(): Promise<unknown>;
+  SetField(id: string, field: InventoryField, value: string): Promise<void>;
+  SetDrillSchedule(id: string, everyDays: number, kind: DrillKind): Promise<void>;
+  Settings(): Promise<unknown>;
+  SetBlockUncontrolled(on: boolean): Promise<void>;
+  RunDrill(id: string, kind: DrillKind): Promise<unknown>;
+  Drills(id: string): Promise<unknown>;
+  Export(format: 'csv' | 'json', filter: InventoryFilter): Promise<unknown>;
+  ExportDrill(drillId: string): Promise<unknown>;
+}
+
+function boundInventory(): { InventoryService: InventoryServiceBinding } {
+  const app = window.go?.app as { InventoryService?: InventoryServiceBinding } | undefined;
+  if (!app?.InventoryService) throw new BackendUnavailableError();
+  return app as { InventoryService: InventoryServiceBinding };
+}
+
+export function parseInventoryRow(v: unknown): InventoryRow {
+  const what = 'an inventory row';
+  const r = pick<Omit<InventoryRow, 'scopes' | 'operations' | 'missing'>>(
+    v,
+    {
+      id: 'string', kind: 'string', name: 'string', provider: 'string', accountRef: 'string', environment: 'string',
+      heldOn: 'string', owner: 'string', backupRevoker: 'string', createdVia: 'string', connectedAt: 'string',
+      lastUsed: 'string', lastRefresh: 'string', reviewBy: 'string', lastDrillId: 'string', lastDrillKind: 'string',
+      lastDrillAt: 'string', lastDrillPassed: 'boolean', nextDrill: 'string', drillEveryDays: 'number',
+      drillKind: 'string', drillable: 'boolean', disableProcedure: 'string', state: 'string', stateReason: 'string',
+      controlled: 'boolean', reviewDue: 'boolean', drillOverdue: 'boolean', drilling: 'boolean',
+    },
+    what,
+  );
+  const raw = v as Record<string, unknown>;
+  return {
+    ...r,
+    scopes: strings(raw.scopes, what),
+    operations: strings(raw.operations, what),
+    missing: strings(raw.missing, what),
+  };
+}
+
+export function parseDrillReport(v: unknown): DrillReport {
+  const what = 'a drill report';
+  const r = pick<Omit<DrillReport, 'steps' | 'notExercised'>>(
+    v,
+    {
+      id: 'string', authorizationId: 'string', name: 'string', provider: 'string', accountRef: 'string',
+      kind: 'string', trigger: 'string', startedAt: 'string', finishedAt: 'string', running: 'boolean',
+      passed: 'boolean', endState: 'string', advice: 'string',
+    },
+    what,
+  );
+  const raw = v as Record<string, unknown>;
+  const steps = list(raw.steps, what).map((s) => ({
+    ...pick<Omit<DrillStep, 'evidence'>>(
+      s,
+      {
+        name: 'string', title: 'string', passed: 'boolean', did: 'string', startedAt: 'string',
+        durationMs: 'number', auditIndex: 'number',
+      },
+      'a drill step',
+    ),
+    evidence: strings((s as Record<string, unknown>).evidence, 'a drill step'),
+  }));
+  return { ...r, steps, notExercised: strings(raw.notExercised, what) };
+}
+
+function parseExportResult(v: unknown): ExportResult {
+  return pick<ExportResult>(v, { saved: 'boolean', path: 'string', size: 'number' }, 'an export');
+}
+
+export function inventoryRows(): Promise<InventoryRow[]> {
+  return call(async () => list(await boundInventory().InventoryService.Rows(), 'the inventory').map(parseInventoryRow));
+}
+
+/** Edits one column of a row; the backend audits each edit. */
+export function setInventoryField(id: string, field: InventoryField, value: string): Promise<void> {
+  return call(() => boundInventory().InventoryService.SetField(id, field, value));
+}
+
+export function setDrillSchedule(id: string, everyDays: number, kind: DrillKind): Promise<void> {
+  return call(() => boundInventory().InventoryService.SetDrillSchedule(id, everyDays, kind));
+}
+
+export function inventorySettings(): Promise<InventorySettings> {
+  return call(async () =>
+    pick<InventorySettings>(
+      await boundInventory().InventoryService.Settings(),
+      { blockUncontrolled: 'boolean' },
+      'inventory settings',
+    ),
+  );
+}
+
+/** Refuses (on) or only marks (off) every call that would use a row not under control. */
+export function setInventoryBlockUncontrolled(on: boolean): Promise<void> {
+  return call(() => boundInventory().InventoryService.SetBlockUncontrolled(on));
+}
+
+/** Runs a drill and resolves with its report once it ended; onInventoryDrill reports each step meanwhile. */
+export function runDrill(id: string, kind: DrillKind): Promise<DrillReport> {
+  return call(async () => parseDrillReport(await boundInventory().InventoryService.RunDrill(id, kind)));
+}
+
+/** A row's drill reports, newest first ('' for every row's). */
+export function drillReports(id: string): Promise<DrillReport[]> {
+  return call(async () => list(await boundInventory().InventoryService.Drills(id), 'drill reports').map(parseDrillReport));
+}
+
+/** Opens a save dialog; resolves with saved=false if the person cancels. */
+export function exportInventory(format: 'csv' | 'json', filter: InventoryFilter): Promise<ExportResult> {
+  return call(async () => parseExportResult(await boundInventory().InventoryService.Export(format, filter)));
+}
+
+export function exportDrillReport(drillId: string): Promise<ExportResult> {
+  return call(async () => parseExportResult(await boundInventory().InventoryService.ExportDrill(drillId)));
+}
+
+/** Calls onChange when rows changed: listeners re-read. */
+export function onInventoryChanged(onChange: () => void): () => void {
+  return subscribe(INVENTORY_CHANGED_EVENT, () => undefined, () => onChange(), () => {});
+}
+
+/** Calls onReport with a running drill's report after each step, and once it ended. */
+export function onInventoryDrill(onReport: (r: DrillReport) => void): () => void {
+  return subscribe(INVENTORY_DRILL_EVENT, parseDrillReport, onReport, () => {});
+}

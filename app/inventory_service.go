@@ -1,0 +1,305 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/yettdev/yett/backend/inventory"
+	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// Events about the owner inventory. EventInventoryChanged has no payload:
+// the UI re-reads the table. EventInventoryDrill carries a DrillReportView
+// after every step of a running drill and once it ended.
+const (
+	EventInventoryChanged = "inventory:changed"
+	EventInventoryDrill   = "inventory:drill"
+)
+
+// errNoInventory is what the UI is told while no inventory runs: it needs
+// OAuth custody, which needs the vault's audit key.
+var errNoInventory = errors.New("Set up and unlock the vault first.")
+
+// InventoryService is bound to the UI as window.go.app.InventoryService. It
+// is the desktop's side of the owner inventory (backend/inventory, run by
+// the keeper): the table, its inline edits (each audited by the
+// inventory), its exports, the drill schedule and the revocation drills
+// with their reports. Every view is built from inventory rows and drill
+// reports, which hold no secret and no token by construction.
+type InventoryService struct {
+	events *eventSink
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	inv    *inventory.Inventory
+	cancel func()
+
+	// saveDialog asks the person where to save an export; "" means
+	// cancelled. The app sets it once the window exists; tests to a fake.
+	dialogMu   sync.Mutex
+	saveDialog func(title, defaultName string) (string, error)
+
+	kick     chan struct{} // coalesces EventInventoryChanged
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+func newInventoryService(events *eventSink, log *slog.Logger) *InventoryService {
+	s := &InventoryService{events: events, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s.saveDialog = func(string, string) (string, error) { return "", errors.New("no window to show a dialog in") }
+	go s.announce()
+	return s
+}
+
+// announce sends EventInventoryChanged off the inventory's delivery: its
+// feed calls subscribers in order and they must not hold it up.
+func (s *InventoryService) announce() {
+	defer close(s.done)
+	for {
+		select {
+		case <-s.kick:
+			s.events.send(EventInventoryChanged, nil)
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+func (s *InventoryService) changed() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// attach serves inv from now on (nil detaches). The keeper owns it.
+func (s *InventoryService) attach(inv *inventory.Inventory) {
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+	}
+	s.inv = inv
+	if inv != nil {
+		s.cancel = inv.Subscribe(func(c inventory.Change) {
+			if c.Drill != nil {
+				s.events.send(EventInventoryDrill, drillReportView(*c.Drill))
+			}
+			s.changed()
+		})
+	}
+	s.mu.Unlock()
+	s.changed()
+}
+
+func (s *InventoryService) close() {
+	if s == nil {
+		return
+	}
+	s.attach(nil)
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.done
+}
+
+func (s *InventoryService) inventory() (*inventory.Inventory, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inv == nil {
+		return nil, errNoInventory
+	}
+	return s.inv, nil
+}
+
+func (s *InventoryService) setSaveDialog(f func(title, name string) (string, error)) {
+	s.dialogMu.Lock()
+	s.saveDialog = f
+	s.dialogMu.Unlock()
+}
+
+// inventoryTimeout bounds what a table read or an edit may take.
+const inventoryTimeout = 30 * time.Second
+
+// Rows lists every row of the inventory. The table sorts and filters them
+// itself; Export takes the same filter.
+func (s *InventoryService) Rows() ([]InventoryRowView, error) {
+	inv, err := s.inventory()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), inventoryTimeout)
+	defer cancel()
+	rows, err := inv.Rows(ctx, inventory.Filter{})
+	if err != nil {
+		return nil, s.publicError("list the inventory", err)
+	}
+	out := make([]InventoryRowView, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, inventoryRowView(r))
+	}
+	return out, nil
+}
+
+// SetField edits one column of a row: owner, backup_revoker, environment
+// or review_by (YYYY-MM-DD, "" for none). The inventory audits each edit.
+func (s *InventoryService) SetField(id, field, value string) error {
+	inv, err := s.inventory()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), inventoryTimeout)
+	defer cancel()
+	return s.publicError("edit the inventory", inv.SetField(ctx, id, field, value))
+}
+
+// SetDrillSchedule sets how often a row is drilled and which kind of drill
+// the schedule runs.
+func (s *InventoryService) SetDrillSchedule(id string, everyDays int, kind string) error {
+	inv, err := s.inventory()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), inventoryTimeout)
+	defer cancel()
+	return s.publicError("set the drill schedule", inv.SetDrillSchedule(ctx, id, everyDays, kind))
+}
+
+// Settings returns the inventory's switches.
+func (s *InventoryService) Settings() (InventorySettingsView, error) {
+	inv, err := s.inventory()
+	if err != nil {
+		return InventorySettingsView{}, err
+	}
+	return InventorySettingsView{BlockUncontrolled: inv.Settings().BlockUncontrolled}, nil
+}
+
+// SetBlockUncontrolled refuses (on) or only marks (off) every call that
+// would use a row not under control.
+func (s *InventoryService) SetBlockUncontrolled(on bool) error {
+	inv, err := s.inventory()
+	if err != nil {
+		return err
+	}
+	return s.publicError("set block uncontrolled", inv.SetBlockUncontrolled(context.Background(), on))
+}
+
+// RunDrill runs a drill of kind ("full" or "unattended") on authorization
+// id and returns its report once it ended; EventInventoryDrill reports it
+// step by step meanwhile. The window asks the person to confirm a full
+// drill, which ends with the authorization revoked.
+func (s *InventoryService) RunDrill(id, kind string) (DrillReportView, error) {
+	inv, err := s.inventory()
+	if err != nil {
+		return DrillReportView{}, err
+	}
+	rep, err := inv.RunDrill(context.Background(), id, kind, inventory.TriggerPerson)
+	if err != nil {
+		return DrillReportView{}, s.publicError("run a drill", err)
+	}
+	return drillReportView(rep), nil
+}
+
+// Drills lists authorization id's drill reports, newest first ("" for
+// every authorization's).
+func (s *InventoryService) Drills(id string) ([]DrillReportView, error) {
+	inv, err := s.inventory()
+	if err != nil {
+		return nil, err
+	}
+	reps, err := inv.Drills(id, 50)
+	if err != nil {
+		return nil, s.publicError("list drills", err)
+	}
+	out := make([]DrillReportView, 0, len(reps))
+	for _, r := range reps {
+		out = append(out, drillReportView(r))
+	}
+	return out, nil
+}
+
+// Export saves the rows that pass the filter as CSV or JSON where the
+// person chooses. Rows hold no secret and no token, so neither does the
+// file.
+func (s *InventoryService) Export(format string, f InventoryFilter) (ExportResult, error) {
+	if format != inventory.FormatCSV && format != inventory.FormatJSON {
+		return ExportResult{}, errors.New("Export as CSV or JSON.")
+	}
+	inv, err := s.inventory()
+	if err != nil {
+		return ExportResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), inventoryTimeout)
+	defer cancel()
+	b, err := inv.Export(ctx, inventory.Filter{Text: f.Text, State: f.State}, format)
+	if err != nil {
+		return ExportResult{}, s.publicError("export the inventory", err)
+	}
+	name := fmt.Sprintf("yett-inventory-%s.%s", time.Now().UTC().Format("2006-01-02"), format)
+	return s.save("Export the owner inventory", name, b)
+}
+
+// ExportDrill saves one drill's report as JSON where the person chooses.
+func (s *InventoryService) ExportDrill(drillID string) (ExportResult, error) {
+	inv, err := s.inventory()
+	if err != nil {
+		return ExportResult{}, err
+	}
+	b, err := inv.ExportDrill(drillID)
+	if err != nil {
+		return ExportResult{}, s.publicError("export a drill", err)
+	}
+	return s.save("Export the drill report", "yett-drill-"+strings.TrimPrefix(drillID, "dr-")+".json", b)
+}
+
+func (s *InventoryService) save(title, name string, b []byte) (ExportResult, error) {
+	s.dialogMu.Lock()
+	dialog := s.saveDialog
+	s.dialogMu.Unlock()
+	path, err := dialog(title, name)
+	if err != nil {
+		s.log.Error("save dialog", "err", err)
+		return ExportResult{}, errors.New("The save dialog could not be shown.")
+	}
+	if path == "" {
+		return ExportResult{Saved: false, Size: len(b)}, nil
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		s.log.Error("write an inventory export", "err", err)
+		return ExportResult{}, errors.New("The file could not be saved there.")
+	}
+	return ExportResult{Saved: true, Path: path, Size: len(b)}, nil
+}
+
+// publicError chooses the text the UI shows. The inventory's documented
+// errors name a field and a rule, never a value; anything else is logged.
+func (s *InventoryService) publicError(what string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, vault.ErrLocked), errors.Is(err, vault.ErrNotInitialised):
+		return errNoInventory
+	case errors.Is(err, inventory.ErrNotFound):
+		return errors.New("There is no such row in the inventory.")
+	case errors.Is(err, inventory.ErrDrillRunning):
+		return errors.New("A drill of this authorization is running already.")
+	case errors.Is(err, inventory.ErrNotDrillable):
+		return errors.New("This row cannot be drilled now: drills apply to OAuth authorizations that are active (a full drill also takes a suspended one).")
+	case errors.Is(err, inventory.ErrConfig):
+		return errors.New("Drills cannot run in this Yett: OAuth custody is not running.")
+	case errors.Is(err, inventory.ErrInvalid), errors.Is(err, oauth.ErrInvalid):
+		msg := err.Error()
+		if _, rest, ok := strings.Cut(msg, "invalid input: "); ok {
+			msg = rest
+		}
+		return errors.New(sentence(msg))
+	}
+	s.log.Error("inventory: "+what+" failed", "err", err)
+	return errors.New("Yett could not complete this. Details are in the Yett log.")
+}

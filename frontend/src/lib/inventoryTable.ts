@@ -1,0 +1,219 @@
+// The owner inventory table's state, apart from the view so it can be
+// tested alone: which columns it has, how it sorts, how it filters (the same
+// rules as backend/inventory's Row.Matches, so an export of the filtered
+// table holds the rows on screen), and the edit of one cell.
+
+import type { InventoryField, InventoryRow, InventoryStateFilter } from './backend';
+
+export type SortKey =
+  | 'name'
+  | 'provider'
+  | 'accountRef'
+  | 'environment'
+  | 'owner'
+  | 'backupRevoker'
+  | 'createdVia'
+  | 'connectedAt'
+  | 'lastUsed'
+  | 'lastRefresh'
+  | 'reviewBy'
+  | 'lastDrillAt'
+  | 'nextDrill'
+  | 'state'
+  | 'controlled';
+
+export interface Column {
+  key: SortKey;
+  label: string;
+  /** The field a person edits in this column's cells, if any. */
+  edit?: InventoryField;
+}
+
+/** Seed 002's columns, in its order; scopes, operations and the disable procedure show in the row's details. */
+export const COLUMNS: readonly Column[] = [
+  { key: 'name', label: 'Authorization' },
+  { key: 'provider', label: 'Provider or host' },
+  { key: 'accountRef', label: 'Account' },
+  { key: 'environment', label: 'Environment', edit: 'environment' },
+  { key: 'owner', label: 'Owner', edit: 'owner' },
+  { key: 'backupRevoker', label: 'Backup revoker', edit: 'backup_revoker' },
+  { key: 'createdVia', label: 'Created via' },
+  { key: 'connectedAt', label: 'Connected' },
+  { key: 'lastUsed', label: 'Last confirmed use' },
+  { key: 'lastRefresh', label: 'Last refresh' },
+  { key: 'reviewBy', label: 'Review by', edit: 'review_by' },
+  { key: 'lastDrillAt', label: 'Last drill' },
+  { key: 'nextDrill', label: 'Next drill' },
+  { key: 'state', label: 'State' },
+  { key: 'controlled', label: 'Control' },
+];
+
+export const STATE_FILTERS: readonly { value: InventoryStateFilter; label: string }[] = [
+  { value: '', label: 'Every row' },
+  { value: 'not_under_control', label: 'Not under control' },
+  { value: 'drill_overdue', label: 'Drill overdue' },
+  { value: 'review_due', label: 'Review due' },
+  { value: 'needs_reconnection', label: 'Needs reconnection' },
+  { value: 'revoked', label: 'Revoked' },
+];
+
+export const ENVIRONMENTS = ['development', 'staging', 'production'] as const;
+
+export interface Sort {
+  key: SortKey;
+  dir: 'asc' | 'desc';
+}
+
+/** Whether a row passes the filter: one state, and every word somewhere in its columns. */
+export function matches(r: InventoryRow, text: string, state: InventoryStateFilter): boolean {
+  switch (state) {
+    case '':
+      break;
+    case 'not_under_control':
+      if (r.controlled) return false;
+      break;
+    case 'drill_overdue':
+      if (!r.drillOverdue) return false;
+      break;
+    case 'review_due':
+      if (!r.reviewDue) return false;
+      break;
+    case 'needs_reconnection':
+      if (r.state !== 'needs_reconnection') return false;
+      break;
+    case 'revoked':
+      if (r.state !== 'revoked' && r.state !== 'disabled') return false;
+      break;
+    default:
+      return false;
+  }
+  const words = text.toLowerCase().trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return true;
+  const hay = [
+    r.id, r.name, r.provider, r.accountRef, r.environment, r.owner, r.backupRevoker, r.createdVia, r.state, r.heldOn,
+    ...r.scopes, ...r.operations,
+  ]
+    .join('\u0000')
+    .toLowerCase();
+  return words.every((w) => hay.includes(w));
+}
+
+function sortValue(r: InventoryRow, key: SortKey): string | number {
+  switch (key) {
+    case 'controlled':
+      // Rows nobody controls first when ascending: they need the person.
+      return r.controlled ? 1 : 0;
+    default: {
+      const v = r[key];
+      return typeof v === 'string' ? v.toLowerCase() : String(v);
+    }
+  }
+}
+
+/**
+ * Sorts a copy. Empty values go last in both directions (a row never
+ * refreshed is not "the oldest"), ties by name then id, so the order is
+ * stable.
+ */
+export function sortRows(rows: readonly InventoryRow[], sort: Sort): InventoryRow[] {
+  const sign = sort.dir === 'asc' ? 1 : -1;
+  return [...rows].sort((a, b) => {
+    const va = sortValue(a, sort.key);
+    const vb = sortValue(b, sort.key);
+    if (va === '' && vb !== '') return 1;
+    if (vb === '' && va !== '') return -1;
+    if (va < vb) return -sign;
+    if (va > vb) return sign;
+    const n = a.name.toLowerCase().localeCompare(b.name.toLowerCase());
+    return n !== 0 ? n : a.id.localeCompare(b.id);
+  });
+}
+
+/** Clicking a column's header: sorts by it ascending, or flips the direction. */
+export function nextSort(cur: Sort, key: SortKey): Sort {
+  if (cur.key === key) return { key, dir: cur.dir === 'asc' ? 'desc' : 'asc' };
+  return { key, dir: 'asc' };
+}
+
+/** The value a cell's editor starts from: review dates as YYYY-MM-DD. */
+export function editValue(r: InventoryRow, field: InventoryField): string {
+  switch (field) {
+    case 'owner':
+      return r.owner;
+    case 'backup_revoker':
+      return r.backupRevoker;
+    case 'environment':
+      return r.environment;
+    case 'review_by':
+      return r.reviewBy.slice(0, 10);
+  }
+}
+
+/** The same edit the backend will make, for the row shown until the table re-reads. */
+export function applyEdit(r: InventoryRow, field: InventoryField, value: string): InventoryRow {
+  const v = value.trim();
+  switch (field) {
+    case 'owner':
+      return { ...r, owner: v };
+    case 'backup_revoker':
+      return { ...r, backupRevoker: v };
+    case 'environment':
+      return { ...r, environment: v };
+    case 'review_by':
+      return { ...r, reviewBy: v === '' ? '' : `${v}T00:00:00Z` };
+  }
+}
+
+/** A one-line check before sending, the backend's own rules; '' when fine. */
+export function checkEdit(field: InventoryField, value: string): string {
+  const v = value.trim();
+  if (v.length > 256 || /[\r\n]/.test(v)) return 'At most 256 characters on one line.';
+  if (field === 'environment' && !(ENVIRONMENTS as readonly string[]).includes(v)) {
+    return 'Choose development, staging or production.';
+  }
+  if (field === 'review_by' && v !== '' && !/^\d{4}-\d{2}-\d{2}$/.test(v)) return 'Write the date as YYYY-MM-DD.';
+  return '';
+}
+
+/** Words for the machine names of states, flows and drills. */
+export const WORDS: Record<string, string> = {
+  active: 'active',
+  suspended: 'suspended',
+  needs_reconnection: 'needs reconnection',
+  disabled: 'disabled',
+  revoked: 'revoked',
+  authorization_code: 'authorization code',
+  device_code: 'device',
+  client_credentials: 'client credentials',
+  manual_secret: 'manual secret',
+  oauth: 'OAuth',
+  http_credential: 'HTTP credential',
+  full: 'full',
+  unattended: 'unattended',
+  person: 'started by a person',
+  schedule: 'scheduled',
+};
+
+export function word(v: string): string {
+  return WORDS[v] ?? v;
+}
+
+// One formatter each, made once: a table of 1,000 rows formats thousands of
+// dates, and making an Intl formatter per date (as toLocaleString does) is
+// most of the cost of drawing it. Same output as lib/time's.
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
+
+/** A local date and time for an RFC 3339 timestamp; '—' for none. */
+export function whenText(rfc3339: string): string {
+  if (rfc3339 === '') return '—';
+  const t = Date.parse(rfc3339);
+  return Number.isNaN(t) ? rfc3339 : dateTimeFormat.format(t);
+}
+
+/** The calendar day of an RFC 3339 timestamp, as written (not shifted by the zone); '—' for none. */
+export function dayText(rfc3339: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(rfc3339);
+  if (!m) return rfc3339 === '' ? '—' : rfc3339;
+  return dayFormat.format(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+}
