@@ -27,6 +27,17 @@ function sidebarOrder(): string[] {
   return [...document.querySelectorAll('nav [data-testid^="nav-"]')].map((b) => b.getAttribute('data-testid')!.slice(4));
 }
 
+/** Creates a vault through the setup screen; the app then shows Connect an agent. */
+async function createVault() {
+  const bridge = installBridge(vaultStatus({ state: 'uninitialised', epoch: 0 }));
+  render(App);
+  await fireEvent.input(await screen.findByTestId('setup-passphrase'), { target: { value: 'correct horse battery staple' } });
+  await fireEvent.input(screen.getByTestId('setup-confirm'), { target: { value: 'correct horse battery staple' } });
+  await fireEvent.submit(screen.getByTestId('setup-screen'));
+  await screen.findByTestId('view-connect');
+  return bridge;
+}
+
 describe('layout', () => {
   it('has one main landmark, a named navigation, and an h1 on every view', async () => {
     installBridge(vaultStatus({ state: 'unlocked' }));
@@ -46,22 +57,12 @@ describe('layout', () => {
   });
 
   it('opens on "Connect an agent" right after the vault is created', async () => {
-    const bridge = installBridge(vaultStatus({ state: 'uninitialised', epoch: 0 }));
-    render(App);
-    await fireEvent.input(await screen.findByTestId('setup-passphrase'), { target: { value: 'correct horse battery staple' } });
-    await fireEvent.input(screen.getByTestId('setup-confirm'), { target: { value: 'correct horse battery staple' } });
-    await fireEvent.submit(screen.getByTestId('setup-screen'));
-    await screen.findByTestId('view-connect');
+    const bridge = await createVault();
     expect(bridge.VaultService.Create).toHaveBeenCalledTimes(1);
   });
 
   it('opens on Credentials, not Connect an agent, after a later lock and unlock', async () => {
-    const bridge = installBridge(vaultStatus({ state: 'uninitialised', epoch: 0 }));
-    render(App);
-    await fireEvent.input(await screen.findByTestId('setup-passphrase'), { target: { value: 'correct horse battery staple' } });
-    await fireEvent.input(screen.getByTestId('setup-confirm'), { target: { value: 'correct horse battery staple' } });
-    await fireEvent.submit(screen.getByTestId('setup-screen'));
-    await screen.findByTestId('view-connect');
+    const bridge = await createVault();
     bridge.emit({ ...bridge.status, state: 'locked', epoch: bridge.status.epoch + 1 });
     await screen.findByTestId('unlock-screen');
     bridge.emit({ ...bridge.status, state: 'unlocked', epoch: bridge.status.epoch + 1 });
