@@ -110,6 +110,9 @@ func (s *InventoryService) close() {
 }
 
 func (s *InventoryService) inventory() (*inventory.Inventory, error) {
+	if s == nil {
+		return nil, errNoInventory
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inv == nil {

@@ -275,3 +275,51 @@ func logDrill(t *testing.T, r DrillReportView) {
 		t.Logf("%s drill advice: %s", r.Kind, r.Advice)
 	}
 }
+
+// TestConnectionsReadAndWriteTheInventory: the Connections cards show what
+// the owner inventory holds, their edits go through it (audited), and their
+// block switch is the inventory's, the one the gateway obeys.
+func TestConnectionsReadAndWriteTheInventory(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: oauthCanary})
+	o := newOAuthApp(t)
+	o.create(t)
+	waitFor(t, func() bool { _, err := o.Inventory.inventory(); return err == nil })
+	f, err := o.OAuth.Connect(clientCredentialsForm(p, oauthCanary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := f.AuthorizationID
+
+	if err := o.Inventory.SetField(id, "owner", "alice@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if a := o.only(t); a.Owner != "alice@example.com" || a.Controlled ||
+		!slices.Equal(a.Problems, []string{"no backup revoker: nobody else is named who may revoke it"}) {
+		t.Fatalf("card after an inventory edit: %+v", a)
+	}
+	if err := o.OAuth.UpdateInventory(id, InventoryForm{Owner: "alice@example.com", BackupRevoker: "bob@example.com", ReviewBy: "2030-01-31"}); err != nil {
+		t.Fatal(err)
+	}
+	row := o.rowByName(t, "ci robot")
+	if row.BackupRevoker != "bob@example.com" || row.ReviewBy != "2030-01-31T00:00:00Z" || !row.Controlled {
+		t.Fatalf("inventory row after a Connections edit: %+v", row)
+	}
+	edits := o.inventoryEdits(t)
+	// The owner did not change, so only the two changed fields are edits.
+	if want := []string{id + " owner=alice@example.com", id + " backup_revoker=bob@example.com", id + " review_by=2030-01-31"}; !slices.Equal(edits, want) {
+		t.Fatalf("audited edits %q, want %q", edits, want)
+	}
+
+	if err := o.OAuth.SetBlockUncontrolled(true); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := o.Inventory.Settings(); err != nil || !s.BlockUncontrolled {
+		t.Fatalf("the Connections switch is not the inventory's: %+v %v", s, err)
+	}
+	if err := o.Inventory.SetBlockUncontrolled(false); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := o.OAuth.Settings(); err != nil || s.BlockUncontrolled {
+		t.Fatalf("Connections does not show the inventory's switch: %+v %v", s, err)
+	}
+}

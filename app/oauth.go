@@ -47,6 +47,9 @@ var errNoOAuth = errors.New("Set up and unlock the vault first.")
 type OAuthService struct {
 	events *eventSink
 	log    *slog.Logger
+	// inventory holds who answers for each authorization and the
+	// block-uncontrolled switch (oauth_inventory.go).
+	inventory *InventoryService
 
 	mu      sync.Mutex
 	m       *oauth.Manager
@@ -285,11 +288,13 @@ func (s *OAuthService) Authorizations() ([]AuthorizationView, error) {
 	for _, a := range list {
 		out = append(out, authorizationView(a, names[a.ID]))
 	}
+	s.overlayInventory(out)
 	return out, nil
 }
 
-// UpdateInventory sets an authorization's owner, backup revoker, review
-// date and disable procedure.
+// UpdateInventory sets an authorization's owner, backup revoker and review
+// date in the owner inventory (each change audited there), and its disable
+// procedure; custody keeps a copy of the owner it names in its entries.
 func (s *OAuthService) UpdateInventory(id string, inv InventoryForm) error {
 	reviewBy, err := parseDay("review date", inv.ReviewBy)
 	if err != nil {
@@ -297,6 +302,9 @@ func (s *OAuthService) UpdateInventory(id string, inv InventoryForm) error {
 	}
 	m, err := s.manager()
 	if err != nil {
+		return err
+	}
+	if err := s.updateOwners(id, inv, reviewBy); err != nil {
 		return err
 	}
 	return s.publicError("update inventory", m.UpdateInventory(id, oauth.Inventory{
@@ -360,23 +368,20 @@ func (s *OAuthService) RemoveOperation(name string) error {
 	return s.publicError("remove operation", err)
 }
 
-// Settings returns the custody policy switches.
+// Settings returns the block-uncontrolled switch, which is the owner
+// inventory's: it applies to every row, OAuth or not.
 func (s *OAuthService) Settings() (SettingsView, error) {
-	m, err := s.manager()
+	st, err := s.inventory.Settings()
 	if err != nil {
 		return SettingsView{}, err
 	}
-	return SettingsView{BlockUncontrolled: m.Settings().BlockUncontrolled}, nil
+	return SettingsView{BlockUncontrolled: st.BlockUncontrolled}, nil
 }
 
-// SetBlockUncontrolled makes operations of authorizations without an owner
-// or backup revoker refused (on) or only flagged (off).
+// SetBlockUncontrolled makes every call that would use a row not under
+// control refused (on) or only marked (off), as the Inventory view does.
 func (s *OAuthService) SetBlockUncontrolled(on bool) error {
-	m, err := s.manager()
-	if err != nil {
-		return err
-	}
-	return s.publicError("set block uncontrolled", m.SetBlockUncontrolled(on))
+	return s.inventory.SetBlockUncontrolled(on)
 }
 
 // oauthPublicErrors are the manager's documented errors: their texts are

@@ -188,8 +188,13 @@ func TestOAuthServiceClientCredentialsLifecycle(t *testing.T) {
 		a.State != "active" || a.Revocation != "none" || a.CreatedHow != "client_credentials" || a.ClientAuth != "client_secret" {
 		t.Fatalf("authorization: %+v", a)
 	}
-	if _, err := time.Parse(time.RFC3339, a.ConnectedAt); err != nil || a.ReviewBy != "" || a.LastUsed != "" {
-		t.Fatalf("times: connected %q review %q used %q", a.ConnectedAt, a.ReviewBy, a.LastUsed)
+	// The owner inventory sets a review date 90 days after the connection.
+	connected, err := time.Parse(time.RFC3339, a.ConnectedAt)
+	if err != nil || a.LastUsed != "" {
+		t.Fatalf("times: connected %q used %q", a.ConnectedAt, a.LastUsed)
+	}
+	if review, err := time.Parse(time.RFC3339, a.ReviewBy); err != nil || review.Sub(connected) != 90*24*time.Hour {
+		t.Fatalf("default review date %q for a connection at %q", a.ReviewBy, a.ConnectedAt)
 	}
 	if a.Controlled || !slices.ContainsFunc(a.Problems, func(s string) bool { return strings.HasPrefix(s, "no owner") }) ||
 		!slices.ContainsFunc(a.Problems, func(s string) bool { return strings.HasPrefix(s, "no backup revoker") }) {
@@ -400,8 +405,13 @@ func TestOAuthServiceDeviceFlowEvents(t *testing.T) {
 		t.Fatalf("connected event: %+v", done)
 	}
 	a := o.only(t)
-	if a.ID != done.AuthorizationID || a.State != "active" || !a.Controlled || a.Unattended || a.ReviewBy != "2031-06-30T00:00:00Z" || a.Environment != "staging" {
+	if a.ID != done.AuthorizationID || a.State != "active" || a.Unattended || a.ReviewBy != "2031-06-30T00:00:00Z" || a.Environment != "staging" {
 		t.Fatalf("device authorization: %+v", a)
+	}
+	// The test provider names no account for a device grant: the owner
+	// inventory holds such a row not under control, and the card says why.
+	if a.Controlled || !slices.Equal(a.Problems, []string{"the provider did not say which account was connected"}) {
+		t.Fatalf("device authorization without an account: controlled=%v problems=%q", a.Controlled, a.Problems)
 	}
 
 	// Reconnecting starts the same flow again; cancelling it in the app ends
