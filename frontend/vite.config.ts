@@ -7,6 +7,10 @@ import { svelteTesting } from '@testing-library/svelte/vite';
 // asset server; relative asset URLs keep the bundle independent of that root.
 export default defineConfig({
   base: './',
+  // The About view imports ../VERSION (the one place the version is
+  // written): the dev server Vitest runs on may read the repository's files
+  // (Vite matches ?raw imports against directories only).
+  server: { fs: { allow: ['..'] } },
   plugins: [svelte(), svelteTesting()],
   build: {
     outDir: 'dist',
