@@ -1,0 +1,233 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/hydratest"
+	"github.com/yettdev/yett/internal/testsupport/oauthtest"
+)
+
+// capture waits until re matches the terminal after what the last expect
+// matched, and returns its first group.
+func (r *ptyRun) capture(t *testing.T, re *regexp.Regexp) string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out := r.screen.String()
+		if m := re.FindStringSubmatchIndex(out[r.pos:]); m != nil {
+			got := out[r.pos+m[2] : r.pos+m[3]]
+			r.pos += m[1]
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal never showed %s; it shows:\n%s", re, out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// runSetup runs one setup command on a terminal of its own, types the
+// vault passphrase (or, for init, chooses it), then lets do drive the rest,
+// and requires exit 0.
+func runSetup(t *testing.T, env []string, do func(r *ptyRun), args ...string) {
+	t.Helper()
+	r := startPTY(t, env, yettBin, args...)
+	if args[0] == "init" {
+		r.answer(t, "New passphrase: ", setupPassphrase)
+		r.answer(t, "The same passphrase again: ", setupPassphrase)
+	} else {
+		r.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	}
+	if do != nil {
+		do(r)
+	}
+	if code := r.wait(t); code != 0 {
+		t.Fatalf("yett %s exited %d; the terminal shows:\n%s", strings.Join(args, " "), code, r.screen.String())
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestHeadlessOAuth: on a fresh server, everything yett serve serves for
+// OAuth is set up at the terminal: the device flow (against the test
+// provider: Hydra v2.3.0 has no device flow) and the authorization code
+// flow with a printed URL and a chosen loopback port (against a real Ory
+// Hydra, whose login and consent a browser elsewhere plays), a named
+// operation on the device-flow account, yett accounts; then yett serve
+// serves the operation to a real yett mcp agent approved at its terminal,
+// and yett accounts revoke revokes the Hydra account at Hydra. Every
+// change is recorded with "terminal" as its surface.
+func TestHeadlessOAuth(t *testing.T) {
+	h := hydratest.Start(t, hydratest.Options{})
+	hydraClient := h.CreateClient(t, hydratest.ClientSpec{
+		AuthMethod: "none", RedirectURIs: []string{"http://127.0.0.1/callback"},
+		GrantTypes: []string{"authorization_code", "refresh_token"}, Scopes: []string{"openid", "offline_access", "offline"},
+	})
+	p := oauthtest.New(t, oauthtest.Options{DeviceInterval: time.Second})
+	home := newHome(t)
+	env := homeEnv(home)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	runSetup(t, env, func(r *ptyRun) { r.expect(t, "Vault created") }, "init")
+
+	// The device flow: the code is shown at the terminal; the person
+	// enters it on another device (here: the provider approves it).
+	runSetup(t, env, func(r *ptyRun) {
+		code := r.capture(t, regexp.MustCompile(`enter the code\s+([A-Z0-9]{4}-[A-Z0-9]{4})`))
+		r.expect(t, "Waiting for the provider")
+		if err := p.ApproveDevice(code); err != nil {
+			t.Fatalf("approving %q: %v", code, err)
+		}
+		r.expect(t, `Connected "tracker"`)
+	}, "connect", "--name", "tracker", "--issuer", p.URL, "--client-id", "yett-test", "--environment", "development",
+		"--scope", "read", "--owner", "alice", "--backup-revoker", "bob")
+
+	// The authorization code flow: the address is printed, the browser (on
+	// another machine, through the forwarded port) consents, and comes back
+	// to the loopback port the person chose.
+	port := strconv.Itoa(freePort(t))
+	runSetup(t, env, func(r *ptyRun) {
+		authURL := r.capture(t, regexp.MustCompile(`consent:\s+(http\S+)`))
+		r.expect(t, "ssh -L "+port+":127.0.0.1:"+port)
+		r.expect(t, "Waiting for the provider")
+		if !strings.Contains(authURL, "code_challenge_method=S256") || !strings.Contains(authURL, "127.0.0.1%3A"+port) {
+			t.Errorf("the printed address %q lacks PKCE S256 or the chosen port", authURL)
+		}
+		status, final, err := h.Browse(ctx, authURL)
+		if err != nil || status != 200 || !strings.HasPrefix(final, "http://127.0.0.1:"+port+"/") {
+			t.Fatalf("the browser: status %d, ended at %q, %v", status, final, err)
+		}
+		r.expect(t, `Connected "hydra"`)
+	}, "connect", "--name", "hydra", "--flow", "code", "--callback-port", port, "--issuer", h.Issuer,
+		"--authorization-endpoint", h.PublicURL+"/oauth2/auth", "--token-endpoint", h.PublicURL+"/oauth2/token",
+		"--revocation-endpoint", h.PublicURL+"/oauth2/revoke", "--introspection-endpoint", h.AdminURL+"/admin/oauth2/introspect",
+		"--client-id", hydraClient, "--environment", "staging", "--scope", "openid", "--owner", "carol", "--backup-revoker", "dave")
+
+	runSetup(t, env, func(r *ptyRun) { r.expect(t, `Saved operation "tracker.list_items"`) },
+		"operation", "add", "--name", "tracker.list_items", "--account", "tracker", "--method", "get",
+		"--url", p.URL+"/resource", "--param", "state:string:required:allowed=open|closed", "--description", "List tracker items")
+	runSetup(t, env, func(r *ptyRun) {
+		// One row per account, in either order, with its owner and backup
+		// revoker and the operations that use it.
+		for _, row := range []string{
+			`(tracker)\s+127\.0\.0\.1:\d+\s+-\s+development\s+active\s+alice\s+bob\s+tracker\.list_items`,
+			`(hydra)\s+127\.0\.0\.1:\d+\s+alice@example\.test\s+staging\s+active\s+carol\s+dave\s+-`,
+		} {
+			r.pos = 0
+			r.capture(t, regexp.MustCompile(row))
+		}
+	}, "accounts")
+
+	// yett serve serves the operation: the agent names it and its
+	// parameter, never a token.
+	serve := startPTY(t, env, yettBin, "serve", "--approval-timeout", "60s")
+	serve.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	serve.expect(t, "gateway listening")
+	shim := exec.Command(yettBin, "mcp")
+	shim.Env = env
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "headless-oauth-agent", Version: "0"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: shim}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	done := make(chan string, 1)
+	go func() {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "tracker.list_items", Arguments: map[string]any{"state": "open"}})
+		if err != nil {
+			done <- "error: " + err.Error()
+			return
+		}
+		done <- callText(res)
+	}()
+	serve.answer(t, "answer:  y 1", "y 1")
+	var text string
+	select {
+	case text = <-done:
+	case <-ctx.Done():
+		t.Fatalf("no answer; the terminal shows:\n%s", serve.screen.String())
+	}
+	if !strings.Contains(text, `"status":200`) || !strings.Contains(text, `\"scope\":\"read\"`) {
+		t.Fatalf("the operation's answer: %s", text)
+	}
+	serve.answer(t, "[1] approved.", "quit")
+	serve.expect(t, "yett serve: stopped")
+	if code := serve.wait(t); code != 0 {
+		t.Fatalf("yett serve exited %d", code)
+	}
+
+	runSetup(t, env, func(r *ptyRun) {
+		r.answer(t, "Its operations stop at once. [y/N] ", "y")
+		for _, step := range []string{"local disable", "provider revocation", "verification"} {
+			r.capture(t, regexp.MustCompile(`(`+step+`)\s+ok\s`))
+		}
+	}, "accounts", "revoke", "hydra")
+
+	checkOAuthEntries(t, home)
+}
+
+// checkOAuthEntries: both connections, the operation and the revocation
+// are in the audit log with "terminal" as their surface.
+func checkOAuthEntries(t *testing.T, home string) {
+	t.Helper()
+	dataDir := filepath.Join(home, "data")
+	v, err := vault.Open(dataDir, vault.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if err := v.Unlock(vault.Passphrase(setupPassphrase)); err != nil {
+		t.Fatal(err)
+	}
+	id, err := v.AuditIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[audit.EventType]int{}
+	for e, err := range audit.ReadEvents(filepath.Join(dataDir, gateway.AuditDir, audit.LogFile), id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e.Event.Type {
+		case audit.EventAuthorizationConnected, audit.EventOperationSaved, audit.EventAuthorizationDisabled, audit.EventAuthorizationRevoked:
+			count[e.Event.Type]++
+			if e.Event.Surface != originTerminal {
+				t.Errorf("%s with surface %q, want terminal", e.Event.Type, e.Event.Surface)
+			}
+		}
+	}
+	for typ, want := range map[audit.EventType]int{
+		// The revocation: disabled locally, then the access token revoked at
+		// Hydra and verified inactive (no refresh token was asked for).
+		audit.EventAuthorizationConnected: 2, audit.EventOperationSaved: 1,
+		audit.EventAuthorizationDisabled: 1, audit.EventAuthorizationRevoked: 2,
+	} {
+		if count[typ] != want {
+			t.Errorf("%d %s entries, want %d", count[typ], typ, want)
+		}
+	}
+}
