@@ -102,6 +102,8 @@ type App struct {
 	// Inventory is the owner inventory and its revocation drills; it has no
 	// inventory until the keeper runs one (Inventory.attach).
 	Inventory *InventoryService
+	// SSH is the SSH hosts (backend/sshhost, run by the keeper).
+	SSH *SSHService
 
 	keeper  *keeper.Keeper
 	keeping keeping
@@ -143,7 +145,6 @@ func New(cfg Config) (*App, error) {
 	a.Approvals.onWaiting = a.setWaiting
 	a.OAuth = newOAuthService(a.events, cfg.Log)
 	a.Inventory = newInventoryService(a.events, cfg.Log)
-	a.OAuth.inventory = a.Inventory
 	// The keeper runs the audit writer, OAuth custody and the gateway for
 	// this data directory, as it does for yett serve. The audit log never
 	// stops the app from starting: a log that cannot be opened or verified
@@ -163,6 +164,7 @@ func New(cfg Config) (*App, error) {
 	a.keeper = k
 	a.Audit = newAuditService(v, k, a.events, cfg.Log, auditPollInterval)
 	a.Desktop = newDesktopService(a)
+	a.SSH = newSSHService(k.SSHHosts(), v, a.events, cfg.Log)
 	a.Connect = newConnectService(cfg.CLIPath, func() (bool, string) {
 		st := k.State()
 		return st.SocketPath != "", st.GatewayProblem
@@ -186,7 +188,7 @@ func (a *App) Options(assets fs.FS) *options.App {
 		OnBeforeClose:    a.beforeClose,
 		StartHidden:      a.cfg.Background,
 		Menu:             a.appMenu(),
-		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect, a.Desktop, a.Inventory},
+		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect, a.Desktop, a.Inventory, a.SSH},
 		Linux:            &linux.Options{ProgramName: "yett"},
 	}
 }
@@ -248,6 +250,7 @@ func (a *App) Close() {
 	}
 	a.OAuth.close()
 	a.Inventory.close()
+	a.SSH.close()
 	a.Approvals.close()
 	a.Vault.close()
 	if a.vault != nil {

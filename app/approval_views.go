@@ -84,6 +84,11 @@ type ApprovalCard struct {
 	Method     string `json:"method"` // call cards
 	Path       string `json:"path"`   // call cards
 	Credential string `json:"credential"`
+	// Command is an SSH command exactly as it will run (ssh.exec cards);
+	// Stdin is the start of its input and StdinBytes the input's size.
+	Command    string `json:"command"`
+	Stdin      string `json:"stdin"`
+	StdinBytes int    `json:"stdinBytes"`
 	Deadline   string `json:"deadline"`
 	// SecondsLeft is counted when the card is sent; the UI counts down
 	// from the moment it received it.
@@ -209,10 +214,11 @@ func cardView(r approval.Request, now time.Time) ApprovalCard {
 	c := ApprovalCard{
 		ID: r.ID, Kind: string(r.Kind), Agent: agentView(r.Who), Change: string(r.Change), Detail: sentence(r.ChangeDetail),
 		Channel: r.Channel, Target: r.Target, Method: r.Method, Credential: r.Credential,
+		Command: r.Command, Stdin: r.Stdin, StdinBytes: r.StdinBytes,
 		Headline: r.Headline(), Sentence: r.Sentence(), Scope: r.Scope(),
 		Deadline: r.Deadline.UTC().Format(time.RFC3339), SecondsLeft: secondsLeft(r.Deadline, now),
 	}
-	if r.Kind == approval.KindCall {
+	if r.Kind == approval.KindCall && r.Command == "" {
 		// Call cards carry host and path together; the card shows them apart.
 		c.Target, c.Path = r.CallTarget()
 	}

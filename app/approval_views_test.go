@@ -95,3 +95,15 @@ func TestAgentViewShimChain(t *testing.T) {
 		t.Errorf("empty requester view %+v", v)
 	}
 }
+
+// An SSH command's card carries the command exactly and the start of its
+// input; its target (user@host:port) is not split as a URL's.
+func TestCardCarriesTheSSHCommand(t *testing.T) {
+	r := approval.Request{ID: "rq3", Kind: approval.KindCall, Channel: "ssh", Method: "exec", Target: "deploy@web-1/x:2222",
+		Credential: "web-1", Command: "cat /etc/hostname; id", Stdin: "input", StdinBytes: 5}
+	c := cardView(r, time.Now())
+	if c.Command != r.Command || c.Stdin != "input" || c.StdinBytes != 5 || c.Target != r.Target || c.Path != "" ||
+		!strings.Contains(c.Sentence, "exactly as shown") {
+		t.Fatalf("ssh card %+v", c)
+	}
+}

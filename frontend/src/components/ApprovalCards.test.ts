@@ -188,6 +188,25 @@ describe('approval cards', () => {
     expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
   });
 
+  it('shows an SSH command card with the exact command, its input and the host, as text', async () => {
+    const command = 'systemctl restart nginx && echo "<b>done</b>"';
+    await openApp([
+      approvalCard({
+        kind: 'call', change: '', headline: 'Approve this call?', channel: 'ssh', method: 'exec', target: 'deploy@web-1.internal:2222',
+        credential: 'web-1', command, stdin: 'line one\n', stdinBytes: 4096,
+        sentence: 'claude wants to run a command on the SSH host “web-1” (deploy@web-1.internal:2222), which needs your approval for every command. Read the command below: it runs exactly as shown.',
+      }),
+    ]);
+    const card = await screen.findByTestId('approval-card');
+    const shown = within(card).getByTestId('approval-command');
+    expect(shown.querySelector('pre')?.textContent).toBe(command);
+    expect(shown.querySelector('b')).toBeNull();
+    expect(shown.textContent).toContain('deploy@web-1.internal:2222');
+    expect(within(card).getByTestId('approval-stdin').textContent).toBe('line one\n');
+    expect(shown.textContent).toContain('4096 bytes on its input, starting with');
+    expect(within(card).getByTestId('approval-target').textContent).toMatch(/SSH\s+on\s+deploy@web-1\.internal:2222\s+with\s+“web-1”/);
+  });
+
   it('is reachable from the keyboard through the sidebar badge', async () => {
     const user = userEvent.setup();
     const approvals = await openApp();

@@ -535,6 +535,10 @@ export interface ApprovalCard {
   path: string;
   /** The credential's name (never its value). */
   credential: string;
+  /** ssh.exec cards: the command exactly as it will run, the start of its input and the input's size. */
+  command: string;
+  stdin: string;
+  stdinBytes: number;
   deadline: string;
   /** Seconds left when the backend sent the card. */
   secondsLeft: number;
@@ -690,6 +694,9 @@ export function parseApprovalCard(v: unknown): ApprovalCard {
     method: v.method,
     path: v.path,
     credential: v.credential,
+    command: typeof v.command === 'string' ? v.command : '',
+    stdin: typeof v.stdin === 'string' ? v.stdin : '',
+    stdinBytes: typeof v.stdinBytes === 'number' ? v.stdinBytes : 0,
     deadline: v.deadline,
     secondsLeft: v.secondsLeft,
     scope: typeof v.scope === 'string' ? v.scope : '',
@@ -1854,4 +1861,183 @@ export function onInventoryChanged(onChange: () => void): () => void {
 /** Calls onReport with a running drill's report after each step, and once it ended. */
 export function onInventoryDrill(onReport: (r: DrillReport) => void): () => void {
   return subscribe(INVENTORY_DRILL_EVENT, parseDrillReport, onReport, () => {});
+}
+
+// ---- SSH hosts (app.SSHService) ----
+// Hosts agents run commands on through ssh.exec. A host's private key stays
+// in the vault: views carry its public key (for authorized_keys) and
+// fingerprints, and the parsers copy only the known fields. The one secret
+// going out is SSHHostForm.privateKey (an imported key) with its passphrase.
+
+export interface SSHSettings {
+  approval: ApprovalMode;
+  /** One rule per line: 'exact: …' or 'prefix: …'; empty allows any command (each approved). */
+  rules: string;
+  /** 0 means the default. */
+  timeoutSeconds: number;
+  record: boolean;
+  owner: string;
+  backupRevoker: string;
+}
+
+export interface SSHHostForm {
+  name: string;
+  address: string;
+  port: number;
+  user: string;
+  /** '' makes a new Ed25519 key in Yett; otherwise an OpenSSH, PEM or PKCS#8 private key to import. */
+  privateKey: string;
+  passphrase: string;
+  settings: SSHSettings;
+}
+
+export interface SSHPin {
+  type: string;
+  fingerprint: string;
+}
+
+export interface SSHHostView {
+  id: string;
+  name: string;
+  address: string;
+  port: number;
+  user: string;
+  /** The authorized_keys line of the host's key in Yett. */
+  publicKey: string;
+  keyFingerprint: string;
+  pins: SSHPin[];
+  /** A host key the host presented that is not pinned ('' when none). */
+  alertFingerprint: string;
+  alertAt: string;
+  settings: SSHSettings;
+  controlled: boolean;
+  problems: string[];
+  createdAt: string;
+  version: number;
+}
+
+export interface SSHRecordingView {
+  id: string;
+  hostId: string;
+  started: string;
+  bytes: number;
+}
+
+export interface SSHRecordingText extends SSHRecordingView {
+  /** asciicast v2 text. */
+  cast: string;
+  complete: boolean;
+}
+
+export const SSH_CHANGED_EVENT = 'ssh:changed';
+
+/** The shape Wails generates for the bound Go struct app.SSHService. */
+interface SSHServiceBinding {
+  Hosts(): Promise<unknown>;
+  AddHost(form: SSHHostForm): Promise<unknown>;
+  UpdateHost(id: string, settings: SSHSettings): Promise<unknown>;
+  RemoveHost(id: string): Promise<void>;
+  PinPasted(id: string, text: string): Promise<unknown>;
+  PinFromKnownHosts(id: string): Promise<unknown>;
+  TrustOnFirstUse(id: string): Promise<unknown>;
+  AcceptPresented(id: string): Promise<unknown>;
+  Recordings(hostId: string): Promise<unknown>;
+  Recording(id: string): Promise<unknown>;
+}
+
+function boundSSH(): { SSHService: SSHServiceBinding } {
+  const app = window.go?.app as { SSHService?: SSHServiceBinding } | undefined;
+  if (!app?.SSHService) throw new BackendUnavailableError();
+  return app as { SSHService: SSHServiceBinding };
+}
+
+function parseSSHSettings(v: unknown): SSHSettings {
+  const s = pick<SSHSettings>(
+    v,
+    { approval: 'string', rules: 'string', timeoutSeconds: 'number', record: 'boolean', owner: 'string', backupRevoker: 'string' },
+    'SSH host settings',
+  );
+  if (s.approval !== 'session' && s.approval !== 'per_call') throw new ProtocolError('SSH host settings');
+  return s;
+}
+
+export function parseSSHHostView(v: unknown): SSHHostView {
+  const h = pick<Omit<SSHHostView, 'pins' | 'settings' | 'problems'>>(
+    v,
+    {
+      id: 'string', name: 'string', address: 'string', port: 'number', user: 'string', publicKey: 'string',
+      keyFingerprint: 'string', alertFingerprint: 'string', alertAt: 'string', controlled: 'boolean',
+      createdAt: 'string', version: 'number',
+    },
+    'an SSH host',
+  );
+  const r = v as Record<string, unknown>;
+  const pins = list(r.pins, 'an SSH host').map((p) => pick<SSHPin>(p, { type: 'string', fingerprint: 'string' }, 'a host key pin'));
+  return { ...h, pins, settings: parseSSHSettings(r.settings), problems: strings(r.problems, 'an SSH host') };
+}
+
+const RECORDING_FIELDS: Record<string, FieldType> = { id: 'string', hostId: 'string', started: 'string', bytes: 'number' };
+
+export function listSSHHosts(): Promise<SSHHostView[]> {
+  return call(async () => list(await boundSSH().SSHService.Hosts(), 'an SSH host list').map(parseSSHHostView));
+}
+
+/** Adds a host; the view carries the public key to copy into the host's authorized_keys. */
+export function addSSHHost(form: SSHHostForm): Promise<SSHHostView> {
+  return call(async () => parseSSHHostView(await boundSSH().SSHService.AddHost(form)));
+}
+
+export function updateSSHHost(id: string, settings: SSHSettings): Promise<SSHHostView> {
+  return call(async () => parseSSHHostView(await boundSSH().SSHService.UpdateHost(id, settings)));
+}
+
+export function removeSSHHost(id: string): Promise<void> {
+  return call(() => boundSSH().SSHService.RemoveHost(id));
+}
+
+/** Pins pasted known_hosts lines, ssh-keyscan output or public keys, replacing the host's pins. */
+export function pinSSHPasted(id: string, text: string): Promise<SSHHostView> {
+  return call(async () => parseSSHHostView(await boundSSH().SSHService.PinPasted(id, text)));
+}
+
+/** Pins what ~/.ssh/known_hosts holds for the host; skipped counts its lines Yett could not pin. */
+export function pinSSHFromKnownHosts(id: string): Promise<{ host: SSHHostView; skipped: number }> {
+  return call(async () => {
+    const r = await boundSSH().SSHService.PinFromKnownHosts(id);
+    if (!isRecord(r) || typeof r.skipped !== 'number') throw new ProtocolError('a known_hosts pin');
+    return { host: parseSSHHostView(r.host), skipped: r.skipped };
+  });
+}
+
+/** Connects, authenticates with the host's key, and pins the host key only once the host accepted it. */
+export function trustSSHOnFirstUse(id: string): Promise<SSHHostView> {
+  return call(async () => parseSSHHostView(await boundSSH().SSHService.TrustOnFirstUse(id)));
+}
+
+/** Pins the host key a host presented instead of its pin, after the person checked the change. */
+export function acceptSSHPresented(id: string): Promise<SSHHostView> {
+  return call(async () => parseSSHHostView(await boundSSH().SSHService.AcceptPresented(id)));
+}
+
+export function listSSHRecordings(hostId: string): Promise<SSHRecordingView[]> {
+  return call(async () =>
+    list(await boundSSH().SSHService.Recordings(hostId), 'a recording list').map((r) =>
+      pick<SSHRecordingView>(r, RECORDING_FIELDS, 'a recording'),
+    ),
+  );
+}
+
+export function readSSHRecording(id: string): Promise<SSHRecordingText> {
+  return call(async () =>
+    pick<SSHRecordingText>(
+      await boundSSH().SSHService.Recording(id),
+      { ...RECORDING_FIELDS, cast: 'string', complete: 'boolean' },
+      'a recording',
+    ),
+  );
+}
+
+/** Calls onChange when a host was added, edited, pinned or removed, or presented an unpinned key. */
+export function onSSHChanged(onChange: () => void): () => void {
+  return subscribe(SSH_CHANGED_EVENT, () => undefined, () => onChange(), () => {});
 }

@@ -1,0 +1,226 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/sshhost"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// EventSSHChanged has no payload: a host was added, edited, pinned or
+// removed, or presented a host key that is not pinned; the UI re-reads the
+// list.
+const EventSSHChanged = "ssh:changed"
+
+// errNoSSH is what the UI is told when the hosts service could not start.
+var errNoSSH = errors.New("SSH hosts are unavailable: Yett could not make its recordings folder. Details are in the Yett log.")
+
+// SSHService is bound to the UI as window.go.app.SSHService: the
+// desktop's side of SSH hosts (backend/sshhost, run by the keeper). Views
+// carry a host's public key and fingerprints, never its private key; the
+// one secret coming in is the private key being imported, with its
+// passphrase, which are wiped once read.
+type SSHService struct {
+	m      *sshhost.Manager
+	events *eventSink
+	log    *slog.Logger
+	cancel func()
+	// probeTimeout bounds trust on first use.
+	probeTimeout time.Duration
+}
+
+func newSSHService(m *sshhost.Manager, v *vault.Vault, events *eventSink, log *slog.Logger) *SSHService {
+	s := &SSHService{m: m, events: events, log: log, probeTimeout: 30 * time.Second}
+	s.cancel = v.Subscribe(func(e vault.Event) {
+		if strings.HasPrefix(string(e.Change), "ssh_host") {
+			s.events.send(EventSSHChanged, nil)
+		}
+	})
+	return s
+}
+
+func (s *SSHService) close() {
+	if s != nil && s.cancel != nil {
+		s.cancel()
+	}
+}
+
+func (s *SSHService) manager() (*sshhost.Manager, error) {
+	if s.m == nil {
+		return nil, errNoSSH
+	}
+	return s.m, nil
+}
+
+// Hosts lists every host, by name.
+func (s *SSHService) Hosts() ([]SSHHostView, error) {
+	m, err := s.manager()
+	if err != nil {
+		return nil, err
+	}
+	hs, err := m.Hosts()
+	if err != nil {
+		return nil, s.publicError(err)
+	}
+	out := make([]SSHHostView, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, sshHostView(h))
+	}
+	return out, nil
+}
+
+// AddHost adds a host. With form.PrivateKey empty Yett makes an Ed25519
+// key; otherwise it imports the key (opened with form.Passphrase when it
+// is protected). The view carries the public key to copy into the host's
+// authorized_keys; the private key is never shown again.
+func (s *SSHService) AddHost(form SSHHostForm) (SSHHostView, error) {
+	key, pass := []byte(form.PrivateKey), []byte(form.Passphrase)
+	form.PrivateKey, form.Passphrase = "", ""
+	defer wipe(key)
+	defer wipe(pass)
+	m, err := s.manager()
+	if err != nil {
+		return SSHHostView{}, err
+	}
+	h, err := m.Add(sshhost.NewHost{Name: form.Name, Address: form.Address, Port: form.Port, User: form.User,
+		PrivateKey: key, Passphrase: pass, Settings: form.Settings.toSettings()})
+	if err != nil {
+		return SSHHostView{}, s.publicError(err)
+	}
+	return sshHostView(h), nil
+}
+
+// UpdateHost replaces a host's settings.
+func (s *SSHService) UpdateHost(id string, settings SSHSettingsForm) (SSHHostView, error) {
+	return s.hostOp(func(m *sshhost.Manager) (sshhost.HostView, error) { return m.Update(id, settings.toSettings()) })
+}
+
+// RemoveHost deletes a host and its key (its recordings stay).
+func (s *SSHService) RemoveHost(id string) error {
+	m, err := s.manager()
+	if err != nil {
+		return err
+	}
+	return s.publicError(m.Remove(id))
+}
+
+// PinPasted pins the host keys pasted (known_hosts lines, ssh-keyscan
+// output or public keys), replacing the host's pins.
+func (s *SSHService) PinPasted(id, text string) (SSHHostView, error) {
+	return s.hostOp(func(m *sshhost.Manager) (sshhost.HostView, error) { return m.PinPasted(id, text) })
+}
+
+// PinFromKnownHosts pins the keys ~/.ssh/known_hosts holds for the host.
+func (s *SSHService) PinFromKnownHosts(id string) (SSHPinResult, error) {
+	m, err := s.manager()
+	if err != nil {
+		return SSHPinResult{}, err
+	}
+	h, skipped, err := m.PinFromKnownHosts(id)
+	if err != nil {
+		return SSHPinResult{}, s.publicError(err)
+	}
+	return SSHPinResult{Host: sshHostView(h), Skipped: skipped}, nil
+}
+
+// TrustOnFirstUse connects to a host without pins, authenticates with its
+// key and pins the host key it presented only once the host accepted
+// Yett's key. It runs nothing on the host.
+func (s *SSHService) TrustOnFirstUse(id string) (SSHHostView, error) {
+	return s.hostOp(func(m *sshhost.Manager) (sshhost.HostView, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), s.probeTimeout)
+		defer cancel()
+		return m.TrustOnFirstUse(ctx, id)
+	})
+}
+
+// AcceptPresented pins the key a host presented instead of its pin, once
+// the person checked the change is genuine.
+func (s *SSHService) AcceptPresented(id string) (SSHHostView, error) {
+	return s.hostOp(func(m *sshhost.Manager) (sshhost.HostView, error) { return m.AcceptPresented(id) })
+}
+
+// Recordings lists a host's session recordings, newest first.
+func (s *SSHService) Recordings(hostID string) ([]SSHRecordingView, error) {
+	m, err := s.manager()
+	if err != nil {
+		return nil, err
+	}
+	list, err := m.Recordings(hostID)
+	if err != nil {
+		return nil, s.publicError(err)
+	}
+	out := make([]SSHRecordingView, 0, len(list))
+	for _, r := range list {
+		out = append(out, recordingView(r))
+	}
+	return out, nil
+}
+
+// Recording reads one recording back (asciicast v2 text), while the vault
+// is unlocked.
+func (s *SSHService) Recording(id string) (SSHRecordingText, error) {
+	m, err := s.manager()
+	if err != nil {
+		return SSHRecordingText{}, err
+	}
+	r, err := m.Recording(id)
+	if err != nil {
+		return SSHRecordingText{}, s.publicError(err)
+	}
+	return SSHRecordingText{SSHRecordingView: recordingView(r.RecordingView), Cast: string(r.Cast), Complete: r.Complete}, nil
+}
+
+func (s *SSHService) hostOp(op func(m *sshhost.Manager) (sshhost.HostView, error)) (SSHHostView, error) {
+	m, err := s.manager()
+	if err != nil {
+		return SSHHostView{}, err
+	}
+	h, err := op(m)
+	if err != nil {
+		return SSHHostView{}, s.publicError(err)
+	}
+	return sshHostView(h), nil
+}
+
+// sshPublicErrors are errors whose texts are written for a person and
+// never quote a key, a passphrase or what was pasted.
+var sshPublicErrors = []error{
+	sshhost.ErrInvalid, sshhost.ErrAlreadyPinned, sshhost.ErrNoAlert, sshhost.ErrChanged,
+	sshhost.ErrNoRecording, sshhost.ErrRecordingDamaged,
+	sshaction.ErrNotAKey, sshaction.ErrPassphraseNeeded, sshaction.ErrWrongPassphrase, sshaction.ErrUnsupportedKey,
+	sshaction.ErrKeyTooLarge, sshaction.ErrKDFTooSlow,
+	sshaction.ErrUnreachable, sshaction.ErrHandshake, sshaction.ErrAuth, sshaction.ErrHostKeyChanged,
+	vault.ErrLocked, vault.ErrNotInitialised, vault.ErrInvalid, vault.ErrNoSSHHost, vault.ErrSSHHostExists,
+}
+
+// publicError chooses the text the UI shows for err: the documented
+// errors' own first sentence without their package prefix; anything else
+// is logged and said generically.
+func (s *SSHService) publicError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, vault.ErrCredentialChanged) {
+		return errors.New("This host changed since the page was read (another window or yett serve changed it). Nothing was pinned; try again.")
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return errors.New("The host did not answer in time; nothing was pinned.")
+	}
+	for _, pe := range sshPublicErrors {
+		if errors.Is(err, pe) {
+			msg := err.Error()
+			for _, p := range []string{"sshhost: ", "ssh: ", "vault: "} {
+				msg = strings.ReplaceAll(msg, p, "")
+			}
+			return errors.New(sentence(msg))
+		}
+	}
+	s.log.Error("SSH host operation failed", "err", err)
+	return errors.New("Yett could not complete this. Details are in the Yett log.")
+}
