@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -229,5 +230,49 @@ func checkOAuthEntries(t *testing.T, home string) {
 		if count[typ] != want {
 			t.Errorf("%d %s entries, want %d", count[typ], typ, want)
 		}
+	}
+}
+
+// TestSecretFromDescriptor: a secret kept in a file reaches the vault
+// through a descriptor the person opens (--secret-fd 3 3<file): it is in no
+// command line, environment or output, and is stored without its newline.
+func TestSecretFromDescriptor(t *testing.T) {
+	home := newHome(t)
+	env := append(homeEnv(home), "PATH="+filepath.Dir(yettBin)+":"+os.Getenv("PATH"))
+	secretFile := filepath.Join(home, "secret")
+	if err := os.WriteFile(secretFile, []byte(setupCanary+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runSetup(t, env, func(r *ptyRun) { r.expect(t, "Vault created") }, "init")
+	stop := watchProcesses(t, setupCanary)
+	r := startPTY(t, env, "bash", "--norc", "--noprofile", "-c", "exec yett credential add --name fromfile --host api.example.com --secret-fd 3 3<"+secretFile)
+	r.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	r.expect(t, `Added credential "fromfile"`)
+	if code := r.wait(t); code != 0 {
+		t.Fatalf("exit %d; the terminal shows:\n%s", code, r.screen.String())
+	}
+	stop()
+	if strings.Contains(r.screen.String(), setupCanary) || strings.Contains(r.screen.String(), "Secret for") {
+		t.Fatalf("the terminal shows the secret or asked for it:\n%s", r.screen.String())
+	}
+	v, err := vault.Open(filepath.Join(home, "data"), vault.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if err := v.Unlock(vault.Passphrase(setupPassphrase)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := v.ListCredentials()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("credentials: %v %v", list, err)
+	}
+	s, err := v.SecretOf(list[0].ID, list[0].Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Wipe()
+	if string(s.Bytes()) != setupCanary {
+		t.Fatal("the stored secret is not the file's content without its newline")
 	}
 }
