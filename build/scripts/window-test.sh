@@ -2,8 +2,10 @@
 # Starts the production desktop binary in a real window under Xvfb with a
 # throwaway vault, checks that a window titled "Yett" exists and that the UI
 # rendered (the screenshot is not blank), saves the screenshot, checks that a
-# second launch defers to the first (single instance), and shuts down with
-# SIGTERM.
+# second launch defers to the first (single instance), that closing the
+# window keeps Yett running (the first close says so and leaves the window;
+# the next hides it) and that a second launch brings the hidden window back,
+# and shuts down with SIGTERM.
 #
 # usage: build/scripts/window-test.sh BINARY ARTIFACT_DIR
 set -euo pipefail
@@ -47,9 +49,33 @@ fi
 grep -q "already running" "$work/second.log" || { cat "$work/second.log"; echo "window-test: second launch did not defer"; exit 1; }
 [ "$(xdotool search --name '^Yett$' | wc -l)" -ge 1 ] || { echo "window-test: first window vanished"; exit 1; }
 
+# Closing the window hides it; Yett keeps running. The close is what a
+# window manager's close button sends (Xvfb has no window manager).
+cc -o "$work/xclose" "$(dirname "$0")/xclose.c" -lX11
+visible() { xdotool search --onlyvisible --name '^Yett' 2>/dev/null | grep -qx "$wid"; }
+"$work/xclose" "$wid"
+# The first close tells the person Yett keeps running, in the window: it stays.
+for _ in $(seq 50); do grep -q "window hidden" "$work/app.log" && break; sleep 0.1; done
+visible || { cat "$work/app.log"; echo "window-test: the first close hid the window without saying Yett keeps running"; exit 1; }
+import -window root "$artifacts/window-close-notice.png"
+"$work/xclose" "$wid"
+for _ in $(seq 100); do visible || break; sleep 0.1; done
+if visible; then cat "$work/app.log"; echo "window-test: closing the window did not hide it"; exit 1; fi
+kill -0 "$app_pid" 2>/dev/null || { cat "$work/app.log"; echo "window-test: closing the window quit Yett"; exit 1; }
+grep -q "window hidden; Yett keeps serving agents" "$work/app.log" || { cat "$work/app.log"; echo "window-test: no word of running in the background"; exit 1; }
+echo "window-test: closing hid the window; Yett keeps running"
+
+# Launching Yett again brings the hidden window back.
+if ! timeout 20 "$bin" >"$work/third.log" 2>&1; then
+	cat "$work/third.log"; echo "window-test: the launch while hidden did not exit cleanly"; exit 1
+fi
+for _ in $(seq 100); do visible && break; sleep 0.1; done
+visible || { cat "$work/app.log"; echo "window-test: a second launch did not bring the window back"; exit 1; }
+echo "window-test: a second launch brought the window back"
+
 kill -TERM "$app_pid"
 for _ in $(seq 50); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$app_pid" 2>/dev/null; then echo "window-test: app ignored SIGTERM"; exit 1; fi
 app_pid=""
 if grep -q "CANARY" "$work/app.log"; then echo "window-test: canary in log"; exit 1; fi
-echo "window-test: 1 passed, 0 failed"
+echo "window-test: 3 passed, 0 failed"
