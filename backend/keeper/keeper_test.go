@@ -16,7 +16,7 @@ import (
 
 const pass = "correct horse battery staple"
 
-func openVault(t *testing.T, dir string) *vault.Vault {
+func openVault(t testing.TB, dir string) *vault.Vault {
 	t.Helper()
 	v, err := vault.Open(dir, vault.Options{KDF: vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}})
 	if err != nil {
@@ -27,7 +27,7 @@ func openVault(t *testing.T, dir string) *vault.Vault {
 }
 
 // events decrypts the log of dir with the vault's audit identity.
-func events(t *testing.T, v *vault.Vault, dir string) []audit.Event {
+func events(t testing.TB, v *vault.Vault, dir string) []audit.Event {
 	t.Helper()
 	id, err := v.AuditIdentity()
 	if err != nil {

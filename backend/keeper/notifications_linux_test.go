@@ -30,7 +30,7 @@ const notifyCanary = "CANARY-keeper-notify-61c0a9d2"
 // desk is a keeper on a private desktop, with one credential bound to a
 // loopback receiver.
 type desk struct {
-	t      *testing.T
+	t      testing.TB
 	bus    string
 	dunst  *desktoptest.Dunst
 	k      *Keeper
@@ -47,7 +47,7 @@ type desk struct {
 // newDesk starts the desktop (withDunst: or a bus with no notification
 // server) and a keeper following an unlocked vault whose credential needs
 // approval as approvalMode says.
-func newDesk(t *testing.T, withDunst bool, approvalMode vault.Approval) *desk {
+func newDesk(t testing.TB, withDunst bool, approvalMode vault.Approval) *desk {
 	t.Helper()
 	d := &desk{t: t, bus: desktoptest.SessionBus(t)}
 	if withDunst {
