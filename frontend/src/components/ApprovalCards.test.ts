@@ -201,7 +201,7 @@ describe('approval cards', () => {
     const shown = within(card).getByTestId('approval-command');
     expect(shown.querySelector('pre')?.textContent).toBe(command);
     expect(shown.querySelector('b')).toBeNull();
-    expect(shown.textContent).toContain('deploy@web-1.internal:2222');
+    expect(shown.textContent).toContain('as deploy@web-1.internal:2222 (“web-1”):');
     expect(within(card).getByTestId('approval-stdin').textContent).toBe('line one\n');
     expect(shown.textContent).toContain('4096 bytes on its input, starting with');
     expect(within(card).getByTestId('approval-target').textContent).toMatch(/SSH\s+on\s+deploy@web-1\.internal:2222\s+with\s+“web-1”/);
