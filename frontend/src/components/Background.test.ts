@@ -94,6 +94,21 @@ describe('Yett in the background', () => {
     await waitFor(() => expect(screen.queryByTestId('close-notice')).toBeNull());
   });
 
+  it('the first close says so on the setup and unlock screens too', async () => {
+    for (const state of ['uninitialised', 'locked'] as const) {
+      installBridge(vaultStatus({ state }));
+      installApprovals({ cards: [], decisions: [] });
+      const desktop = installDesktop();
+      const { unmount } = render(App);
+      await screen.findByTestId(state === 'locked' ? 'unlock-screen' : 'setup-screen');
+      desktop.emit('app:close-requested', {});
+      const notice = await screen.findByTestId('close-notice');
+      await userEvent.click(within(notice).getByTestId('close-notice-keep'));
+      expect(desktop.DesktopService.KeepRunningInBackground).toHaveBeenCalledOnce();
+      unmount();
+    }
+  });
+
   it('Quit in the first-close notice quits', async () => {
     const { desktop } = await openApp([]);
     desktop.emit('app:close-requested', {});
