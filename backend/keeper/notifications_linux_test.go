@@ -330,8 +330,17 @@ func TestSensitiveCallsAnsweredOnlyInTheWindow(t *testing.T) {
 	if len(raised) == 0 || raised[len(raised)-1] != c.ID {
 		t.Fatalf("raised %v, want the card %s", raised, c.ID)
 	}
-	// Opening from the notification brings the window with the card.
+	// Opening from the notification (a click on its body: the "default"
+	// action) brings the window with the card.
+	d.mu.Lock()
+	before := len(d.raised)
+	d.mu.Unlock()
 	d.dunst.Invoke("Open Yett")
+	d.waitFor("the window raised with the card by the click", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.raised) > before && d.raised[len(d.raised)-1] == c.ID
+	})
 	if err := d.broker().Answer(c.ID, true, approval.SurfaceApp); err != nil {
 		t.Fatal(err)
 	}
