@@ -59,7 +59,7 @@ for _ in $(seq 50); do grep -q "window hidden" "$work/app.log" && break; sleep 0
 visible || { cat "$work/app.log"; echo "window-test: the first close hid the window without saying Yett keeps running"; exit 1; }
 import -window root "$artifacts/window-close-notice.png"
 "$work/xclose" "$wid"
-for _ in $(seq 100); do visible || break; sleep 0.1; done
+for _ in $(seq 300); do visible || break; sleep 0.1; done
 if visible; then cat "$work/app.log"; echo "window-test: closing the window did not hide it"; exit 1; fi
 kill -0 "$app_pid" 2>/dev/null || { cat "$work/app.log"; echo "window-test: closing the window quit Yett"; exit 1; }
 grep -q "window hidden; Yett keeps serving agents" "$work/app.log" || { cat "$work/app.log"; echo "window-test: no word of running in the background"; exit 1; }
@@ -69,7 +69,7 @@ echo "window-test: closing hid the window; Yett keeps running"
 if ! timeout 20 "$bin" >"$work/third.log" 2>&1; then
 	cat "$work/third.log"; echo "window-test: the launch while hidden did not exit cleanly"; exit 1
 fi
-for _ in $(seq 100); do visible && break; sleep 0.1; done
+for _ in $(seq 300); do visible && break; sleep 0.1; done
 visible || { cat "$work/app.log"; echo "window-test: a second launch did not bring the window back"; exit 1; }
 echo "window-test: a second launch brought the window back"
 
