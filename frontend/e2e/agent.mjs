@@ -8,7 +8,9 @@
 // Prints one JSON line {"text": ..., "isError": ...} with the tool result
 // (or {"error": ...}), then stays alive until stdin closes, so its session
 // stays live for the Live sessions checks. YETT_RUNTIME_DIR must name the
-// app's runtime directory (the e2e script exports it).
+// app's runtime directory (the e2e script exports it). YETT_E2E_TOOL and
+// YETT_E2E_ARGS (a JSON object), when set, name another call to make
+// instead (e2e/ssh-steps.mjs: ssh.exec); URL is then only a label.
 
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -63,10 +65,9 @@ if (init.error) {
 }
 shim.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
 
-const res = await request('tools/call', {
-  name: 'http.request',
-  arguments: { method: 'POST', url, body: { from: 'e2e agent' }, idempotency_key: key },
-});
+const res = await request('tools/call', process.env.YETT_E2E_TOOL
+  ? { name: process.env.YETT_E2E_TOOL, arguments: JSON.parse(process.env.YETT_E2E_ARGS || '{}') }
+  : { name: 'http.request', arguments: { method: 'POST', url, body: { from: 'e2e agent' }, idempotency_key: key } });
 if (res.error) {
   say({ error: res.error.message });
 } else {

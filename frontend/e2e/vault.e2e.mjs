@@ -17,6 +17,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { agentSteps } from './agent-steps.mjs';
+import { sshSteps } from './ssh-steps.mjs';
 import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, pageText, runSteps, shot, shotSizes } from './harness.mjs';
 
 const URL_ = process.env.YETT_E2E_URL || 'http://127.0.0.1:34115';
@@ -284,6 +285,11 @@ const steps = [
 const agentRun = agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT, axeCheck });
 steps.push(...agentRun.steps);
 
+// SSH hosts: a host with a key Yett makes, pinned by trust on first use
+// against a real sshd, and an agent's ssh.exec approved from its cards.
+const sshRun = sshSteps({ byId, shot, assert, STEP_TIMEOUT, axeCheck });
+steps.push(...sshRun.steps);
+
 // Last, with what the walk left behind on every view (a credential, a
 // revoked session, the log's entries).
 steps.push(
@@ -320,4 +326,7 @@ steps.push(
   }],
 );
 
-runSteps(steps, { rec: { received, consoleLines }, cleanup: () => agentRun.cleanup() });
+runSteps(steps, { rec: { received, consoleLines }, cleanup: () => {
+  agentRun.cleanup();
+  sshRun.cleanup();
+} });
