@@ -88,6 +88,16 @@ const steps = [
     await byId(page, 'credential-added').waitFor({ timeout: STEP_TIMEOUT });
   }],
 
+  ['Settings says notifications work, naming dunst, with Approve and Deny', async (page) => {
+    await byId(page, 'nav-settings').click();
+    const status = byId(page, 'notify-status');
+    await status.waitFor({ timeout: STEP_TIMEOUT });
+    const text = await status.innerText();
+    assert(/dunst/i.test(text) && text.includes('Approve and Deny'), `Settings says: ${text}`);
+    await byId(page, 'settings-background').scrollIntoViewIfNeeded();
+    await shot(page, 'notification-settings');
+  }],
+
   ['a real agent’s card shows in the page and as dunst’s notification', async (page) => {
     agent = startAgent(`http://${receiverHost}/e2e-notify`);
     await byId(page, 'approval-card').waitFor({ timeout: STEP_TIMEOUT });
