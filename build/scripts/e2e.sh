@@ -185,6 +185,11 @@ if grep -rqa -- "CANARY-kb-" "$work/app-keyboard.log" "$work/data-keyboard"; the
 	echo "e2e: a keyboard test secret leaked into the app log or the data directory"
 	status=1
 fi
+# Approval cards as native notifications: a third app on a desktop of its
+# own with a real notification daemon (e2e-notifications.sh).
+notify_status=0
+"$root/build/scripts/e2e-notifications.sh" "$bin" "$artifacts" || notify_status=$?
+[ "$notify_status" = 0 ] || status=$notify_status
 stop_hydra
 cp "$work/app.log" "$artifacts/e2e-app.log"
 cp "$work/login.log" "$artifacts/e2e-hydra-login.log"
