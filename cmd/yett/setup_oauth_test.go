@@ -276,3 +276,32 @@ func TestSecretFromDescriptor(t *testing.T) {
 		t.Fatal("the stored secret is not the file's content without its newline")
 	}
 }
+
+// TestSetupRefusesWhileServeRuns: yett serve writes the audit log, which
+// takes one writer, so a setup command refuses while it runs, changes
+// nothing and says what to do; once serve has quit, the same command works.
+func TestSetupRefusesWhileServeRuns(t *testing.T) {
+	home := newHome(t)
+	env := homeEnv(home)
+	runSetup(t, env, func(r *ptyRun) { r.expect(t, "Vault created") }, "init")
+	serve := startPTY(t, env, yettBin, "serve")
+	serve.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	serve.expect(t, "gateway listening")
+
+	r := startPTY(t, env, yettBin, "credential", "add", "--name", "late", "--host", "api.example.com")
+	r.expect(t, "yett serve is running for this user")
+	if code := r.wait(t); code != 1 {
+		t.Fatalf("exit %d while yett serve runs; the terminal shows:\n%s", code, r.screen.String())
+	}
+	if strings.Contains(r.screen.String(), "passphrase") || strings.Contains(r.screen.String(), "Secret for") {
+		t.Fatalf("something was asked for although nothing could be recorded:\n%s", r.screen.String())
+	}
+	if _, err := serve.master.Write([]byte("quit\n")); err != nil {
+		t.Fatal(err)
+	}
+	serve.expect(t, "yett serve: stopped")
+	if code := serve.wait(t); code != 0 {
+		t.Fatalf("yett serve exited %d", code)
+	}
+	runSetup(t, env, func(r *ptyRun) { r.expect(t, "No credentials") }, "credential", "list")
+}
