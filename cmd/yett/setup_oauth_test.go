@@ -19,6 +19,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/backend/vault/kernelkeyring"
 	"github.com/yettdev/yett/internal/testsupport/hydratest"
 	"github.com/yettdev/yett/internal/testsupport/oauthtest"
 )
@@ -304,4 +305,33 @@ func TestSetupRefusesWhileServeRuns(t *testing.T) {
 		t.Fatalf("yett serve exited %d", code)
 	}
 	runSetup(t, env, func(r *ptyRun) { r.expect(t, "No credentials") }, "credential", "list")
+}
+
+// TestInitWithKernelKeyring: yett init --keyring keeps a key in the kernel
+// keyring, so the next setup command opens the vault without asking for
+// the passphrase. The key is removed at the end.
+func TestInitWithKernelKeyring(t *testing.T) {
+	home := newHome(t)
+	env := homeEnv(home)
+	runSetup(t, env, func(r *ptyRun) { r.expect(t, "or the kernel keyring until the next reboot") }, "init", "--keyring")
+	t.Cleanup(func() {
+		v, err := vault.Open(filepath.Join(home, "data"), vault.Options{Keyring: kernelkeyring.Default()})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer v.Close()
+		if err := v.Unlock(vault.Passphrase(setupPassphrase)); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := v.EnableKeyring(false); err != nil {
+			t.Errorf("removing the test vault's key from the kernel keyring: %v", err)
+		}
+	})
+	r := startPTY(t, env, yettBin, "credential", "list")
+	r.expect(t, "No credentials")
+	if code := r.wait(t); code != 0 || strings.Contains(r.screen.String(), "passphrase") {
+		t.Fatalf("exit %d; the terminal shows:\n%s", code, r.screen.String())
+	}
 }
