@@ -24,7 +24,8 @@ import (
 
 // A real agent for the keeper's tests: this test binary re-executed as an
 // MCP client that starts the real `yett mcp` shim (built once), and makes
-// one http.request for each line "call URL KEY" on its stdin, printing
+// one http.request for each line "call URL KEY" on its stdin (or one ssh.exec
+// for "ssh HOST WORD KEY"), printing
 // each result as a JSON line. The gateway identifies it as the origin, so
 // cards name it.
 
@@ -58,12 +59,21 @@ func agentMain() int {
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		f := strings.Fields(in.Text())
-		if len(f) != 3 || f[0] != "call" {
+		params := &mcp.CallToolParams{}
+		switch {
+		case len(f) == 3 && f[0] == "call":
+			params.Name, params.Arguments = gateway.ToolHTTPRequest, map[string]any{
+				"method": "POST", "url": f[1], "body": map[string]any{"from": "keeper test"}, "idempotency_key": f[2],
+			}
+		case len(f) == 4 && f[0] == "ssh":
+			// "ssh HOST WORD KEY": ssh.exec of `echo WORD` on HOST.
+			params.Name, params.Arguments = gateway.ToolSSHExec, map[string]any{
+				"host": f[1], "command": "echo " + f[2], "idempotency_key": f[3],
+			}
+		default:
 			continue
 		}
-		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: gateway.ToolHTTPRequest, Arguments: map[string]any{
-			"method": "POST", "url": f[1], "body": map[string]any{"from": "keeper test"}, "idempotency_key": f[2],
-		}})
+		res, err := session.CallTool(ctx, params)
 		if err != nil {
 			out.Encode(agentReply{Err: err.Error()})
 			continue
@@ -157,6 +167,12 @@ func startAgent(t testing.TB, runDir string) *agent {
 func (a *agent) call(url string) {
 	a.calls++
 	fmt.Fprintf(a.in, "call %s keeper-test-%d-%d\n", url, a.cmd.Process.Pid, a.calls)
+}
+
+// ssh asks the agent to run `echo word` on host through ssh.exec.
+func (a *agent) ssh(host, word string) {
+	a.calls++
+	fmt.Fprintf(a.in, "ssh %s %s keeper-test-%d-%d\n", host, word, a.cmd.Process.Pid, a.calls)
 }
 
 func (a *agent) reply() agentReply {
