@@ -1,8 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { tick } from 'svelte';
 import App from '../App.svelte';
 import { installBridge, vaultStatus } from '../test/fakeBridge';
 import { drillReport, installInventory, inventoryRow } from '../test/fakeInventory';
+
+// A page of 5 rows, so paging is tested without drawing hundreds of rows
+// in jsdom.
+vi.mock('../lib/inventoryTable', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../lib/inventoryTable')>()),
+  PAGE_SIZE: 5,
+}));
 
 const CANARY = 'CANARY-inventory-' + Math.random().toString(36).slice(2);
 
@@ -96,7 +104,7 @@ describe('the owner inventory table', () => {
     await fireEvent.change(state, { target: { value: 'revoked' } });
     expect(screen.queryAllByTestId('inventory-row')).toHaveLength(0);
     expect(screen.getByTestId('inventory-no-match')).toBeTruthy();
-    expect(screen.getByTestId('inventory-count').textContent).toBe('Showing 0 of 3.');
+    expect(screen.getByTestId('inventory-count').textContent?.trim()).toBe('0 of 3 rows match the filter; showing 0.');
   });
 
   it('edits owner, backup revoker, environment and review date in place', async () => {
@@ -193,6 +201,23 @@ describe('the owner inventory table', () => {
     await waitFor(() => expect(inv.InventoryService.Export).toHaveBeenCalledWith('json', { text: 'mail', state: 'review_due' }));
   });
 
+  it('draws a page of rows at a time, and Show more or Show all draws the rest', async () => {
+    const rows = Array.from({ length: 12 }, (_, i) => inventoryRow({ id: `az-${i}`, name: `auth ${String(i).padStart(2, '0')}` }));
+    await openInventory({ rows });
+    expect(screen.getAllByTestId('inventory-row')).toHaveLength(5);
+    expect(screen.getByTestId('inventory-count').textContent?.trim()).toBe('Showing 5 of 12.');
+    expect(screen.getByTestId('inventory-table').getAttribute('aria-rowcount')).toBe('13');
+    await fireEvent.click(screen.getByTestId('inventory-more'));
+    expect(screen.getAllByTestId('inventory-row')).toHaveLength(10);
+    // The filter reaches rows not drawn yet.
+    await fireEvent.input(screen.getByTestId('inventory-filter'), { target: { value: 'auth 11' } });
+    expect(names()).toEqual(['auth 11']);
+    await fireEvent.input(screen.getByTestId('inventory-filter'), { target: { value: '' } });
+    await fireEvent.click(screen.getByTestId('inventory-all'));
+    expect(screen.getAllByTestId('inventory-row')).toHaveLength(12);
+    expect(screen.queryByTestId('inventory-more')).toBeNull();
+  });
+
   it('re-reads the table when the backend says it changed', async () => {
     const inv = await openInventory({ rows: three() });
     inv.state.rows.push(inventoryRow({ id: 'az-9', name: 'zeta' }));
@@ -268,6 +293,18 @@ describe('revocation drills from the inventory', () => {
     // Another row's drill does not replace it.
     inv.drill(drillReport({ id: 'dr-other', authorizationId: 'az-3', running: true }));
     expect(within(screen.getByTestId('drill-report')).getAllByTestId('drill-step')).toHaveLength(1);
+  });
+
+  it('keeps an ended report when an older snapshot of the same drill arrives late', async () => {
+    const inv = await openInventory({ rows: three() });
+    await fireEvent.click(within(rowOf('tracker')).getByTestId('inventory-open'));
+    await fireEvent.click(await screen.findByTestId('drill-run-unattended'));
+    await waitFor(() => expect(within(screen.getByTestId('drill-report')).getByTestId('drill-verdict').textContent).toBe('passed'));
+    inv.drill(drillReport({ running: true, finishedAt: '', steps: [drillReport().steps[0]], endState: '', advice: '' }));
+    inv.drill(drillReport({ running: true, finishedAt: '', steps: [], endState: '', advice: '' }));
+    await tick();
+    expect(within(screen.getByTestId('drill-report')).getByTestId('drill-verdict').textContent).toBe('passed');
+    expect(within(screen.getByTestId('drill-report')).getAllByTestId('drill-step')).toHaveLength(2);
   });
 
   it('offers no drill on an HTTP credential', async () => {
