@@ -12,7 +12,9 @@
 # stub that only records the address: the test opens it in its own tab.
 # Afterwards neither canary secret the tests typed (the credential's,
 # and the OAuth client secret) may appear in the app's log or in the data
-# directory. Then keyboard.e2e.mjs walks a second app, from a fresh vault,
+# directory. inventory.e2e.mjs then drives the Inventory view on the same
+# app (and a full drill against the same Hydra). Then keyboard.e2e.mjs walks
+# a second app, from a fresh vault,
 # with the keyboard only. Each script runs axe-core (e2e/harness.mjs) on
 # the screens it reaches and prints the moderate count as a figure.
 #
@@ -161,6 +163,16 @@ oauth_status=0
 	YETT_E2E_OAUTH_PUBLIC_CLIENT_ID="$public_client_id" YETT_E2E_BROWSER_LOG="$browser_log" \
 	YETT_ARTIFACTS="$artifacts" node e2e/oauth.e2e.mjs) || oauth_status=$?
 [ "$oauth_status" = 0 ] || status=$oauth_status
+
+# The owner inventory, on the same app after both: a row not under control
+# made right in place, filters, exports, a full drill against Hydra to the
+# end; with YETT_E2E_FIGURES=1 also the view's times with 1,000 more rows.
+inv_status=0
+(cd "$root/frontend" && YETT_E2E_URL="http://127.0.0.1:$port" YETT_E2E_PASSPHRASE="$passphrase" \
+	YETT_E2E_HYDRA_PUBLIC="$issuer" YETT_E2E_HYDRA_ADMIN="$admin" \
+	YETT_E2E_OAUTH_CLIENT_ID="$client_id" YETT_E2E_OAUTH_SECRET="$oauth_canary" YETT_E2E_CANARY="$canary" \
+	YETT_ARTIFACTS="$artifacts" node e2e/inventory.e2e.mjs) || inv_status=$?
+[ "$inv_status" = 0 ] || status=$inv_status
 
 kill -TERM "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
 
