@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/yettdev/yett/backend/busconn"
 )
 
 const (
@@ -20,8 +22,8 @@ const (
 // watchLogin1 subscribes to logind on the system bus: PrepareForSleep for
 // the machine, Lock and LockedHint for our own session.
 func (w *Watcher) watchLogin1(ctx context.Context) error {
-	addr := systemBusAddress(w.opts.SystemBusAddress)
-	conn, err := dial(ctx, addr, w.opts.ConnectTimeout)
+	addr := busconn.SystemAddress(w.opts.SystemBusAddress)
+	conn, err := busconn.Dial(ctx, addr, w.opts.ConnectTimeout)
 	if err != nil {
 		return fmt.Errorf("system bus: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/yettdev/yett/backend/busconn"
 )
 
 // screenSavers are the interfaces whose ActiveChanged(true) means the screen
@@ -24,11 +26,11 @@ var screenSavers = []string{
 // differ between implementations (/ScreenSaver, /org/gnome/ScreenSaver...),
 // so only interface and member are matched.
 func (w *Watcher) watchScreenSavers(ctx context.Context) error {
-	addr, err := sessionBusAddress(w.opts.SessionBusAddress)
+	addr, err := busconn.SessionAddress(w.opts.SessionBusAddress)
 	if err != nil {
 		return err
 	}
-	conn, err := dial(ctx, addr, w.opts.ConnectTimeout)
+	conn, err := busconn.Dial(ctx, addr, w.opts.ConnectTimeout)
 	if err != nil {
 		return fmt.Errorf("session bus: %w", err)
 	}

@@ -8,14 +8,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/yettdev/yett/backend/busconn"
 )
 
 // The freedesktop Desktop Notifications interface and the bus itself.
@@ -71,11 +71,11 @@ type shown struct {
 // when a server appears.
 func Open(h Handlers, opts Options) (Notifier, error) {
 	opts.defaults()
-	addr, err := sessionBusAddress(opts.BusAddress)
+	addr, err := busconn.SessionAddress(opts.BusAddress)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	conn, err := dialBus(addr, opts.CallTimeout)
+	conn, err := busconn.Dial(context.Background(), addr, opts.CallTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("%w: session bus: %v", ErrUnavailable, err)
 	}
@@ -102,51 +102,6 @@ func Open(h Handlers, opts Options) (Notifier, error) {
 	f.refreshStatus()
 	go f.loop(ch)
 	return f, nil
-}
-
-// sessionBusAddress finds the session's bus. Unlike godbus's own discovery
-// it never autolaunches one: a private bus nobody else is on has no
-// notification server the person sees.
-func sessionBusAddress(opt string) (string, error) {
-	if opt != "" {
-		return opt, nil
-	}
-	if a := os.Getenv("DBUS_SESSION_BUS_ADDRESS"); a != "" && a != "autolaunch:" {
-		if strings.HasPrefix(a, "disabled:") {
-			return "", errors.New("the session bus is disabled (DBUS_SESSION_BUS_ADDRESS=disabled:)")
-		}
-		return a, nil
-	}
-	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
-		p := filepath.Join(dir, "bus")
-		if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			return "unix:path=" + dbus.EscapeBusAddressValue(p), nil
-		}
-	}
-	return "", errors.New("no session bus (DBUS_SESSION_BUS_ADDRESS unset, no $XDG_RUNTIME_DIR/bus)")
-}
-
-// dialBus connects and authenticates; the timer guards against a socket
-// that accepts and never answers.
-func dialBus(addr string, timeout time.Duration) (*dbus.Conn, error) {
-	conn, err := dbus.Dial(addr)
-	if err != nil {
-		return nil, err
-	}
-	timer := time.AfterFunc(timeout, func() { conn.Close() })
-	err = conn.Auth(nil)
-	if err == nil {
-		err = conn.Hello()
-	}
-	if !timer.Stop() {
-		conn.Close()
-		return nil, fmt.Errorf("no answer within %v", timeout)
-	}
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return conn, nil
 }
 
 func (f *freedesktop) ctx() (context.Context, context.CancelFunc) {
