@@ -81,14 +81,9 @@ func (v *Vault) checkPassphrase(passphrase Passphrase) error {
 		v.mu.Unlock()
 		return err
 	}
-	t, err := readThrottle(v.db)
-	if err != nil {
+	if _, err := v.throttled(); err != nil {
 		v.mu.Unlock()
 		return err
-	}
-	if wait := t.retryAfter(v.opts.ThrottleBase, v.opts.Now()); wait > 0 {
-		v.mu.Unlock()
-		return &ThrottledError{RetryAfter: wait, Failures: t.Failures}
 	}
 	if err := v.refreshHeader(); err != nil {
 		v.mu.Unlock()

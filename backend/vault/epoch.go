@@ -91,6 +91,20 @@ func (t throttle) retryAfter(base time.Duration, now time.Time) time.Duration {
 	return min(max(left, 0), d)
 }
 
+// throttled reads the wrong-passphrase throttle and refuses, with how long
+// to wait, while it holds; every passphrase check goes through it. The
+// caller holds v.mu.
+func (v *Vault) throttled() (throttle, error) {
+	t, err := readThrottle(v.db)
+	if err != nil {
+		return t, err
+	}
+	if wait := t.retryAfter(v.opts.ThrottleBase, v.opts.Now()); wait > 0 {
+		return t, &ThrottledError{RetryAfter: wait, Failures: t.Failures}
+	}
+	return t, nil
+}
+
 func readThrottle(db *gorm.DB) (throttle, error) {
 	var row struct {
 		Failures            int

@@ -55,14 +55,9 @@ func (v *Vault) ChangePassphrase(ctx context.Context, current, next Passphrase) 
 		v.mu.Unlock()
 		return PassphraseChange{}, err
 	}
-	t, err := readThrottle(v.db)
-	if err != nil {
+	if _, err := v.throttled(); err != nil {
 		v.mu.Unlock()
 		return PassphraseChange{}, err
-	}
-	if wait := t.retryAfter(v.opts.ThrottleBase, v.opts.Now()); wait > 0 {
-		v.mu.Unlock()
-		return PassphraseChange{}, &ThrottledError{RetryAfter: wait, Failures: t.Failures}
 	}
 	if err := v.refreshHeader(); err != nil {
 		v.mu.Unlock()
