@@ -119,10 +119,10 @@ func backup(db *gorm.DB, path string, from int) (string, error) {
 		os.Remove(name)
 		return "", fmt.Errorf("store: backup before migration: %w", err)
 	}
-	if err := syncFile(name); err != nil {
+	if err := SyncFile(name); err != nil {
 		return "", err
 	}
-	if err := syncDir(filepath.Dir(name)); err != nil {
+	if err := SyncDir(filepath.Dir(name)); err != nil {
 		return "", err
 	}
 	return name, nil

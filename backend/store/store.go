@@ -119,7 +119,7 @@ func create(path string, ms []Migration) error {
 	if err != nil {
 		return fmt.Errorf("store: creating database: %w", err)
 	}
-	if err := syncFile(tmp); err != nil {
+	if err := SyncFile(tmp); err != nil {
 		return err
 	}
 	for _, p := range []string{tmp + "-wal", tmp + "-shm"} {
@@ -128,7 +128,7 @@ func create(path string, ms []Migration) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
-	return syncDir(filepath.Dir(path))
+	return SyncDir(filepath.Dir(path))
 }
 
 func connect(path string) (*gorm.DB, error) {
@@ -223,7 +223,8 @@ func restrictModes(path string) error {
 	return nil
 }
 
-func syncFile(path string) error {
+// SyncFile flushes the file at path to its disk.
+func SyncFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
@@ -235,11 +236,11 @@ func syncFile(path string) error {
 	return nil
 }
 
-// syncDir makes a rename or a new file in dir durable; without it a crash
+// SyncDir makes a rename or a new file in dir durable; without it a crash
 // can forget the directory entry even though the file's data was synced.
 // Windows has no directory fsync (a directory handle cannot be flushed);
 // NTFS journals the rename itself.
-func syncDir(dir string) error {
+func SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}

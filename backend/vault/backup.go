@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"gorm.io/gorm"
@@ -63,7 +62,7 @@ func (v *Vault) ExportBackup(passphrase Passphrase, dest string) error {
 	if err := os.Rename(tmp, dest); err != nil {
 		return fmt.Errorf("vault: writing the backup: %w", err)
 	}
-	if err := syncDir(filepath.Dir(dest)); err != nil {
+	if err := store.SyncDir(filepath.Dir(dest)); err != nil {
 		return err
 	}
 	v.mu.Lock()
@@ -126,7 +125,7 @@ func scrubBackup(path string) error {
 	if err != nil {
 		return fmt.Errorf("vault: writing the backup: %w", err)
 	}
-	return syncFile(path)
+	return store.SyncFile(path)
 }
 
 // RestoreBackup replaces the vault's contents with the backup at src and
@@ -250,7 +249,7 @@ func (v *Vault) swapIn(staged string) error {
 			return v.reopenAfterFailedSwap(fmt.Errorf("vault: moving the backup into place: %w", err))
 		}
 	}
-	if err := syncDir(filepath.Dir(v.path)); err != nil {
+	if err := store.SyncDir(filepath.Dir(v.path)); err != nil {
 		return v.reopenAfterFailedSwap(err)
 	}
 	db, err := store.Open(v.path, schema)
@@ -319,33 +318,4 @@ func copyFile(src, dst string) error {
 		return fmt.Errorf("vault: restoring: %w", err)
 	}
 	return out.Close()
-}
-
-func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	return nil
-}
-
-// syncDir makes a rename durable. Windows has no directory fsync; NTFS
-// journals the rename itself.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	return nil
 }
