@@ -1,13 +1,9 @@
 package inventory
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
 
-	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/yettdev/yett/backend/store"
 )
@@ -74,22 +70,10 @@ func history(dir string) []store.Migration {
 // legacyBlock reads oauth.db's block_uncontrolled switch, if there is such
 // a file. The connection is query-only and never creates the file.
 func legacyBlock(path string) (bool, error) {
-	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	db, err := gorm.Open(sqlite.Open(path+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)"), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		return false, err
-	}
-	defer store.Close(db)
-	var n int
-	if err := db.Raw(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'oauth_settings'`).Scan(&n).Error; err != nil || n == 0 {
-		return false, err
-	}
 	var on bool
-	err = db.Raw(`SELECT block_uncontrolled FROM oauth_settings WHERE id = 1`).Scan(&on).Error
+	err := store.ReadLegacyTable(path, "oauth_settings", func(db *gorm.DB) error {
+		return db.Raw(`SELECT block_uncontrolled FROM oauth_settings WHERE id = 1`).Scan(&on).Error
+	})
 	return on, err
 }
 

@@ -1,14 +1,10 @@
 package operation
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
-	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/yettdev/yett/backend/store"
 )
@@ -62,24 +58,9 @@ type storedRow struct {
 // legacyRows reads oauth_operations from path, if there is such a file
 // and table. The connection is query-only and never creates the file.
 func legacyRows(path string) ([]storedRow, error) {
-	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	db, err := gorm.Open(sqlite.Open(path+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)"), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close(db)
-	var tables int
-	if err := db.Raw(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'oauth_operations'`).Scan(&tables).Error; err != nil {
-		return nil, err
-	}
-	if tables == 0 {
-		return nil, nil
-	}
 	var rows []storedRow
-	err = db.Raw(`SELECT name, authorization_id, spec, updated_at FROM oauth_operations ORDER BY name`).Scan(&rows).Error
+	err := store.ReadLegacyTable(path, "oauth_operations", func(db *gorm.DB) error {
+		return db.Raw(`SELECT name, authorization_id, spec, updated_at FROM oauth_operations ORDER BY name`).Scan(&rows).Error
+	})
 	return rows, err
 }

@@ -254,3 +254,25 @@ func SyncDir(dir string) error {
 	}
 	return nil
 }
+
+// ReadLegacyTable opens an older file at path query-only (never creating
+// it) and, when the file and its table exist, runs read on it. A missing
+// file or table is not an error: read is not called. Used to carry a
+// setting or rows over from a file another part of Yett used to own.
+func ReadLegacyTable(path, table string, read func(db *gorm.DB) error) error {
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	db, err := gorm.Open(sqlite.Open(path+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)"), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		return err
+	}
+	defer Close(db)
+	var n int
+	if err := db.Raw(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n).Error; err != nil || n == 0 {
+		return err
+	}
+	return read(db)
+}
