@@ -44,10 +44,23 @@ func (inv *Inventory) SetField(ctx context.Context, id, field, value string) err
 	col := ""
 	var arg any = value
 	switch field {
-	case FieldOwner:
-		col = "owner"
-	case FieldBackupRevoker:
-		col = "backup_revoker"
+	case FieldOwner, FieldBackupRevoker:
+		col = field
+		if f.OwnersHeld {
+			// The source keeps them (an SSH host's record): the edit goes
+			// there, and the inventory keeps no copy of its own.
+			if f.owners == nil {
+				return ErrConfig
+			}
+			owner, backup := value, f.Declared.BackupRevoker
+			if field == FieldBackupRevoker {
+				owner, backup = f.Declared.Owner, value
+			}
+			if err := f.owners.SetOwners(ctx, id, owner, backup); err != nil {
+				return err
+			}
+			col = ""
+		}
 	case FieldEnvironment:
 		if !slices.Contains(Environments, value) {
 			return fmt.Errorf("%w: environment must be development, staging or production", ErrInvalid)
@@ -76,8 +89,10 @@ func (inv *Inventory) SetField(ctx context.Context, id, field, value string) err
 	default:
 		return fmt.Errorf("%w: %q is not an editable column", ErrInvalid, clip(field, 40))
 	}
-	if err := inv.db.Exec(`UPDATE inventory_rows SET `+col+` = ? WHERE id = ?`, arg, id).Error; err != nil {
-		return fmt.Errorf("inventory: %w", err)
+	if col != "" {
+		if err := inv.db.Exec(`UPDATE inventory_rows SET `+col+` = ? WHERE id = ?`, arg, id).Error; err != nil {
+			return fmt.Errorf("inventory: %w", err)
+		}
 	}
 	inv.record(ctx, audit.Event{Type: audit.EventInventoryEdited, AuthorizationID: id,
 		Inventory: &audit.InventoryEdit{Field: field, Value: value}})
@@ -169,4 +184,16 @@ func clip(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// OwnerOf is the owner the inventory holds for row id (an OAuth
+// authorization's, for custody's audit entries: oauth.Owners); false when
+// it has no record of the row yet. It reads the inventory's own table
+// only, never a source, so custody may ask while it records.
+func (inv *Inventory) OwnerOf(id string) (string, bool) {
+	var owners []string
+	if err := inv.db.Raw(`SELECT owner FROM inventory_rows WHERE id = ?`, id).Scan(&owners).Error; err != nil || len(owners) != 1 {
+		return "", false
+	}
+	return owners[0], true
 }

@@ -189,6 +189,13 @@ func (inv *Inventory) facts(ctx context.Context) ([]Fact, error) {
 		if err != nil {
 			return nil, err
 		}
+		if k, ok := s.(OwnerKeeper); ok {
+			for i := range fs {
+				if fs[i].OwnersHeld {
+					fs[i].owners = k
+				}
+			}
+		}
 		all = append(all, fs...)
 	}
 	return all, nil
@@ -236,6 +243,9 @@ func (inv *Inventory) rows(ctx context.Context) ([]Row, error) {
 		}
 		if f.Kind != KindOAuth {
 			r.Environment = rec.Environment
+		}
+		if f.OwnersHeld {
+			r.Owner, r.BackupRevoker = f.Declared.Owner, f.Declared.BackupRevoker
 		}
 		if r.Scopes == nil {
 			r.Scopes = []string{}

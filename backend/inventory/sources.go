@@ -47,6 +47,11 @@ type Fact struct {
 	// Declared is what the person declared when connecting it, taken over
 	// the first time the inventory sees the row.
 	Declared Declared
+	// OwnersHeld: the source itself keeps the owner and backup revoker
+	// (Declared, on every read); the inventory shows them as the source
+	// has them and writes edits of them through it (OwnerKeeper).
+	OwnersHeld bool
+	owners     OwnerKeeper // the source, when OwnersHeld
 	// Drillable: revocation drills apply (an OAuth authorization).
 	Drillable bool
 	// Endpoints are the provider's token and authorization endpoints (a
@@ -65,6 +70,14 @@ type Declared struct {
 // of authorization to the inventory (SSH keys) is one more Source.
 type Source interface {
 	Facts(ctx context.Context) ([]Fact, error)
+}
+
+// OwnerKeeper is a Source that keeps the owner and backup revoker of its
+// rows itself (Fact.OwnersHeld): an SSH host has them on its record, which
+// the Hosts view edits too, so there is one copy and the inventory writes
+// through it.
+type OwnerKeeper interface {
+	SetOwners(ctx context.Context, id, owner, backupRevoker string) error
 }
 
 // Authorizations is what the inventory reads of OAuth custody
@@ -176,15 +189,20 @@ func approvalWord(a vault.Approval) string {
 // KindSSH is an SSH host: a client key in the vault and the host it opens.
 const KindSSH = "ssh_host"
 
-// SSHHosts is what the inventory reads of the vault's SSH hosts
-// (*vault.Vault satisfies it). While the vault is locked it lists none.
+// SSHHosts is what the inventory reads of the vault's SSH hosts, and the
+// host settings it writes: the owner and backup revoker (*vault.Vault
+// satisfies it). While the vault is locked it lists none.
 type SSHHosts interface {
 	ListSSHHosts() ([]vault.SSHHostView, error)
+	SSHHost(id string) (vault.SSHHostView, error)
+	UpdateSSHHost(id string, s vault.SSHHostSettings) (vault.SSHHostView, error)
 }
 
 // SSHSource lists the vault's SSH hosts: the account is user@host, the
-// scope is the host's command rules (every command when it has none), and
-// the owner and backup revoker named on the host are declared.
+// scope is the host's command rules (every command when it has none). The
+// host record keeps its owner and backup revoker (the Hosts view edits
+// them there): the inventory reads them from it every time and writes its
+// edits of them to it (SetOwners).
 type SSHSource struct {
 	Vault SSHHosts
 }
@@ -220,8 +238,22 @@ func (s SSHSource) Facts(context.Context) ([]Fact, error) {
 			Scopes: scopes, CreatedVia: "ssh_key " + h.KeyFingerprint, ConnectedAt: h.CreatedAt,
 			State: state, StateReason: reason, Operations: []string{fmt.Sprintf("ssh.exec (%s)", approvalWord(h.Approval))},
 			Disable:  "Remove: Yett deletes the host and its private key from the vault and refuses ssh.exec to it at once; remove its public key from the host's authorized_keys too.",
-			Declared: Declared{Owner: h.Owner, BackupRevoker: h.BackupRevoker},
+			Declared: Declared{Owner: h.Owner, BackupRevoker: h.BackupRevoker}, OwnersHeld: true,
 		})
 	}
 	return out, nil
+}
+
+// SetOwners implements OwnerKeeper: it writes the owner and backup revoker
+// on the host record and keeps the host's other settings. (The vault has
+// no versioned settings update: a Hosts edit saved between the read and
+// the write of this one loses to it, as two Hosts edits do.)
+func (s SSHSource) SetOwners(_ context.Context, id, owner, backupRevoker string) error {
+	h, err := s.Vault.SSHHost(id)
+	if err != nil {
+		return err
+	}
+	_, err = s.Vault.UpdateSSHHost(id, vault.SSHHostSettings{Approval: h.Approval, Rules: h.Rules, Timeout: h.Timeout,
+		Record: h.Record, Owner: owner, BackupRevoker: backupRevoker})
+	return err
 }

@@ -85,3 +85,58 @@ func TestSSHHostsAreRows(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSSHHostOwnersAreOne: an SSH host's owner and backup revoker live on
+// the host record, and the inventory shows and edits that one copy: an
+// edit in the Hosts view (the vault record) shows in the row however late
+// it comes, and an edit in the inventory lands on the host record.
+func TestSSHHostOwnersAreOne(t *testing.T) {
+	d := newDesk(t, deskOpts{})
+	pair, err := ssh.GenerateEd25519("yett:web-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := d.v.AddSSHHost(vault.NewSSHHost{Name: "web-2", Address: "127.0.0.1", Port: 22, User: "deploy",
+		PrivateKey: vault.NewSecret(pair.PEM), PublicKey: pair.Public, KeyFingerprint: pair.Fingerprint,
+		SSHHostSettings: vault.SSHHostSettings{Approval: vault.ApprovalPerCall, Rules: []string{"exact: uptime"}, Owner: "ana"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := d.row(h.ID); r.Owner != "ana" || r.BackupRevoker != "" {
+		t.Fatalf("the host's row before any edit: owner %q, backup %q", r.Owner, r.BackupRevoker)
+	}
+	// The Hosts view edits the host record after the inventory saw it.
+	s := vault.SSHHostSettings{Approval: vault.ApprovalPerCall, Rules: []string{"exact: uptime"}, Owner: "marta", BackupRevoker: "luis"}
+	if _, err := d.v.UpdateSSHHost(h.ID, s); err != nil {
+		t.Fatal(err)
+	}
+	if r := d.row(h.ID); r.Owner != "marta" || r.BackupRevoker != "luis" {
+		t.Fatalf("a Hosts edit did not reach the inventory: owner %q, backup %q", r.Owner, r.BackupRevoker)
+	}
+	// The inventory edits what the host record holds.
+	if err := d.inv().SetField(d.ctx(), h.ID, inventory.FieldOwner, "pablo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.inv().SetField(d.ctx(), h.ID, inventory.FieldBackupRevoker, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.v.SSHHost(h.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Owner != "pablo" || got.BackupRevoker != "" || !slices.Equal(got.Rules, []string{"exact: uptime"}) || got.Approval != vault.ApprovalPerCall {
+		t.Fatalf("an inventory edit did not land on the host record alone: %+v", got)
+	}
+	if r := d.row(h.ID); r.Owner != "pablo" || r.Controlled || !slices.Contains(r.Missing, inventory.ColBackup) {
+		t.Fatalf("the row after the inventory edit: %+v", r)
+	}
+	edits := 0
+	for _, e := range d.events() {
+		if ev := e.Event; ev.Type == audit.EventInventoryEdited && ev.AuthorizationID == h.ID {
+			edits++
+		}
+	}
+	if edits != 2 {
+		t.Fatalf("%d audited inventory edits of the host, want 2", edits)
+	}
+}
