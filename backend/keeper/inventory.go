@@ -61,6 +61,8 @@ func (k *Keeper) openInventoryLocked() {
 		return
 	}
 	k.inventory.inv = inv
+	// Custody's audit entries name the owner the inventory holds.
+	m.SetOwners(inv)
 }
 
 // closeInventoryLocked stops the inventory first: a running drill stops
@@ -68,6 +70,9 @@ func (k *Keeper) openInventoryLocked() {
 // k.mu held.
 func (k *Keeper) closeInventoryLocked() {
 	k.inventory.gw.Store(nil)
+	if k.oauth != nil {
+		k.oauth.SetOwners(nil)
+	}
 	if k.inventory.inv != nil {
 		if err := k.inventory.inv.Close(); err != nil {
 			k.log.Warn("close the owner inventory", "err", err)

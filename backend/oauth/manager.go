@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -102,6 +103,11 @@ type Manager struct {
 
 	events feed.Feed[Event]
 	revMu  sync.Mutex // one revocation pass at a time
+
+	// owners names who answers for an authorization in audit entries
+	// (the owner inventory, wired by the keeper); nil names only what
+	// was declared at connection.
+	owners atomic.Pointer[ownersBox]
 
 	// hookAfterTokenResponse runs after a provider answered a refresh
 	// successfully and before the answer is stored (tests only).
@@ -240,6 +246,37 @@ func (m *Manager) dropCache(id string) {
 	}
 }
 
+// Owners is who answers for an authorization: the owner inventory, which
+// holds and edits the owner (custody keeps custody only). OwnerOf says
+// false for an authorization it has no record of yet.
+type Owners interface {
+	OwnerOf(id string) (owner string, ok bool)
+}
+
+type ownersBox struct{ o Owners }
+
+// SetOwners makes o the one custody's audit entries take the owner from;
+// nil takes it away.
+func (m *Manager) SetOwners(o Owners) {
+	if o == nil {
+		m.owners.Store(nil)
+		return
+	}
+	m.owners.Store(&ownersBox{o})
+}
+
+// ownerOf is the owner an entry about r names: the inventory's, or the
+// owner declared at connection while the inventory has not taken the
+// authorization over yet (its own connection entry).
+func (m *Manager) ownerOf(r *row) string {
+	if b := m.owners.Load(); b != nil {
+		if owner, ok := b.o.OwnerOf(r.ID); ok {
+			return owner
+		}
+	}
+	return r.Owner
+}
+
 // record appends an OAuth event; OAuth events are facts about what already
 // happened, so a failure is logged, not returned.
 func (m *Manager) record(ctx context.Context, typ audit.EventType, r *row, step, errorCode string, ok bool, op string) {
@@ -248,7 +285,7 @@ func (m *Manager) record(ctx context.Context, typ audit.EventType, r *row, step,
 		AuthorizationID: r.ID, Success: &ok, Surface: m.cfg.Surface,
 		OAuth: &audit.OAuthFacts{
 			Provider: hostOf(r.TokenEndpoint), AccountRef: clip(r.AccountRef, 256), Scopes: clip(r.Scopes, 1024),
-			Environment: r.Environment, Owner: clip(r.Owner, 256), Step: step, Flow: r.CreatedHow,
+			Environment: r.Environment, Owner: clip(m.ownerOf(r), 256), Step: step, Flow: r.CreatedHow,
 			ErrorCode: clip(errorCode, 64), Operation: op,
 		},
 	}
