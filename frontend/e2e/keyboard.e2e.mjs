@@ -5,7 +5,7 @@
 // Shift+Tab, Enter, Esc and the app's shortcuts; the page counts pointer
 // and mouse events and the last step requires that there were none. The
 // pending card is also checked with axe-core and photographed at 820x560,
-// open and folded into its badge.
+// open (in the page's column, above the view) and folded into its badge.
 //
 // It needs a fresh vault, so e2e.sh runs it against an app of its own.
 // env: YETT_E2E_URL, YETT_CLI (default build/bin/yett), YETT_ARTIFACTS,
@@ -133,6 +133,18 @@ const steps = [
     await shotSizes(page, 'pending-card');
     // Folded into a badge, at the small size, then opened again: all by keyboard.
     await page.setViewportSize({ width: 820, height: 560 });
+    // At this size the open panel sits in the page's column above the view,
+    // never over it.
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="approval-layer"]')?.getAttribute('data-placement') === 'docked',
+      null,
+      { timeout: STEP_TIMEOUT },
+    );
+    const placed = await page.evaluate(() => ({
+      layerBottom: document.querySelector('[data-testid="approval-layer"]').getBoundingClientRect().bottom,
+      mainTop: document.querySelector('main').getBoundingClientRect().top,
+    }));
+    assert(placed.layerBottom <= placed.mainTop + 1, `the card panel covers the page at 820x560: ${JSON.stringify(placed)}`);
     await tabTo(page, 'approval-fold');
     await page.keyboard.press('Enter');
     await byId(page, 'approval-unfold').waitFor({ timeout: STEP_TIMEOUT });

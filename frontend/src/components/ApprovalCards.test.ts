@@ -248,3 +248,77 @@ describe('approval cards', () => {
     expect((await screen.findByTestId('live-session')).textContent).toContain('claude');
   });
 });
+
+// A window the size of SMALL_WINDOW in ApprovalCards.svelte, as matchMedia
+// reports it; `resize` plays the change event a real window sends.
+function fakeWindowSize(small: boolean) {
+  const listeners = new Set<(e: MediaQueryListEvent) => void>();
+  const query = {
+    matches: small,
+    media: '',
+    addEventListener: (_: string, f: (e: MediaQueryListEvent) => void) => listeners.add(f),
+    removeEventListener: (_: string, f: (e: MediaQueryListEvent) => void) => listeners.delete(f),
+  };
+  Object.defineProperty(window, 'matchMedia', { configurable: true, writable: true, value: vi.fn(() => query) });
+  return {
+    resize(toSmall: boolean) {
+      query.matches = toSmall;
+      for (const f of listeners) f({ matches: toSmall } as MediaQueryListEvent);
+    },
+  };
+}
+
+describe('approval cards in a small window (issue 15: never hides the page at 820x560)', () => {
+  afterEach(() => {
+    delete (window as { matchMedia?: unknown }).matchMedia;
+  });
+
+  it('take their place in the page column above the view instead of floating over it', async () => {
+    const size = fakeWindowSize(true);
+    await openApp();
+    const layer = await screen.findByTestId('approval-layer');
+    const main = screen.getByTestId('view-credentials');
+    expect(layer.dataset.placement).toBe('docked');
+    expect(layer.classList.contains('docked')).toBe(true);
+    // In the same column as the page, before it: the page scrolls below.
+    expect(layer.parentElement).toBe(main.parentElement);
+    expect(layer.compareDocumentPosition(main) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    // Still impossible to miss: the status bar and sidebar count it, and it is announced.
+    expect(screen.getByTestId('status-approvals-count').textContent).toBe('1');
+    expect(screen.getByTestId('approval-badge-count').textContent).toBe('1');
+    expect(screen.getByTestId('approval-announce').textContent).toContain('waiting for your approval');
+    // A larger window puts it back over the page, and a smaller one in again.
+    size.resize(false);
+    await waitFor(() => expect(layer.dataset.placement).toBe('over'));
+    expect(layer.classList.contains('docked')).toBe(false);
+    size.resize(true);
+    await waitFor(() => expect(layer.dataset.placement).toBe('docked'));
+  });
+
+  it('fold into a badge in the column, and keep the keyboard answers and focus', async () => {
+    fakeWindowSize(true);
+    const user = userEvent.setup();
+    const approvals = await openApp([approvalCard(), approvalCard({ id: 'rq-2' })]);
+    await user.click(await screen.findByTestId('approval-fold'));
+    const badge = await screen.findByTestId('approval-unfold');
+    expect(badge.classList.contains('docked')).toBe(true);
+    expect(document.activeElement).toBe(badge);
+    // The status bar's count opens the panel and gives it focus.
+    await user.click(screen.getByTestId('status-approvals'));
+    const layer = await screen.findByTestId('approval-layer');
+    expect(document.activeElement).toBe(layer);
+    expect(layer.classList.contains('docked')).toBe(true);
+    await user.tab();
+    expect(document.activeElement?.getAttribute('data-testid')).toBe('approval-deny');
+    await user.keyboard('d');
+    expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', false);
+    await waitFor(() => expect(screen.getAllByTestId('approval-card')).toHaveLength(1));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('approval-layer')));
+  });
+
+  it('float over the page in a large window', async () => {
+    fakeWindowSize(false);
+    await openApp();
+    expect((await screen.findByTestId('approval-layer')).dataset.placement).toBe('over');
+  });
+});
