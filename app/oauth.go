@@ -293,8 +293,8 @@ func (s *OAuthService) Authorizations() ([]AuthorizationView, error) {
 }
 
 // UpdateInventory sets an authorization's owner, backup revoker and review
-// date in the owner inventory (each change audited there), and its disable
-// procedure; custody keeps a copy of the owner it names in its entries.
+// date in the owner inventory, which alone holds them (each change audited
+// there), and the disable procedure the person wrote for its card.
 func (s *OAuthService) UpdateInventory(id string, inv InventoryForm) error {
 	reviewBy, err := parseDay("review date", inv.ReviewBy)
 	if err != nil {
@@ -307,9 +307,7 @@ func (s *OAuthService) UpdateInventory(id string, inv InventoryForm) error {
 	if err := s.updateOwners(id, inv, reviewBy); err != nil {
 		return err
 	}
-	return s.publicError("update inventory", m.UpdateInventory(id, oauth.Inventory{
-		Owner: inv.Owner, BackupRevoker: inv.BackupRevoker, ReviewBy: reviewBy, DisableProcedure: inv.DisableProcedure,
-	}))
+	return s.publicError("update inventory", m.SetDisableProcedure(id, inv.DisableProcedure))
 }
 
 // Revoke disables the authorization locally at once, then revokes it at

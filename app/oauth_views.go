@@ -251,16 +251,18 @@ func flowError(msg string) string {
 	return oauthSentence(msg)
 }
 
-// authorizationView is a row of the inventory with the names of the
-// operations bound to it (from the catalogue).
+// authorizationView is an authorization in custody with the names of the
+// operations bound to it (from the catalogue); who answers for it, its
+// review date and whether it is under control are laid over it from the
+// owner inventory (overlayInventory).
 func authorizationView(a oauth.AuthorizationView, operations []string) AuthorizationView {
 	return AuthorizationView{
 		ID: a.ID, Name: a.Name, Provider: a.Provider, ProviderHost: a.ProviderHost, AccountRef: a.AccountRef,
-		Scopes: nonNil(a.Scopes), Owner: a.Owner, BackupRevoker: a.BackupRevoker, Environment: a.Environment,
+		Scopes: nonNil(a.Scopes), Environment: a.Environment,
 		CreatedHow: a.CreatedHow, ConnectedAt: rfc3339(a.ConnectedAt), LastRefresh: rfc3339(a.LastRefresh),
-		LastUsed: rfc3339(a.LastUsed), ReviewBy: rfc3339(a.ReviewBy), DisableProcedure: a.DisableProcedure,
+		LastUsed: rfc3339(a.LastUsed), DisableProcedure: a.DisableProcedure,
 		Operations: nonNil(operations), State: a.State, StateReason: a.StateReason, Revocation: a.Revocation, Unattended: a.Unattended,
-		DPoP: a.DPoP, ClientAuth: a.ClientAuth, Controlled: a.Controlled, Problems: nonNil(a.Problems),
+		DPoP: a.DPoP, ClientAuth: a.ClientAuth, Problems: nonNil(a.Problems),
 	}
 }
 

@@ -81,10 +81,13 @@ type OwnerKeeper interface {
 }
 
 // Authorizations is what the inventory reads of OAuth custody
-// (*oauth.Manager satisfies it), and the one thing it writes there: the
-// environment, which custody names on cards and in audit entries.
+// (*oauth.Manager satisfies it): its authorizations, and who the person
+// declared answers for each when connecting it (taken over once); and the
+// one thing it writes there: the environment, which custody names on cards
+// and in audit entries.
 type Authorizations interface {
 	Authorizations() ([]oauth.AuthorizationView, error)
+	Declarations() (map[string]oauth.Declaration, error)
 	SetEnvironment(id, env string) error
 }
 
@@ -106,6 +109,10 @@ func (s OAuthSource) Facts(context.Context) ([]Fact, error) {
 	if err != nil {
 		return nil, err
 	}
+	declared, err := s.Custody.Declarations()
+	if err != nil {
+		return nil, err
+	}
 	byAuth := map[string][]string{}
 	if s.Operations != nil {
 		for _, o := range s.Operations.List() {
@@ -121,7 +128,7 @@ func (s OAuthSource) Facts(context.Context) ([]Fact, error) {
 			Scopes: a.Scopes, Environment: a.Environment, CreatedVia: a.CreatedHow, ConnectedAt: a.ConnectedAt,
 			LastRefresh: a.LastRefresh, State: a.State, StateReason: a.StateReason, Revocation: a.Revocation,
 			Operations: ops, Disable: oauthDisable(a), Drillable: true, Endpoints: a.Endpoints,
-			Declared: Declared{Owner: a.Owner, BackupRevoker: a.BackupRevoker, ReviewBy: a.ReviewBy},
+			Declared: Declared(declared[a.ID]),
 		})
 	}
 	return out, nil
