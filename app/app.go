@@ -166,6 +166,7 @@ func New(cfg Config) (*App, error) {
 	a.Audit = newAuditService(v, k, a.events, cfg.Log, auditPollInterval)
 	a.Desktop = newDesktopService(a)
 	a.SSH = newSSHService(k.SSHHosts(), v, a.events, cfg.Log)
+	a.SSH.inventory = a.Inventory
 	a.Connect = newConnectService(cfg.CLIPath, func() (bool, string) {
 		st := k.State()
 		return st.SocketPath != "", st.GatewayProblem

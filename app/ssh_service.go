@@ -8,6 +8,7 @@ import (
 	"time"
 
 	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/sshhost"
 	"github.com/yettdev/yett/backend/vault"
 )
@@ -32,6 +33,9 @@ type SSHService struct {
 	cancel func()
 	// probeTimeout bounds trust on first use.
 	probeTimeout time.Duration
+	// inventory is the owner inventory, whose verdict on whether a host
+	// is under control the Hosts view shows (the gateway enforces it).
+	inventory *InventoryService
 }
 
 func newSSHService(m *sshhost.Manager, v *vault.Vault, events *eventSink, log *slog.Logger) *SSHService {
@@ -71,7 +75,45 @@ func (s *SSHService) Hosts() ([]SSHHostView, error) {
 	for _, h := range hs {
 		out = append(out, sshHostView(h))
 	}
+	s.overlayInventory(out)
 	return out, nil
+}
+
+// overlayInventory lays the owner inventory's verdict over each host:
+// whether it is under control and what it misses (it needs an environment
+// and a review date too, not only the owner and backup revoker the host
+// record holds). The host's own problems (its host key) stay.
+func (s *SSHService) overlayInventory(views []SSHHostView) {
+	inv, err := s.inventory.inventory()
+	if err != nil || len(views) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), inventoryTimeout)
+	defer cancel()
+	rows, err := inv.Rows(ctx, inventory.Filter{})
+	if err != nil {
+		s.log.Warn("the owner inventory could not be read for Hosts", "err", err)
+		return
+	}
+	byID := make(map[string]inventory.Row, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	for i := range views {
+		r, ok := byID[views[i].ID]
+		if !ok {
+			continue
+		}
+		v := &views[i]
+		v.Controlled = r.Controlled
+		problems := []string{}
+		for _, p := range v.Problems {
+			if !strings.HasPrefix(p, "no owner") && !strings.HasPrefix(p, "no backup revoker") {
+				problems = append(problems, p)
+			}
+		}
+		v.Problems = append(problems, inventoryProblems(r)...)
+	}
 }
 
 // AddHost adds a host. With form.PrivateKey empty Yett makes an Ed25519
