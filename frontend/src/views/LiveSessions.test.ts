@@ -56,4 +56,14 @@ describe('live sessions', () => {
     await fireEvent.click(within(first).getByTestId('revoke-confirm'));
     expect((await screen.findByTestId('revoke-error')).textContent).toBe('This session has already ended.');
   });
+
+  // Issue 15, broken text: the parts of "started by" once read "this agent , started".
+  it('says who started yett mcp in one line, with no space before the comma', async () => {
+    setup([liveSession()]);
+    const [row] = await screen.findAllByTestId('live-session');
+    const starter = within(row).getByTestId('agent-shim-parent');
+    const line = starter.textContent!.replace(within(row).getByTestId('agent-shim-parent-cmdline').textContent!, '').trim();
+    expect(line).toMatch(/^claude \(pid 48192\) · this agent, started \S/);
+    expect(line).not.toMatch(/\s,|\s{2}/);
+  });
 });
