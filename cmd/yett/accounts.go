@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/oauth"
 )
 
@@ -65,7 +66,19 @@ func runAccounts(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("accounts: %w", err)
 	}
 	if sub == "list" {
-		printAccounts(env.Stdout, list, st.Operations.NamesByAuthorization())
+		// Who answers for each account, and whether it is under control,
+		// are the owner inventory's to say.
+		owners := map[string]inventory.Row{}
+		if st.Inventory != nil {
+			rows, err := st.Inventory.Rows(ctx, inventory.Filter{})
+			if err != nil {
+				return fmt.Errorf("accounts: %w", err)
+			}
+			for _, r := range rows {
+				owners[r.ID] = r
+			}
+		}
+		printAccounts(env.Stdout, list, owners, st.Operations.NamesByAuthorization())
 		return nil
 	}
 	a, err := findAccount(list, args[0])
@@ -118,7 +131,7 @@ func findAccount(list []oauth.AuthorizationView, ref string) (oauth.Authorizatio
 	return oauth.AuthorizationView{}, fmt.Errorf("%d accounts are named %q: name one by its id (yett accounts)", len(byName), ref)
 }
 
-func printAccounts(w io.Writer, list []oauth.AuthorizationView, ops map[string][]string) {
+func printAccounts(w io.Writer, list []oauth.AuthorizationView, owners map[string]inventory.Row, ops map[string][]string) {
 	if len(list) == 0 {
 		fmt.Fprintln(w, "No connected accounts. Connect one with yett connect.")
 		return
@@ -126,17 +139,28 @@ func printAccounts(w io.Writer, list []oauth.AuthorizationView, ops map[string][
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tPROVIDER\tACCOUNT\tENVIRONMENT\tSTATE\tOWNER\tBACKUP REVOKER\tOPERATIONS")
 	for _, a := range list {
+		r := owners[a.ID]
 		state := a.State
-		if !a.Controlled {
+		if !r.Controlled {
 			state += ", not under control"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Name, a.ProviderHost, orText(a.AccountRef, "-"), a.Environment,
-			state, orText(a.Owner, "-"), orText(a.BackupRevoker, "-"), orText(strings.Join(ops[a.ID], ","), "-"))
+			state, orText(r.Owner, "-"), orText(r.BackupRevoker, "-"), orText(strings.Join(ops[a.ID], ","), "-"))
 	}
 	tw.Flush()
 	for _, a := range list {
 		for _, p := range a.Problems {
 			fmt.Fprintf(w, "%s: %s\n", a.Name, p)
+		}
+		r, ok := owners[a.ID]
+		switch {
+		case !ok:
+			fmt.Fprintf(w, "%s: not in the owner inventory (it did not start)\n", a.Name)
+		case len(r.Missing) > 0:
+			fmt.Fprintf(w, "%s: not under control, missing %s\n", a.Name, strings.Join(r.Missing, ", "))
+		}
+		if r.ReviewDue {
+			fmt.Fprintf(w, "%s: its expiry review date has passed\n", a.Name)
 		}
 	}
 }

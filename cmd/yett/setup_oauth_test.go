@@ -134,9 +134,11 @@ func TestHeadlessOAuth(t *testing.T) {
 		"--url", p.URL+"/resource", "--param", "state:string:required:allowed=open|closed", "--description", "List tracker items")
 	runSetup(t, env, func(r *ptyRun) {
 		// One row per account, in either order, with its owner and backup
-		// revoker and the operations that use it.
+		// revoker (the owner inventory's: the one that names no account
+		// is not under control) and the operations that use it.
 		for _, row := range []string{
-			`(tracker)\s+127\.0\.0\.1:\d+\s+-\s+development\s+active\s+alice\s+bob\s+tracker\.list_items`,
+			`(tracker)\s+127\.0\.0\.1:\d+\s+-\s+development\s+active, not under control\s+alice\s+bob\s+tracker\.list_items`,
+			`(tracker): not under control, missing account`,
 			`(hydra)\s+127\.0\.0\.1:\d+\s+alice@example\.test\s+staging\s+active\s+carol\s+dave\s+-`,
 		} {
 			r.pos = 0
