@@ -67,6 +67,9 @@ func (s *InventoryService) announce() {
 		select {
 		case <-s.kick:
 			s.events.send(EventInventoryChanged, nil)
+			// The Hosts view shows the inventory's verdict on each host
+			// (SSHService.overlayInventory): it reads again too.
+			s.events.send(EventSSHChanged, nil)
 		case <-s.stop:
 			return
 		}

@@ -35,9 +35,13 @@ func TestHostsViewShowsTheInventorysVerdict(t *testing.T) {
 	if v := host(); v.Controlled || !slices.Contains(v.Problems, "no environment") {
 		t.Fatalf("the Hosts view says under control=%v (%q), the inventory says %v (missing %v)", v.Controlled, v.Problems, row.Controlled, row.Missing)
 	}
+	// An edit of the inventory alone (the environment) changes the
+	// verdict: the Hosts view is told to read again.
+	before := o.countEvents(EventSSHChanged)
 	if err := o.Inventory.SetField(h.ID, inventory.FieldEnvironment, "production"); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, func() bool { return o.countEvents(EventSSHChanged) > before })
 	if err := o.Inventory.SetField(h.ID, inventory.FieldOwner, "marta"); err != nil {
 		t.Fatal(err)
 	}
