@@ -19,7 +19,6 @@ type Binding struct {
 	AccountRef      string
 	Scopes          string
 	Environment     string
-	Owner           string
 }
 
 // Check says whether authorization id may serve an operation now, from
@@ -33,7 +32,7 @@ func (m *Manager) Check(id string) (Binding, error) {
 	}
 	b := Binding{
 		AuthorizationID: r.ID, Name: r.Name, Provider: hostOf(r.TokenEndpoint), AccountRef: r.AccountRef,
-		Scopes: r.Scopes, Environment: r.Environment, Owner: r.Owner,
+		Scopes: r.Scopes, Environment: r.Environment,
 	}
 	return b, m.usable(r)
 }
