@@ -136,8 +136,24 @@ export function sshSteps({ byId, shot, assert, STEP_TIMEOUT, axeCheck = async ()
       const fp = execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', join(dir, 'hostkey.pub')], { encoding: 'utf8' }).split(/\s+/)[1];
       const pinned = await host.locator('[data-testid="ssh-pin"]').textContent();
       assert(pinned.includes(fp), `pinned ${pinned}, the sshd's key is ${fp} (${hostKey})`);
-      assert((await host.locator('[data-testid="ssh-host-state"]').textContent()).includes('Ready'), 'the host is not ready');
+      // Pinned, but nobody has said which environment it serves yet: the
+      // owner inventory's verdict (the one the gateway enforces) says so.
+      assert((await host.locator('[data-testid="ssh-host-state"]').textContent()).includes('Not under control'), 'the host without an environment is not marked');
+      assert((await host.locator('[data-testid="ssh-problems"]').textContent()).includes('no environment'), 'the missing environment is not named');
       await shot(page, '41-ssh-host-pinned');
+    }],
+
+    ['naming its environment in the Inventory puts the host under control', async (page) => {
+      await byId(page, 'nav-inventory').click();
+      const r = page.locator('[data-testid="inventory-row"]', { hasText: hostName });
+      await r.waitFor({ timeout: STEP_TIMEOUT });
+      await r.locator('[data-testid="inventory-edit-environment"]').click();
+      await byId(page, 'inventory-editor').fill('e2e');
+      await byId(page, 'inventory-editor').press('Enter');
+      await r.locator('[data-testid="inventory-not-controlled"]').waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+      await byId(page, 'nav-hosts').click();
+      const host = byId(page, `ssh-host-${hostName}`);
+      await host.locator('[data-testid="ssh-host-state"]', { hasText: 'Ready' }).waitFor({ timeout: STEP_TIMEOUT });
     }],
 
     ['an agent’s ssh.exec waits on cards that name the host, user and exact command; approving runs it once', async (page) => {
