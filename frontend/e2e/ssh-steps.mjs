@@ -148,8 +148,7 @@ export function sshSteps({ byId, shot, assert, STEP_TIMEOUT, axeCheck = async ()
       const r = page.locator('[data-testid="inventory-row"]', { hasText: hostName });
       await r.waitFor({ timeout: STEP_TIMEOUT });
       await r.locator('[data-testid="inventory-edit-environment"]').click();
-      await byId(page, 'inventory-editor').fill('e2e');
-      await byId(page, 'inventory-editor').press('Enter');
+      await byId(page, 'inventory-editor').selectOption('development');
       await r.locator('[data-testid="inventory-not-controlled"]').waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
       await byId(page, 'nav-hosts').click();
       const host = byId(page, `ssh-host-${hostName}`);
