@@ -225,11 +225,19 @@ func TestForeignUserRefused(t *testing.T) {
 	if out.Len() != 0 {
 		t.Fatalf("gateway answered another user: %q", out.String())
 	}
-	w.logMu.Lock()
-	logs := w.logs.String()
-	w.logMu.Unlock()
-	if !strings.Contains(logs, "foreign_user") {
-		t.Fatalf("no refusal logged: %s", logs)
+	// The shim may end (its stdin is at EOF) before the gateway has
+	// identified the peer and logged the refusal: wait for the line.
+	var logs string
+	for deadline := time.Now().Add(testWait); ; time.Sleep(20 * time.Millisecond) {
+		w.logMu.Lock()
+		logs = w.logs.String()
+		w.logMu.Unlock()
+		if strings.Contains(logs, "foreign_user") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no refusal logged: %s", logs)
+		}
 	}
 }
 
