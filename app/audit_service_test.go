@@ -151,7 +151,7 @@ func TestAuditServiceRecordsVaultLockAndUnlock(t *testing.T) {
 	}
 	got = strings.Join(activityTypes(t, g.svc), " ")
 	if want := "vault_unlocked: gateway_started: gateway_stopped: vault_locked:test_end vault_unlocked: vault_locked:user gateway_started: vault_unlocked:vault_created"; got != want {
-		t.Fatalf("after restart %q", got)
+		t.Fatalf("after restart %q\nthe first run's log:\n%s\nthe second's:\n%s", got, f.logs.String(), g.logs.String())
 	}
 }
 

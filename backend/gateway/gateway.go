@@ -272,7 +272,9 @@ func (g *Gateway) Close() error {
 	g.ssh.CloseIdle()
 	g.unsub()
 	g.unsubOps()
-	g.audit.Append(context.Background(), audit.Event{Type: audit.EventGatewayStopped, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: g.vault.Epoch()})
+	if _, err := g.audit.Append(context.Background(), audit.Event{Type: audit.EventGatewayStopped, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: g.vault.Epoch()}); err != nil {
+		g.log.Warn("recording gateway_stopped", "err", err)
+	}
 	g.release()
 	return nil
 }
