@@ -200,6 +200,8 @@ const steps = [
     await byId(page, 'unlock-screen').waitFor({ timeout: STEP_TIMEOUT });
     assert((await focused(page)) === 'unlock-passphrase', 'the unlock field does not have focus');
     await page.keyboard.type(PASSPHRASE);
+    // Enter does nothing until the form takes it (as for the second try).
+    await page.waitForFunction(() => !document.querySelector('[data-testid="unlock-submit"]')?.disabled, null, { timeout: STEP_TIMEOUT });
     await page.keyboard.press('Enter');
     await byId(page, 'unlock-error').waitFor({ timeout: STEP_TIMEOUT });
     await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'unlock-passphrase', null, { timeout: STEP_TIMEOUT });
