@@ -133,6 +133,29 @@ func (s *InventoryService) setSaveDialog(f func(title, name string) (string, err
 // inventoryTimeout bounds what a table read or an edit may take.
 const inventoryTimeout = 30 * time.Second
 
+// rowsByID reads every inventory row, keyed by its authorization's id, for
+// a view that lays the inventory's verdict over its own cards (what names
+// the view in the warning). nil when there is no inventory or it cannot be
+// read: the view then shows its cards as they are.
+func (s *InventoryService) rowsByID(log *slog.Logger, what string) map[string]inventory.Row {
+	inv, err := s.inventory()
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), inventoryTimeout)
+	defer cancel()
+	rows, err := inv.Rows(ctx, inventory.Filter{})
+	if err != nil {
+		log.Warn("the owner inventory could not be read for "+what, "err", err)
+		return nil
+	}
+	byID := make(map[string]inventory.Row, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	return byID
+}
+
 // Rows lists every row of the inventory. The table sorts and filters them
 // itself; Export takes the same filter.
 func (s *InventoryService) Rows() ([]InventoryRowView, error) {

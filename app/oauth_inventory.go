@@ -32,21 +32,10 @@ func (s *OAuthService) owners() *inventory.Inventory {
 // overlayInventory replaces what a person answers for on each card with
 // the inventory's row of it.
 func (s *OAuthService) overlayInventory(views []AuthorizationView) {
-	inv := s.owners()
-	if inv == nil || len(views) == 0 {
+	if len(views) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), inventoryTimeout)
-	defer cancel()
-	rows, err := inv.Rows(ctx, inventory.Filter{})
-	if err != nil {
-		s.log.Warn("the owner inventory could not be read for Connections", "err", err)
-		return
-	}
-	byID := make(map[string]inventory.Row, len(rows))
-	for _, r := range rows {
-		byID[r.ID] = r
-	}
+	byID := s.inventory.rowsByID(s.log, "Connections")
 	for i := range views {
 		r, ok := byID[views[i].ID]
 		if !ok {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	sshaction "github.com/yettdev/yett/backend/action/ssh"
-	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/sshhost"
 	"github.com/yettdev/yett/backend/vault"
 )
@@ -84,21 +83,10 @@ func (s *SSHService) Hosts() ([]SSHHostView, error) {
 // and a review date too, not only the owner and backup revoker the host
 // record holds). The host's own problems (its host key) stay.
 func (s *SSHService) overlayInventory(views []SSHHostView) {
-	inv, err := s.inventory.inventory()
-	if err != nil || len(views) == 0 {
+	if len(views) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), inventoryTimeout)
-	defer cancel()
-	rows, err := inv.Rows(ctx, inventory.Filter{})
-	if err != nil {
-		s.log.Warn("the owner inventory could not be read for Hosts", "err", err)
-		return
-	}
-	byID := make(map[string]inventory.Row, len(rows))
-	for _, r := range rows {
-		byID[r.ID] = r
-	}
+	byID := s.inventory.rowsByID(s.log, "Hosts")
 	for i := range views {
 		r, ok := byID[views[i].ID]
 		if !ok {
