@@ -5,7 +5,6 @@ package autostart
 import (
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,42 +61,8 @@ func (e Entry) plist() string {
 `
 }
 
-func (e Entry) enabled() (bool, error) {
-	p, err := e.path()
-	if err != nil {
-		return false, err
-	}
-	b, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return string(b) == e.plist(), nil
-}
+// content is the file the entry writes; entryDirMode the mode of the
+// directory it is written into when Yett creates it.
+func (e Entry) content() string { return e.plist() }
 
-func (e Entry) enable() error {
-	p, err := e.path()
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("autostart: %w", err)
-	}
-	if err := os.WriteFile(p, []byte(e.plist()), 0o644); err != nil {
-		return fmt.Errorf("autostart: %w", err)
-	}
-	return nil
-}
-
-func (e Entry) disable() error {
-	p, err := e.path()
-	if err != nil {
-		return err
-	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("autostart: %w", err)
-	}
-	return nil
-}
+const entryDirMode = 0o755

@@ -4,7 +4,6 @@ package autostart
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,47 +65,8 @@ func quoteExec(arg string) string {
 	return `"` + r.Replace(arg) + `"`
 }
 
-func (e Entry) enabled() (bool, error) {
-	p, err := e.path()
-	if err != nil {
-		return false, err
-	}
-	b, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return string(b) == e.desktopEntry(), nil
-}
+// content is the file the entry writes; entryDirMode the mode of the
+// directory it is written into when Yett creates it.
+func (e Entry) content() string { return e.desktopEntry() }
 
-func (e Entry) enable() error {
-	p, err := e.path()
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return fmt.Errorf("autostart: %w", err)
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(e.desktopEntry()), 0o644); err != nil {
-		return fmt.Errorf("autostart: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("autostart: %w", err)
-	}
-	return nil
-}
-
-func (e Entry) disable() error {
-	p, err := e.path()
-	if err != nil {
-		return err
-	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("autostart: %w", err)
-	}
-	return nil
-}
+const entryDirMode = 0o700
