@@ -62,12 +62,30 @@ func TestConcurrentUse(t *testing.T) {
 	run(60, func(i int) {
 		v.Status()
 		v.Touch()
-		_, s, err := credentialAndSecret(v, apiRoot)
-		if err != nil && !errors.Is(err, ErrAmbiguousCredential) {
-			okOrLocked(err)
-		}
-		if s != nil {
-			s.Wipe()
+		view, err := v.CredentialFor(apiRoot)
+		if err != nil {
+			if !errors.Is(err, ErrAmbiguousCredential) {
+				okOrLocked(err)
+			}
+		} else {
+			s, err := v.SecretOf(view.ID, view.Version)
+			switch {
+			case errors.Is(err, ErrCredentialChanged):
+				// The writer removed it between the choice and the
+				// read: legitimate, but only if it really is gone (this
+				// test edits nothing, so gone means removed).
+				if views, lerr := v.ListCredentials(); lerr == nil {
+					for _, c := range views {
+						if c.ID == view.ID && c.Version == view.Version {
+							t.Errorf("SecretOf(%s, %d): %v, yet the credential is listed at that version", view.ID, view.Version, err)
+						}
+					}
+				}
+			case err != nil:
+				okOrLocked(err)
+			default:
+				s.Wipe()
+			}
 		}
 		_, err = v.ListCredentials()
 		okOrLocked(err)

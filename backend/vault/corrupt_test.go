@@ -78,6 +78,34 @@ func sqlExec(sql string, args ...any) func(db *gorm.DB) error {
 	return func(db *gorm.DB) error { return db.Exec(sql, args...).Error }
 }
 
+// xorBytes alters a blob column where it is sure to change: each byte at
+// the given offsets (negative ones count from the end) is XORed with 0xff.
+// Setting a byte to a constant instead leaves the blob as it was whenever
+// that byte already held the constant, once in 256 runs. where selects one
+// row ("id = ?" with args, or "1" for the one-row meta table).
+func xorBytes(table, column, where string, offsets []int, args ...any) func(db *gorm.DB) error {
+	return func(db *gorm.DB) error {
+		var blobs [][]byte
+		if err := db.Raw(`SELECT `+column+` FROM `+table+` WHERE `+where, args...).Scan(&blobs).Error; err != nil {
+			return err
+		}
+		if len(blobs) != 1 {
+			return fmt.Errorf("xorBytes: %d rows of %s match %q", len(blobs), table, where)
+		}
+		b := blobs[0]
+		for _, at := range offsets {
+			if at < 0 {
+				at += len(b)
+			}
+			if at < 0 || at >= len(b) {
+				return fmt.Errorf("xorBytes: offset %d outside a %d-byte %s.%s", at, len(b), table, column)
+			}
+			b[at] ^= 0xff
+		}
+		return db.Exec(`UPDATE `+table+` SET `+column+` = ? WHERE `+where, append([]any{b}, args...)...).Error
+	}
+}
+
 func fileHash(t *testing.T, dir string) [32]byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, FileName))
@@ -180,13 +208,13 @@ func TestCorruptRecords(t *testing.T) {
 			tamper(t, dir, sqlExec(`UPDATE vault_meta SET manifest = NULL`))
 		}, func([]string) string { return "manifest: the manifest is missing" }},
 		{"manifest byte flipped", func(dir string, _ []string, _, _ recordRow) {
-			tamper(t, dir, sqlExec(`UPDATE vault_meta SET manifest = substr(manifest, 1, length(manifest) - 1) || x'00'`))
+			tamper(t, dir, xorBytes("vault_meta", "manifest", "1", []int{-1}))
 		}, func([]string) string { return "manifest: its MAC does not verify" }},
 		{"epoch rolled back", func(dir string, _ []string, _, _ recordRow) {
 			tamper(t, dir, sqlExec(`UPDATE vault_epoch SET value = 1`))
 		}, func([]string) string { return "epoch: the stored epoch 1 is behind" }},
 		{"header byte flipped", func(dir string, _ []string, _, _ recordRow) {
-			tamper(t, dir, sqlExec(`UPDATE vault_meta SET header = substr(header, 1, 30) || x'ff' || substr(header, 32)`))
+			tamper(t, dir, xorBytes("vault_meta", "header", "1", []int{30}))
 		}, func([]string) string { return "header: header checksum mismatch" }},
 		{"header row deleted", func(dir string, _ []string, _, _ recordRow) {
 			tamper(t, dir, sqlExec(`DELETE FROM vault_meta`))
@@ -243,7 +271,7 @@ func TestDamageFoundWhileUnlockedEndsSession(t *testing.T) {
 	epoch := v.Epoch()
 	// Another writer alters the audit key's row under the running vault;
 	// AuditIdentity reads it from the file.
-	if err := v.db.Exec(`UPDATE vault_records SET sealed = x'01' || substr(sealed, 2, 30) || x'00' || substr(sealed, 33) WHERE id = ?`, ref).Error; err != nil {
+	if err := xorBytes("vault_records", "sealed", "id = ?", []int{32}, ref)(v.db); err != nil {
 		t.Fatal(err)
 	}
 	if id, err := v.AuditIdentity(); !errors.Is(err, ErrDamaged) || id != nil {
@@ -270,7 +298,7 @@ func TestCredentialAlteredOnDiskWhileUnlocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.db.Exec(`UPDATE vault_records SET sealed = x'01' || substr(sealed, 2, 30) || x'00' || substr(sealed, 33) WHERE id = ?`, c.ID).Error; err != nil {
+	if err := xorBytes("vault_records", "sealed", "id = ?", []int{32}, c.ID)(v.db); err != nil {
 		t.Fatal(err)
 	}
 	_, secret, err := credentialAndSecret(v, apiRoot)

@@ -161,7 +161,7 @@ func TestSSHHostTamperIsDamage(t *testing.T) {
 	}
 	v.Lock("t")
 	v.Close()
-	tamper(t, dir, sqlExec(`UPDATE vault_records SET sealed = x'01' || substr(sealed, 2, 30) || x'00' || substr(sealed, 33) WHERE id = ?`, h.ID))
+	tamper(t, dir, xorBytes("vault_records", "sealed", "id = ?", []int{32}, h.ID))
 	v2 := openVault(t, dir, testOptions(newFakeClock()))
 	if err := v2.Unlock(pass(testPass)); !errors.Is(err, ErrDamaged) {
 		t.Fatalf("unlock of an altered host record: %v", err)
