@@ -33,8 +33,8 @@ import (
 //	             holding pipes to itself, then execs the genuine `yett mcp`
 //	             on them.
 //	driver:      an MCP client on its own stdin and stdout (the shim's
-//	             pipes); makes one http.request and writes the answer to
-//	             $YETT_CHAIN_OUT.
+//	             pipes); makes one http.request, writes the answer to
+//	             $YETT_CHAIN_OUT and stays connected until it is killed.
 //	exec-agent:  an MCP client (raw JSON-RPC) whose pipes to its shim survive
 //	             exec, so that after it re-executes its own file with other
 //	             arguments (issue 9, item 7) the new program uses the
@@ -148,7 +148,15 @@ func driverMain() error {
 			}
 		}
 	}
-	return os.WriteFile(os.Getenv("YETT_CHAIN_OUT"), []byte(out), 0o600)
+	if err := os.WriteFile(os.Getenv("YETT_CHAIN_OUT"), []byte(out), 0o600); err != nil {
+		return err
+	}
+	// Stay connected, so the run (and the session approved for it) lives
+	// until the test has read the sessions: the test kills the driver, or
+	// the gateway's end closes the shim and with it this connection. An
+	// exit here ended the run before the test looked, in 6 of 8 runs
+	// without -race.
+	return s.Wait()
 }
 
 // chainProc is one of this file's programs, started by the test.
