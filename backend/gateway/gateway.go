@@ -102,6 +102,9 @@ type Gateway struct {
 	conns    map[*conn]struct{}
 	unlocked bool
 	closed   bool
+	// stopped is closed when the first Close has finished (gateway_stopped
+	// recorded, files released): a second Close waits for it.
+	stopped chan struct{}
 	// epochCtx is the parent of every dispatch approved in vault epoch
 	// epochOf; it is cancelled the moment the vault leaves that epoch, which
 	// cuts the dispatches' connections (dispatchContext).
@@ -151,7 +154,7 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger, vault: cfg.Vault, insp: cfg.Inspector,
-		exec: action.New(cfg.HTTP), ssh: sshaction.New(cfg.SSH), bootID: cfg.BootID, conns: map[*conn]struct{}{}, ops: cfg.Operations, oauth: cfg.OAuth,
+		exec: action.New(cfg.HTTP), ssh: sshaction.New(cfg.SSH), bootID: cfg.BootID, conns: map[*conn]struct{}{}, stopped: make(chan struct{}), ops: cfg.Operations, oauth: cfg.OAuth,
 	}
 	if g.bootID == "" {
 		g.bootID = NewBootID()
@@ -250,14 +253,19 @@ func (g *Gateway) Serve(ctx context.Context) error {
 }
 
 // Close stops accepting, ends every connection, session and card, records
-// gateway_stopped and closes what New opened. It is safe to call twice.
+// gateway_stopped and closes what New opened. It is safe to call twice, and
+// from two goroutines at once (Serve's context and its owner): every call
+// returns only once the first has finished, so whoever closes the audit
+// log next finds gateway_stopped in it.
 func (g *Gateway) Close() error {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
+		<-g.stopped
 		return nil
 	}
 	g.closed = true
+	defer close(g.stopped)
 	conns := make([]*conn, 0, len(g.conns))
 	for c := range g.conns {
 		conns = append(conns, c)
