@@ -56,8 +56,12 @@ type endedRun struct {
 	pid      int
 	startKey uint64
 	exe      string
-	reason   audit.Reason
-	at       time.Time
+	// exePath and cmdLine are what the run was inspected running, for the
+	// card of the same process after it changed (ChangeFor).
+	exePath string
+	cmdLine string
+	reason  audit.Reason
+	at      time.Time
 }
 
 // maxHistory bounds the remembered ended sessions of this boot.

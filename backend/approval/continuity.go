@@ -45,8 +45,7 @@ func (b *Broker) ChangeFor(run *procid.RunRecord) (Continuity, bool) {
 		}
 		switch {
 		case h.exe != exe || h.reason == audit.ReasonIdentityMismatch:
-			return Continuity{Change: ChangeIdentityChanged, Detail: fmt.Sprintf(
-				"this process (pid %d) was approved before, and it no longer runs the program Yett inspected then", run.PID)}, true
+			return Continuity{Change: ChangeIdentityChanged, Detail: identityChange(h, run, exe)}, true
 		case h.reason == audit.ReasonVaultStateChanged || h.reason == audit.ReasonVaultLocked:
 			return Continuity{Change: ChangeVaultLocked, Detail: fmt.Sprintf(
 				"this process's approval ended at %s when the vault was locked or unlocked", clock(h.at))}, true
@@ -85,6 +84,24 @@ func (b *Broker) ChangeFor(run *procid.RunRecord) (Continuity, bool) {
 			live.Run.PID, clock(live.ApprovedAt))}, true
 	}
 	return Continuity{}, false
+}
+
+// identityChange says exactly what changed in a process that was approved
+// before (h) and is inspected again now (run): the program it runs, or the
+// command line of the same program. Both come from Yett's own inspections.
+func identityChange(h endedRun, run *procid.RunRecord, exe string) string {
+	switch {
+	case h.exe != exe && h.exePath != run.ExePath:
+		return fmt.Sprintf("this process (pid %d) was approved at %s running %s; it now runs another program, %s",
+			run.PID, clock(h.at), h.exePath, run.ExePath)
+	case h.exe != exe:
+		return fmt.Sprintf("this process (pid %d) was approved at %s running %s; the program it runs now has other content (another version)",
+			run.PID, clock(h.at), run.ExePath)
+	case h.cmdLine != run.CmdLine:
+		return fmt.Sprintf("this process (pid %d) was approved at %s running %q; it now runs the same program with another command line, %q",
+			run.PID, clock(h.at), h.cmdLine, run.CmdLine)
+	}
+	return fmt.Sprintf("this process (pid %d) was approved at %s, and Yett found it changed since; it was inspected again", run.PID, clock(h.at))
 }
 
 func clock(t time.Time) string { return t.Local().Format("15:04:05") }

@@ -348,7 +348,8 @@ func (b *Broker) Close() {
 
 func (b *Broker) endLocked(s *Session, reason audit.Reason) *Session {
 	delete(b.sessions, s.RunID)
-	b.history = append(b.history, endedRun{pid: s.Run.PID, startKey: s.Run.StartKey, exe: s.Run.ExeHash(), reason: reason})
+	b.history = append(b.history, endedRun{pid: s.Run.PID, startKey: s.Run.StartKey, exe: s.Run.ExeHash(),
+		exePath: s.Run.ExePath, cmdLine: s.Run.CmdLine, reason: reason, at: time.Now()})
 	if len(b.history) > maxHistory {
 		b.history = b.history[len(b.history)-maxHistory:]
 	}

@@ -282,11 +282,13 @@ func copyAgent(t *testing.T, name string, extra []byte) string {
 	return bin
 }
 
-// The executable of an approved agent is replaced on disk (an upgrade in
-// place): the next call finds that the run no longer matches, ends the
-// session and answers REAUTH_REQUIRED process_changed, and that process can
-// no longer be approved at all (Yett cannot verify what it runs); only a
-// restarted agent can.
+// The executable of an approved agent is replaced on disk by another
+// version (an upgrade), then given a hard link and a new mode (what package
+// managers and backup tools do): the process still runs the image Yett
+// inspected, so its run and session go on (issue 19, item 2: before, the
+// next call and every call after it answered REAUTH_REQUIRED process_changed
+// with no card, and a reconnect never got one either). A process started
+// from the new file is another program: it gets its own card.
 func TestReleaseExecutableReplacedOnDisk(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	bin := copyAgent(t, "agent", nil)
@@ -300,16 +302,28 @@ func TestReleaseExecutableReplacedOnDisk(t *testing.T) {
 	if err := os.Rename(newer, bin); err != nil {
 		t.Fatal(err)
 	}
-	id := tag("after")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(id)), "REAUTH_REQUIRED process_changed")
-	waitSessions(t, w, 0)
-	a.do(agentCmd{Op: "close"})
-	a.connect()
-	mustContain(t, a.call(ToolHTTPRequest, w.req(id)), "REAUTH_REQUIRED process_changed")
-	if p := w.gw.Broker().Pending(); len(p) != 0 {
-		t.Fatalf("card for a process Yett cannot verify: %+v", p)
+	if err := os.Link(bin, bin+".backup"); err != nil {
+		t.Fatal(err)
 	}
-	w.settleAbsent(id)
+	if err := os.Chmod(bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, a.call(ToolHTTPRequest, w.req(tag("after"))), `"status":200`)
+	if p := w.gw.Broker().Pending(); len(p) != 0 {
+		t.Fatalf("a card for a process that did not change: %+v", p)
+	}
+	waitSessions(t, w, 1)
+
+	b := startAgentAt(t, w.runDir, bin)
+	bPID := b.do(agentCmd{Op: "pid"}).PID
+	b.connect()
+	wait = b.callAsync(ToolHTTPRequest, w.req(tag("new-version")))
+	card := w.pending(approval.KindSession)
+	if card.Who.PID != bPID || card.Who.ExeSHA256 == w.gw.Broker().Sessions()[0].Who.ExeSHA256 {
+		t.Fatalf("the new version's card: %+v", card.Who)
+	}
+	w.gw.Broker().Answer(card.ID, false, "test")
+	mustContain(t, wait(), "DENIED")
 }
 
 // The approved agent process execs another program (same pid, same start

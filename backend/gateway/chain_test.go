@@ -355,6 +355,25 @@ func execAgentMain(toShim, fromShim *os.File) error {
 				continue
 			}
 			fmt.Println(string(res))
+		case "send":
+			// A call whose answer is read later, maybe by the program
+			// this one execs into ("await").
+			var args map[string]any
+			json.Unmarshal([]byte(rest), &args)
+			id, err := rpc.send("tools/call", map[string]any{"name": ToolHTTPRequest, "arguments": args})
+			if err != nil {
+				fmt.Println("error:", err)
+				continue
+			}
+			fmt.Println("sent", id)
+		case "await":
+			id, _ := strconv.Atoi(rest)
+			res, err := rpc.await(id)
+			if err != nil {
+				fmt.Println("error:", err)
+				continue
+			}
+			fmt.Println(string(res))
 		case "exec":
 			for _, f := range []*os.File{toShim, fromShim} {
 				if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil {
@@ -394,15 +413,27 @@ func (c *lineRPC) notify(method string) {
 }
 
 func (c *lineRPC) call(method string, params any) (json.RawMessage, error) {
+	id, err := c.send(method, params)
+	if err != nil {
+		return nil, err
+	}
+	return c.await(id)
+}
+
+// send writes a request and returns its id.
+func (c *lineRPC) send(method string, params any) (int, error) {
 	c.next++
 	id := os.Getpid()%1000*1000 + c.next
 	if os.Getenv("YETT_CHAIN_ROLE") == "exec-agent-after" {
 		id += 500
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if _, err := c.w.Write(append(b, '\n')); err != nil {
-		return nil, err
-	}
+	_, err := c.w.Write(append(b, '\n'))
+	return id, err
+}
+
+// await reads until the answer to request id.
+func (c *lineRPC) await(id int) (json.RawMessage, error) {
 	for {
 		line, err := c.r.ReadBytes('\n')
 		if err != nil {
@@ -456,4 +487,34 @@ func TestChainExecSameBinaryEndsApproval(t *testing.T) {
 		t.Fatalf("a call from another program in the approved process was answered %s", l)
 	}
 	w.settleAbsent(id)
+
+	// Issue 19, item 2: the agent is told once, and the person has a card
+	// at once, for the program the process runs now, saying exactly what
+	// changed. The agent's next call waits on that card, and is sent only
+	// once the person approved it.
+	card := w.pending(approval.KindSession)
+	if card.Change != approval.ChangeIdentityChanged || card.Who.PID != a.cmd.Process.Pid ||
+		!strings.Contains(card.ChangeDetail, "another command line") || !strings.Contains(card.ChangeDetail, "--another-program") ||
+		!strings.Contains(card.Who.CmdLine, "--another-program") {
+		t.Fatalf("card after the exec: change %q, detail %q, who %+v", card.Change, card.ChangeDetail, card.Who)
+	}
+	again := tag("after-exec-approved")
+	args, _ = json.Marshal(w.req(again))
+	send("call " + string(args))
+	time.Sleep(100 * time.Millisecond)
+	if n := w.recv.count(t, again); n != 0 {
+		t.Fatalf("the call after the exec reached the target %d times before the person answered", n)
+	}
+	if err := w.gw.Broker().Answer(card.ID, true, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if l := a.line(); !strings.Contains(l, `\"status\":200`) {
+		t.Fatalf("the call that waited on the new run's card: %s", l)
+	}
+	if p := w.gw.Broker().Pending(); len(p) != 0 {
+		t.Fatalf("cards left: %+v", p)
+	}
+	if s := w.gw.Broker().Sessions(); len(s) != 1 || s[0].RunID != card.RunID {
+		t.Fatalf("sessions %+v, want the new run's", s)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,12 +16,12 @@ import (
 	"github.com/yettdev/yett/backend/rpcframe"
 )
 
-// conn is one agent connection: one run, one MCP server session.
+// conn is one agent connection: one MCP server session, serving one run at
+// a time (see checkIdentity for when the run is inspected again).
 type conn struct {
 	g      *Gateway
 	nc     net.Conn
-	run    *procid.RunRecord
-	runID  string
+	bound  atomic.Pointer[boundRun]
 	server *mcp.Server
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -34,6 +35,17 @@ type conn struct {
 	// pipelines stop where an agent's call would ask for approval.
 	drill bool
 }
+
+// boundRun is the run a connection serves: the process identified when it
+// connected, or the same process inspected again after it changed what it
+// runs (rebind). rec and id never change; a rebind swaps the whole value.
+type boundRun struct {
+	rec *procid.RunRecord
+	id  string
+}
+
+// current is the run the connection serves now.
+func (c *conn) current() *boundRun { return c.bound.Load() }
 
 // exitGrace is how long a closed connection waits to learn whether its
 // process exited.
@@ -63,8 +75,12 @@ func (g *Gateway) handle(nc net.Conn) {
 // serveConn serves one identified run's MCP session on nc until it ends,
 // and closes run. drill marks Yett's own drill client (DrillConn).
 func (g *Gateway) serveConn(nc net.Conn, run *procid.RunRecord, drill bool) {
-	defer run.Close()
-	c := &conn{g: g, nc: nc, run: run, runID: approval.RunID(run), drill: drill}
+	c := &conn{g: g, nc: nc, drill: drill}
+	c.bound.Store(&boundRun{rec: run, id: approval.RunID(run)})
+	defer func() {
+		run.Close()
+		c.current().rec.Close()
+	}()
 	c.ctx, c.cancel = context.WithCancel(g.ctx)
 	defer c.cancel()
 	c.server = mcp.NewServer(&mcp.Implementation{Name: "yett", Version: Version}, &mcp.ServerOptions{
@@ -90,12 +106,12 @@ func (g *Gateway) serveConn(nc net.Conn, run *procid.RunRecord, drill bool) {
 		g.mu.Unlock()
 	}()
 
-	g.log.Info("agent connected", "run", c.runID, "pid", run.PID, "exe", run.Name, "signer", run.Signer)
+	g.log.Info("agent connected", "run", c.current().id, "pid", run.PID, "exe", run.Name, "signer", run.Signer)
 	exited := procid.WatchExit(c.ctx, run)
 	go func() {
 		<-exited
 		if c.ctx.Err() == nil {
-			g.broker.EndRun(c.runID, audit.ReasonProcessExited)
+			g.broker.EndRun(c.current().id, audit.ReasonProcessExited)
 			c.close()
 		}
 	}()
@@ -113,7 +129,7 @@ func (g *Gateway) serveConn(nc net.Conn, run *procid.RunRecord, drill bool) {
 	ss, err := c.server.Connect(c.ctx, t, nil)
 	if err != nil {
 		nc.Close()
-		g.broker.EndRun(c.runID, approval.ReasonConnectionClosed)
+		g.broker.EndRun(c.current().id, approval.ReasonConnectionClosed)
 		return
 	}
 	ss.Wait()
@@ -129,8 +145,8 @@ func (g *Gateway) serveConn(nc net.Conn, run *procid.RunRecord, drill bool) {
 	case <-time.After(exitGrace):
 	}
 	c.close()
-	g.broker.EndRun(c.runID, reason)
-	g.log.Info("agent disconnected", "run", c.runID, "reason", string(reason))
+	g.broker.EndRun(c.current().id, reason)
+	g.log.Info("agent disconnected", "run", c.current().id, "reason", string(reason))
 }
 
 func (c *conn) close() {

@@ -12,8 +12,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -124,29 +124,43 @@ func TestStatusOnlyForApprovedRuns(t *testing.T) {
 }
 
 // 8. The live process is checked again after the per-call card was
-// answered: an executable replaced while the card waited is caught before
-// anything is sent.
+// answered: a process that execs another program while the card waits is
+// caught before anything is sent, and the person gets the new program's
+// card at once. (The exec is the identity change: an executable replaced on
+// disk changes nothing the process runs, TestReleaseExecutableReplacedOnDisk.)
 func TestIdentityCheckedAfterTheWait(t *testing.T) {
 	w := newWorld(t, worldOpts{perCall: true})
-	bin := copyAgent(t, "agent", nil)
-	a := startAgentAt(t, w.runDir, bin)
-	a.connect()
-	first := tag("first")
-	wait := a.callAsync(ToolHTTPRequest, w.req(first))
+	a := startChain(t, w, "exec-agent")
+	if l := a.line(); l != "ready" {
+		t.Fatalf("exec-agent said %q", l)
+	}
+	send := func(s string) {
+		if _, err := io.WriteString(a.stdin, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args, _ := json.Marshal(w.req(tag("first")))
+	send("call " + string(args))
 	w.approveNext()
 	w.gw.Broker().Answer(w.pending(approval.KindCall).ID, true, "test")
-	mustContain(t, wait(), `"status":200`)
+	mustContain(t, agentReply{Text: a.line()}, `\"status\":200`)
 
 	id := tag("waited")
-	wait = a.callAsync(ToolHTTPRequest, w.req(id))
+	args, _ = json.Marshal(w.req(id))
+	send("send " + string(args))
+	sent := a.line()
 	card := w.pending(approval.KindCall)
-	newer := copyAgent(t, "agent-new", []byte{0})
-	if err := os.Rename(newer, bin); err != nil {
-		t.Fatal(err)
+	send("exec")
+	if l := a.line(); l != "execd" {
+		t.Fatalf("after exec: %q", l)
 	}
 	w.gw.Broker().Answer(card.ID, true, "test")
-	mustContain(t, wait(), "REAUTH_REQUIRED process_changed")
+	send("await " + strings.TrimPrefix(sent, "sent "))
+	mustContain(t, agentReply{Text: a.line()}, "REAUTH_REQUIRED process_changed")
 	w.settleAbsent(id)
+	if c := w.pending(approval.KindSession); c.Change != approval.ChangeIdentityChanged {
+		t.Fatalf("the new program's card: %+v", c)
+	}
 }
 
 // 8. A per-call card answered after the vault was locked and unlocked is

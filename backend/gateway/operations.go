@@ -177,7 +177,7 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	if op.Approval == operation.ApprovalPerCall {
 		what := fmt.Sprintf("%s (%s, %s)", b.Name, b.AccountRef, b.Environment)
-		if err := g.broker.AskCall(ctx, c.run, sess.ID, approval.Call{
+		if err := g.broker.AskCall(ctx, sess.Run, sess.ID, approval.Call{
 			Channel: ChannelOAuth, Method: op.Method, Target: name + " " + call.Host + call.Path, Credential: what,
 			Ref: approval.OperationRef(name),
 		}); err != nil {

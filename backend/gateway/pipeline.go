@@ -66,7 +66,7 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	// 5. Per-call approval, never replaced by the session.
 	if cv.Approval == vault.ApprovalPerCall {
-		if err := g.broker.AskCall(ctx, c.run, sess.ID, approval.Call{
+		if err := g.broker.AskCall(ctx, sess.Run, sess.ID, approval.Call{
 			Channel: "http", Method: call.req.Method, Target: call.host + call.path, Credential: cv.Name, Ref: cv.ID,
 		}); err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
@@ -106,12 +106,21 @@ func auditableKey(k string) string {
 	return ""
 }
 
-// checkIdentity checks that the run still matches the live process and
-// returns the refusal to give when it does not. The connection stays (the
-// answer must reach the agent), but the run is over: every later call fails
-// this check again, and the broker refuses new cards for an ended run.
+// checkIdentity checks that the run the connection serves still matches
+// the live process and returns the refusal to give when it does not.
+//
+// A process that exited, or whose pid names another process now, is over:
+// its run ends, and every later call fails this check again. A process that
+// is still the same one (pid and kernel start stamp) but runs another
+// program or command line now (an exec) is inspected again at once, and the
+// connection serves that new run from here on (rebind): the call goes on to
+// the session step, which opens the new run's card at once, naming what
+// changed, and answers REAUTH_REQUIRED process_changed if the old run held
+// a session; the agent's next calls wait on that card. An agent is never
+// left refused with nothing for the person to answer.
 func (c *conn) checkIdentity() *refusal {
-	err := c.g.insp.Matches(c.run)
+	b := c.current()
+	err := c.g.insp.Matches(b.rec)
 	if err == nil {
 		return nil
 	}
@@ -119,8 +128,60 @@ func (c *conn) checkIdentity() *refusal {
 	if errors.Is(err, procid.ErrProcessGone) {
 		reason = audit.ReasonProcessExited
 	}
-	c.g.broker.EndRun(c.runID, reason)
+	c.g.broker.EndRun(b.id, reason)
+	if reason == audit.ReasonIdentityMismatch && c.rebind(b) != nil {
+		return nil
+	}
 	return refusedIdentity(reason)
+}
+
+// rebind inspects the process behind the connection again after run b
+// stopped matching it, and returns the run the connection serves now: the
+// new inspection, or the one a concurrent call rebound to first. It returns
+// nil when the peer is no longer that same process running a shim Yett
+// accepts: the connection is over, as for an exited process.
+func (c *conn) rebind(b *boundRun) *boundRun {
+	if cur := c.current(); cur != b {
+		return cur
+	}
+	if c.drill {
+		return nil
+	}
+	rec, err := identify(c.g.insp, c.nc)
+	if err != nil {
+		return nil
+	}
+	if rec.PID != b.rec.PID || rec.StartKey != b.rec.StartKey || !c.g.allowedShim(rec) {
+		rec.Close()
+		return nil
+	}
+	next := &boundRun{rec: rec, id: approval.RunID(rec)}
+	if !c.bound.CompareAndSwap(b, next) {
+		rec.Close()
+		return c.current()
+	}
+	c.g.log.Info("agent run changed", "run", b.id, "now", next.id, "pid", rec.PID, "exe", rec.Name)
+	b.rec.Close()
+	return next
+}
+
+// sessionStillServed checks, right before a call is recorded, that sess
+// belongs to the run the connection serves now. After a rebind (the process
+// changed what it runs while the call waited) it does not: the call is
+// refused, and the new run's card is opened at once.
+func (c *conn) sessionStillServed(ctx context.Context, sess approval.Session, act *audit.Action) *refusal {
+	if r := c.checkIdentity(); r != nil {
+		return r
+	}
+	b := c.current()
+	if b.id == sess.RunID {
+		return nil
+	}
+	why := c.g.continuity(ctx, b.rec)
+	if _, err := c.g.broker.RequestSessionFor(b.rec, why, approval.Call{Channel: act.Channel, Target: act.Target}); err != nil {
+		return refusedIdentity(audit.ReasonIdentityMismatch)
+	}
+	return reauthFor(why)
 }
 
 // session returns the run's valid session, or the refusal to give instead.
@@ -134,15 +195,16 @@ func (c *conn) session(ctx context.Context, act *audit.Action, first *approval.C
 		// here, where an agent's would be approved or ask a person.
 		return approval.Session{}, refusedDrill
 	}
-	if s, ok := g.broker.Valid(c.run); ok {
+	run := c.current().rec
+	if s, ok := g.broker.Valid(run); ok {
 		return s, nil
 	}
-	why := g.continuity(ctx, c)
+	why := g.continuity(ctx, run)
 	card := approval.Call{Channel: act.Channel, Target: act.Target}
 	if first != nil {
 		card = *first
 	}
-	tk, err := g.broker.RequestSessionFor(c.run, why, card)
+	tk, err := g.broker.RequestSessionFor(run, why, card)
 	if err != nil {
 		return approval.Session{}, approvalRefusal(err)
 	}
@@ -156,7 +218,7 @@ func (c *conn) session(ctx context.Context, act *audit.Action, first *approval.C
 	if _, err := tk.Wait(ctx); err != nil {
 		return approval.Session{}, approvalRefusal(err)
 	}
-	s, ok := g.broker.Valid(c.run)
+	s, ok := g.broker.Valid(run)
 	if !ok {
 		return approval.Session{}, refusedApprovalEnded
 	}
@@ -166,11 +228,11 @@ func (c *conn) session(ctx context.Context, act *audit.Action, first *approval.C
 // continuity says what changed for a run without a valid session: from the
 // broker (this boot's sessions), else from the journal's durable record of
 // runs approved in earlier boots, else it is a first request.
-func (g *Gateway) continuity(ctx context.Context, c *conn) approval.Continuity {
-	if why, ok := g.broker.ChangeFor(c.run); ok {
+func (g *Gateway) continuity(ctx context.Context, run *procid.RunRecord) approval.Continuity {
+	if why, ok := g.broker.ChangeFor(run); ok {
 		return why
 	}
-	ev, err := g.journal.EvidenceFor(ctx, g.bootID, c.run.PID, c.run.StartKey, c.run.ExeHash())
+	ev, err := g.journal.EvidenceFor(ctx, g.bootID, run.PID, run.StartKey, run.ExeHash())
 	switch {
 	case err != nil:
 	case ev.SameProcessEarlierBoot:
@@ -284,7 +346,7 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	if g.vault.Epoch() != sess.VaultEpoch || sess.BootID != g.bootID || g.broker.BootID() != g.bootID {
 		return g.refuse(c, act, sess.ID, refusedStateChanged)
 	}
-	if r := c.checkIdentity(); r != nil {
+	if r := c.sessionStillServed(ctx, sess, act); r != nil {
 		return g.refuse(c, act, sess.ID, r)
 	}
 	p := call.performer()
@@ -307,7 +369,7 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	// and the audit log holds its intent (fail closed). The two files are
 	// written at the same time; the request leaves only if both are durable.
 	in := journal.Intent{
-		ID: id, Scope: c.run.ExeHash(), Key: key, BootID: g.bootID, RunID: c.runID,
+		ID: id, Scope: sess.Run.ExeHash(), Key: key, BootID: g.bootID, RunID: sess.RunID,
 		Target: call.host, Path: call.path, CredentialRef: call.credRef,
 	}
 	p.describe(&in)
@@ -322,7 +384,7 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	}()
 	_, aerr := g.audit.Append(ctx, audit.Event{
 		Type: audit.EventActionRequested, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
-		SessionID: sess.ID, Run: runBinding(c.runID, c.run), Action: act, SSH: call.ssh,
+		SessionID: sess.ID, Run: runBinding(sess.RunID, sess.Run), Action: act, SSH: call.ssh,
 	})
 	j := <-jdone
 	switch {
@@ -342,7 +404,7 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 		if ctx.Err() != nil {
 			r = refusedCancelled
 		} else {
-			g.log.Error("audit log refused an action intent; denying", "run", c.runID)
+			g.log.Error("audit log refused an action intent; denying", "run", sess.RunID)
 		}
 		g.journal.NotSent(context.WithoutCancel(ctx), id, string(r.reason))
 		return g.refuse(c, act, sess.ID, r)

@@ -70,12 +70,13 @@ func (r recorder) RequestExpired(req approval.Request) {
 // locked (the log is blind-write); its failure changes nothing, the call is
 // refused either way.
 func (g *Gateway) denied(c *conn, a *audit.Action, sessionID string, reason audit.Reason) {
+	b := c.current()
 	ev := audit.Event{
 		Type: audit.EventActionDenied, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: g.vault.Epoch(),
-		SessionID: sessionID, Run: runBinding(c.runID, c.run), Action: a, Reason: reason,
+		SessionID: sessionID, Run: runBinding(b.id, b.rec), Action: a, Reason: reason,
 	}
 	if _, err := g.audit.Append(context.Background(), ev); err != nil {
-		g.log.Error("audit log refused a denial", "run", c.runID)
+		g.log.Error("audit log refused a denial", "run", b.id)
 	}
-	g.log.Info("call denied", "run", c.runID, "reason", string(reason))
+	g.log.Info("call denied", "run", b.id, "reason", string(reason))
 }

@@ -208,7 +208,7 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	}
 	// 6. Per-call approval (the default for hosts), naming the exact command.
 	if host.Approval == vault.ApprovalPerCall {
-		if err := g.broker.AskCall(ctx, c.run, sess.ID, card); err != nil {
+		if err := g.broker.AskCall(ctx, sess.Run, sess.ID, card); err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
 		}
 	}

@@ -69,16 +69,20 @@ func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if err != nil {
 		return toolError(CodeInvalid, "%s", publicArgError(err)), nil
 	}
-	if _, ok := g.broker.Valid(c.run); !ok {
+	// A process that changed what it runs is another run before it may
+	// read anything (checkIdentity inspects it again).
+	c.checkIdentity()
+	run := c.current().rec
+	if _, ok := g.broker.Valid(run); !ok {
 		authority := "this agent run is not approved"
-		if why := g.continuity(ctx, c); why.OwnAuthorityEnded() {
+		if why := g.continuity(ctx, run); why.OwnAuthorityEnded() {
 			authority = reauthFor(why).code
 		}
 		return toolText(fmt.Sprintf("%s\nauthority: %s\nYett tells what happened to a call only to an approved agent run. "+
 			"Send the call again with the same idempotency_key to ask the person: Yett never sends a call twice, "+
 			"and answers with the earlier call's fate once this run is approved", CodeApprovalRequired, authority)), nil
 	}
-	e, err := g.journal.Lookup(ctx, c.run.ExeHash(), key)
+	e, err := g.journal.Lookup(ctx, run.ExeHash(), key)
 	if errors.Is(err, journal.ErrNotFound) {
 		// Yett records a call as dispatched, durably, before it sends it:
 		// no record means nothing with this key left through Yett.

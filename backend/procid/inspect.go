@@ -253,9 +253,7 @@ func (in *Inspector) inspect(p procInfo, live *liveProc) (*RunRecord, error) {
 	// The facts above are only the origin's if it is still the same
 	// process running the same program now: a pid reused mid-inspection
 	// shows a new start stamp, an execve another file or command line.
-	// (The file at ExePath is left to Matches: a replaced file ends the
-	// authority of an approved run, it does not refuse the connection.)
-	if err := in.matches(rec, false); err != nil {
+	if err := in.matches(rec); err != nil {
 		return nil, err
 	}
 	rec.InspectedAt = time.Now()
@@ -264,16 +262,22 @@ func (in *Inspector) inspect(p procInfo, live *liveProc) (*RunRecord, error) {
 }
 
 // Matches re-checks rec against the live process: still running, same
-// kernel start stamp, same executable file and content, same command line,
-// and the file at the recorded path is still that file. It returns nil or
-// an error wrapping ErrProcessGone, ErrPIDReused, ErrExeChanged,
-// ErrCmdLineChanged or ErrExeChangedOnDisk.
+// kernel start stamp, same running executable (device and inode, and its
+// content hashed again when its size, times or ctime moved), same command
+// line. It returns nil or an error wrapping ErrProcessGone, ErrPIDReused,
+// ErrExeChanged, ErrCmdLineChanged or ErrExeChangedOnDisk.
+//
+// The running image decides, not the file at the path it was started from:
+// a hard link, chmod or touch (ctime, link count, mode, times) and an
+// upgrade or reinstall that puts another file at the path change nothing the
+// process runs, so none of them ends its run. A new process started from
+// the new file is another run, with its own card.
 //
 // It runs before every call. On Linux a record from Origin or Identify
 // keeps the process open, and Matches re-reads only what can change: a
-// poll of the pidfd, one stat of the running executable, one read of the
-// command line and one stat of the path.
-func (in *Inspector) Matches(rec *RunRecord) error { return in.matches(rec, true) }
+// poll of the pidfd, one stat of the running executable and one read of
+// the command line.
+func (in *Inspector) Matches(rec *RunRecord) error { return in.matches(rec) }
 
 // processFacts describes pid for display, its command line with what
 // looks like a secret hidden (it is shown on cards); a process that is

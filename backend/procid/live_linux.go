@@ -156,13 +156,12 @@ func (l *liveProc) cmdLineSum(pid int) ([32]byte, error) {
 
 // matches checks rec through its kept handles, or through handles opened
 // for this one check when it has none (a record built by hand, or closed).
-// disk adds the check of the file at rec.ExePath.
-func (in *Inspector) matches(rec *RunRecord, disk bool) error {
+func (in *Inspector) matches(rec *RunRecord) error {
 	l := rec.live
 	if l != nil {
 		l.mu.RLock()
 		if !l.closed {
-			err := in.check(l, rec, disk)
+			err := in.check(l, rec)
 			l.mu.RUnlock()
 			return err
 		}
@@ -173,10 +172,10 @@ func (in *Inspector) matches(rec *RunRecord, disk bool) error {
 		return err
 	}
 	defer l.close()
-	return in.check(l, rec, disk)
+	return in.check(l, rec)
 }
 
-func (in *Inspector) check(l *liveProc, rec *RunRecord, disk bool) error {
+func (in *Inspector) check(l *liveProc, rec *RunRecord) error {
 	if rec.StartKey != l.startKey {
 		return ErrPIDReused
 	}
@@ -215,11 +214,6 @@ func (in *Inspector) check(l *liveProc, rec *RunRecord, disk bool) error {
 	}
 	if sum != rec.CmdLineSHA256 {
 		return ErrCmdLineChanged
-	}
-	if disk {
-		if err := unix.Stat(rec.ExePath, &st); err != nil || fileIDOfStat(&st) != rec.ExeID {
-			return ErrExeChangedOnDisk
-		}
 	}
 	return nil
 }

@@ -38,8 +38,8 @@ func cmdLineRaw(pid int) ([]byte, error) {
 
 // matches checks rec against the process with its pid: still running with
 // the same start stamp, the same executable file and content, the same
-// command line, and (disk) the file at the recorded path unchanged.
-func (in *Inspector) matches(rec *RunRecord, disk bool) error {
+// command line.
+func (in *Inspector) matches(rec *RunRecord) error {
 	live, err := readProc(rec.PID)
 	if err != nil {
 		return err
@@ -70,12 +70,6 @@ func (in *Inspector) matches(rec *RunRecord, disk bool) error {
 	}
 	if sha256.Sum256(raw) != rec.CmdLineSHA256 {
 		return ErrCmdLineChanged
-	}
-	if disk {
-		onDisk, err := statPath(rec.ExePath)
-		if err != nil || onDisk != rec.ExeID {
-			return ErrExeChangedOnDisk
-		}
 	}
 	if again, err := readProc(rec.PID); err != nil || again.startKey != rec.StartKey {
 		return ErrProcessGone

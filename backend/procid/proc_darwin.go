@@ -59,14 +59,6 @@ func openExe(pid int) (*os.File, string, FileID, error) {
 	return f, path, fileID(fi), nil
 }
 
-func statPath(path string) (FileID, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return FileID{}, err
-	}
-	return fileID(fi), nil
-}
-
 func fileID(fi fs.FileInfo) FileID {
 	st := fi.Sys().(*syscall.Stat_t)
 	return FileID{

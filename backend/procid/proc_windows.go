@@ -57,8 +57,7 @@ func procTimes(h windows.Handle, pid int) (procInfo, error) {
 }
 
 // openExe opens the image file of pid. A running image cannot be
-// overwritten on Windows (sharing violation), only renamed away, which
-// statPath then notices.
+// overwritten on Windows (sharing violation), only renamed away.
 func openExe(pid int) (*os.File, string, FileID, error) {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
 	if err != nil {
@@ -81,15 +80,6 @@ func openExe(pid int) (*os.File, string, FileID, error) {
 		return nil, "", FileID{}, err
 	}
 	return f, path, id, nil
-}
-
-func statPath(path string) (FileID, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return FileID{}, err
-	}
-	defer f.Close()
-	return handleFileID(windows.Handle(f.Fd()))
 }
 
 // fileBasicInfo is FILE_BASIC_INFO; its ChangeTime is Windows' ctime.

@@ -238,17 +238,97 @@ func TestMatchesDetects(t *testing.T) {
 			t.Fatalf("got %v, want ErrExeChanged", err)
 		}
 	})
-	t.Run("executable replaced on disk", func(t *testing.T) {
-		// Upgrades replace the file by rename; the running image stays.
-		tmp := filepath.Join(f.dir, "agent.new")
-		copyExe(t, tmp)
-		if err := os.Rename(tmp, f.agentBin); err != nil {
-			t.Fatal(err)
-		}
-		if err := in.Matches(rec); !errors.Is(err, ErrExeChangedOnDisk) {
-			t.Fatalf("got %v, want ErrExeChangedOnDisk", err)
-		}
-	})
+}
+
+// What package managers, backup tools and touch do to an executable while
+// it runs: the inode's ctime, link count, mode or times move, or another
+// file (the same version or another) is put at its path. The running image
+// is what the run was inspected with, and it has not changed: none of this
+// ends a run (issue 19, item 2: a hard link to /usr/bin/node stopped every
+// approved node agent, with no card).
+func TestMetadataChangesKeepTheRun(t *testing.T) {
+	changes := []struct {
+		name string
+		do   func(t *testing.T, bin string)
+	}{
+		{"hard link added", func(t *testing.T, bin string) {
+			if err := os.Link(bin, bin+".backup"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"hard link added and removed", func(t *testing.T, bin string) {
+			if err := os.Link(bin, bin+".tmp"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(bin + ".tmp"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"mode changed", func(t *testing.T, bin string) {
+			if err := os.Chmod(bin, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"touched", func(t *testing.T, bin string) {
+			now := time.Now().Add(time.Hour)
+			if err := os.Chtimes(bin, now, now); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"same version installed again", func(t *testing.T, bin string) {
+			tmp := bin + ".dpkg-new"
+			copyExe(t, tmp)
+			if err := os.Rename(tmp, bin); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		// The process still runs the image it was inspected with: a new
+		// process started from the new file is another run.
+		{"another version installed", func(t *testing.T, bin string) {
+			tmp := bin + ".dpkg-new"
+			copyExe(t, tmp)
+			appendByte(t, tmp)
+			if err := os.Rename(tmp, bin); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"file removed", func(t *testing.T, bin string) {
+			if err := os.Remove(bin); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, c := range changes {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			a := f.startAgent(t)
+			in := NewInspector()
+			rec, err := in.Identify(a.conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.do(t, f.agentBin)
+			for i := range 2 { // the second check takes the cached hash
+				if err := in.Matches(rec); err != nil {
+					t.Fatalf("check %d after %s: %v, want a match (the program did not change)", i+1, c.name, err)
+				}
+			}
+		})
+	}
+}
+
+func appendByte(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte{0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestForeignUserRefused(t *testing.T) {
