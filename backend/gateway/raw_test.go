@@ -185,3 +185,48 @@ func newShimCmd(runDir string) *exec.Cmd {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// Issue 19, item 3: a key given twice anywhere in a frame, through the real
+// shim, from an approved run. The SDK keeps the last of two keys, a reader
+// of the frame sees the first: each is answered with its own id as an
+// invalid request, nothing reaches the receiver, and the connection stays
+// usable.
+func TestDuplicateKeysRefusedAtEveryDepth(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	s := startRawShim(t, w.runDir)
+	s.initialize()
+	s.send(callLine(2, w, tag("approved")))
+	w.approveNext()
+	if r := s.next(); string(r["id"]) != "2" || !strings.Contains(string(r["result"]), `\"status\":200`) {
+		t.Fatalf("approved call: %v", r)
+	}
+	marker := tag("twice")
+	args, _ := json.Marshal(w.req(marker))
+	req := strings.TrimSuffix(string(args), "}")
+	frames := []string{
+		// a status query to a reader, an HTTP request to the SDK
+		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"yett.status","name":"http.request","arguments":` + string(args) + `}}`,
+		`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"yett.status","n\u0061me":"http.request","arguments":` + string(args) + `}}`,
+		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"yett.status","Name":"http.request","arguments":` + string(args) + `}}`,
+		`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"http.request","arguments":` + req + `,"method":"DELETE","method":"POST"}}}`,
+		`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"http.request","arguments":` + req + `,"body":{"x":{"k":1,"k":2}}}}}`,
+		`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"_meta":{"a":1,"a":2},"name":"http.request","arguments":` + string(args) + `}}`,
+	}
+	for i, f := range frames {
+		s.send(f)
+		r := s.next()
+		var e struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		json.Unmarshal(r["error"], &e)
+		if string(r["id"]) != fmt.Sprint(10+i) || e.Code != -32600 || !strings.Contains(e.Message, "twice") {
+			t.Fatalf("frame %d answered %v", i, r)
+		}
+	}
+	s.send(`{"jsonrpc":"2.0","id":20,"method":"tools/list"}`)
+	if r := s.next(); string(r["id"]) != "20" || r["result"] == nil {
+		t.Fatalf("tools/list after the refusals: %v", r)
+	}
+	w.settleAbsent(marker)
+}

@@ -17,8 +17,11 @@
 //     reader keeps at most that many bytes, then discards up to the next
 //     newline and answers with an error.
 //   - Malformed JSON, invalid UTF-8, nesting deeper than Limits.MaxDepth,
-//     batches (top-level arrays), non-object values, duplicate or unknown
-//     top-level keys and a wrong "jsonrpc" version are rejected.
+//     batches (top-level arrays), non-object values, unknown top-level keys
+//     and a wrong "jsonrpc" version are rejected, and so is a key given
+//     twice in any object at any depth (compared after unescaping, and
+//     ignoring letter case in the message and its params, which the SDK
+//     decodes into structs).
 //   - The id of a rejected frame is echoed only when it was recovered from a
 //     well-formed object with no duplicate keys; otherwise the reply says null.
 //     An oversized frame is never held, so its id is recovered by a streaming

@@ -23,6 +23,62 @@ var fuzzSeeds = []string{
 	`{"a":` + strings.Repeat("{", 70),
 	`"2.0"`,
 	"",
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"yett.status","name":"http.request"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"body":{"a":{"b":1,"b":2}}}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":{"k":1},"b":{"k\u0022":2,"k\"":3}}}`,
+}
+
+// decoderDuplicate is an independent judge of duplicateKey: it walks the
+// frame with encoding/json's tokenizer and reports a key seen twice in one
+// object at any depth.
+func decoderDuplicate(frame []byte) bool {
+	dec := json.NewDecoder(strings.NewReader(string(frame)))
+	type level struct {
+		object bool
+		keys   map[string]bool
+		atKey  bool
+	}
+	var stack []*level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		top := (*level)(nil)
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				if top != nil && top.object {
+					top.atKey = true
+				}
+				stack = append(stack, &level{object: true, keys: map[string]bool{}, atKey: true})
+			case '[':
+				if top != nil && top.object {
+					top.atKey = true
+				}
+				stack = append(stack, &level{})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		case string:
+			if top != nil && top.object && top.atKey {
+				if top.keys[v] {
+					return true
+				}
+				top.keys[v] = true
+				top.atKey = false
+				continue
+			}
+		}
+		if top != nil && top.object {
+			top.atKey = true
+		}
+	}
 }
 
 // FuzzParse checks Parse's contract on arbitrary frames: exactly one of a
@@ -55,6 +111,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if depthExceeds(frame, 8) {
 			t.Fatalf("accepted a frame deeper than the limit: %q", frame)
+		}
+		if decoderDuplicate(frame) {
+			t.Fatalf("accepted a frame with a key twice in one object: %q", frame)
 		}
 		enc, err := jsonrpc.EncodeMessage(msg)
 		if err != nil {

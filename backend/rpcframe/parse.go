@@ -53,6 +53,15 @@ func parse(frame []byte, lim Limits) (jsonrpc.Message, *rejectedFrame) {
 	if err != nil {
 		return nil, invalid(nil, false, err.Error())
 	}
+	if duplicateKey(frame) {
+		// The top level is sound (topLevelFields refused a key twice
+		// there), so its id names the call: answer it.
+		var replyID json.RawMessage
+		if _, err := parseID(fields.id); fields.hasID && err == nil {
+			replyID = fields.id
+		}
+		return nil, invalid(replyID, !fields.hasID && fields.hasMethod, "a key is given twice (or in two letter cases) in one object")
+	}
 	return fields.message()
 }
 

@@ -54,6 +54,25 @@ func TestParse(t *testing.T) {
 		{"response with both", `{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m"}}`, ErrInvalidRequest, "1"},
 		{"response bad error", `{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}`, ErrInvalidRequest, "1"},
 		{"neither method nor id", `{"jsonrpc":"2.0"}`, ErrInvalidRequest, "null"},
+
+		// Issue 19, item 3: a key twice anywhere in a frame. The SDK (Go's
+		// encoding/json) keeps the last one, while a reader of the frame
+		// sees the first: "yett.status" to a reviewer, http.request to the
+		// gateway. The reply carries the id when the top level is sound.
+		{"tool name twice", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"yett.status","name":"http.request","arguments":{}}}`, ErrInvalidRequest, "3"},
+		{"tool name twice, escaped", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"yett.status","n\u0061me":"http.request"}}`, ErrInvalidRequest, "3"},
+		{"tool name in two cases", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"yett.status","Name":"http.request"}}`, ErrInvalidRequest, "3"},
+		{"tool name in capitals", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"yett.status","NAME":"x","arguments":{}}}`, ErrInvalidRequest, "3"},
+		{"argument twice", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"http.request","arguments":{"url":"https://a/","url":"https://b/"}}}`, ErrInvalidRequest, "4"},
+		{"key twice deep in a body", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"http.request","arguments":{"body":{"a":[{"k":1,"k":2}]}}}}`, ErrInvalidRequest, "5"},
+		{"meta key twice", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"_meta":{"progressToken":1,"progressToken":2},"name":"x"}}`, ErrInvalidRequest, "6"},
+		{"key twice in a notification", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}`, ErrInvalidRequest, ""},
+		{"key twice in a result", `{"jsonrpc":"2.0","id":7,"result":{"a":1,"a":2}}`, ErrInvalidRequest, "7"},
+		// Case matters inside a body: JSON keys are case-sensitive and a
+		// target may use both spellings.
+		{"two cases in a body", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"http.request","arguments":{"body":{"Content":1,"content":2}}}}`, nil, ""},
+		{"same key in sibling objects", `{"jsonrpc":"2.0","id":9,"method":"x","params":{"a":{"k":1},"b":{"k":2},"c":[{"k":1},{"k":2}]}}`, nil, ""},
+		{"key-like strings in values", `{"jsonrpc":"2.0","id":10,"method":"x","params":{"a":"a","b":["a","a"],"c":{"a":"a"}}}`, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
