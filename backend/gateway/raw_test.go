@@ -230,3 +230,30 @@ func TestDuplicateKeysRefusedAtEveryDepth(t *testing.T) {
 	}
 	w.settleAbsent(marker)
 }
+
+// Issue 19, item 4: an oversized frame is answered with its id whenever the
+// id is plain, wherever it stands: first (the Go SDK's order), last (the
+// TypeScript SDK writes method, params, jsonrpc, id), or first with more
+// keys after it. Through the real shim, 9 MiB frames over the 8 MiB cap.
+func TestOversizedFramesAnswerTheirID(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	s := startRawShim(t, w.runDir)
+	s.initialize()
+	body := strings.Repeat("y", 9<<20)
+	frames := map[string]string{
+		"41":     `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"http.request","arguments":{"body":"` + body + `"}}}`,
+		`"ts-1"`: `{"method":"tools/call","params":{"name":"http.request","arguments":{"body":"` + body + `"}},"jsonrpc":"2.0","id":"ts-1"}`,
+		"43":     `{"jsonrpc":"2.0","id":43,"method":"tools/call","params":{"arguments":{"body":"` + body + `"}},"id":44,"\u0069d":45}`,
+	}
+	for want, f := range frames {
+		s.send(f)
+		r := s.next()
+		if string(r["id"]) != want || !strings.Contains(string(r["error"]), "size limit") {
+			t.Fatalf("oversized frame answered %s, want id %s", r["id"], want)
+		}
+	}
+	s.send(`{"jsonrpc":"2.0","id":50,"method":"tools/list"}`)
+	if r := s.next(); string(r["id"]) != "50" {
+		t.Fatalf("tools/list after the oversized frames: %v", r)
+	}
+}

@@ -25,10 +25,10 @@
 //   - The id of a rejected frame is echoed only when it was recovered from a
 //     well-formed object with no duplicate keys; otherwise the reply says null.
 //     An oversized frame is never held, so its id is recovered by a streaming
-//     scan of the bytes being discarded: echoed when the frame is an object
-//     with exactly one plainly spelled top-level "id" whose value is a plain
-//     string or integer, so the client's call ends at once instead of at its
-//     own timeout.
+//     scan of the bytes being discarded: the first plainly spelled top-level
+//     "id" whose value is a plain string or integer is echoed, before or
+//     after the overflow, whatever follows it, so the client's call ends at
+//     once instead of at its own timeout.
 //   - Transport bounds the work one connection holds: at most
 //     Limits.MaxInFlight unanswered calls and Limits.MaxHeldBytes of their
 //     frames. A call beyond either is answered BUSY (code -32000) with its

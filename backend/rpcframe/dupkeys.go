@@ -94,4 +94,3 @@ func stringEnd(frame []byte, start int) (int, bool) {
 	}
 	return len(frame) - 1, escaped
 }
-

@@ -10,11 +10,14 @@ import "encoding/json"
 // It is a byte-at-a-time scanner of JSON structure that keeps only a few
 // bytes: the depth, whether it is inside a string, the key being read at
 // depth 1 (at most len("id")+1 bytes) and the id value (at most maxIDBytes).
-// It does not validate the frame. It gives an id only when the frame starts
-// as an object with exactly one member spelled plainly "id" whose value is a
-// plain string or an integer that parseID accepts; an escaped key, a second
-// "id" or anything unusual gives none, and the reply then says null, as for
-// any frame whose id cannot be trusted.
+// It does not validate the frame. It gives the value of the first top-level
+// member spelled plainly "id", when the frame starts as an object and that
+// value is a plain string or an integer that parseID accepts, and stops
+// there: whatever follows (the rest of an 8 MiB body, a second "id", broken
+// JSON) cannot take back the id of the call the client sent, and an id that
+// comes before the overflow is always answered. An escaped key before it
+// (it may spell "id") or an unusual value gives none, and the reply then
+// says null, as for any frame whose id cannot be trusted.
 type idScanner struct {
 	started bool // saw the opening '{'
 	bad     bool // the frame cannot yield an id
@@ -37,8 +40,7 @@ type idScanner struct {
 	inValue   bool
 	valStr    bool
 	value     []byte
-	ids       int
-	done      bool // the value of the one "id" member is complete
+	done      bool // the value of the first "id" member is complete
 }
 
 // maxIDBytes bounds the id kept; a longer one is not echoed.
@@ -46,7 +48,7 @@ const maxIDBytes = 256
 
 func (s *idScanner) feed(b []byte) {
 	for _, c := range b {
-		if s.bad {
+		if s.bad || s.done {
 			return
 		}
 		s.step(c)
@@ -111,11 +113,6 @@ func (s *idScanner) step(c byte) {
 		if s.depth == 1 && s.afterKey {
 			s.afterKey = false
 			if s.isID {
-				s.ids++
-				if s.ids > 1 {
-					s.bad = true
-					return
-				}
 				s.wantValue = true
 			}
 		}
@@ -182,7 +179,7 @@ func (s *idScanner) valueByte(c byte) {
 
 // id returns the recovered id as raw JSON, or nil for "answer with null".
 func (s *idScanner) id() json.RawMessage {
-	if s.bad || !s.done || s.ids != 1 {
+	if s.bad || !s.done {
 		return nil
 	}
 	raw := json.RawMessage(append([]byte(nil), s.value...))
