@@ -269,7 +269,7 @@ func TestApprovalCardApproveRevoke(t *testing.T) {
 		t.Fatalf("Pending() %+v disagrees with the event %+v", got, st.Cards)
 	}
 	c := st.Cards[0]
-	want := "The agent restarted. Approve this newly started process to use api.example.com during this run."
+	want := "An earlier run of this program ended. Approve this newly started process to use api.example.com during this run."
 	checks := []struct {
 		name      string
 		got, want any

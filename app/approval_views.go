@@ -125,8 +125,12 @@ type DecisionView struct {
 	Method  string    `json:"method"`
 	Target  string    `json:"target"`
 	// Outcome is "approved", "denied", "refused" (approved, but it could
-	// not take effect) or "expired".
+	// not take effect), "expired" or "withdrawn" (it went away unanswered:
+	// Why says why).
 	Outcome string `json:"outcome"`
+	// Why says in words why a withdrawn card went away ("the agent
+	// exited"), "" for the other outcomes.
+	Why string `json:"why"`
 	// Where is the surface in words ("in the window", "from a
 	// notification", "at the yett serve terminal"), "" for an expiry; By
 	// the local account that answered.
@@ -154,8 +158,15 @@ func decisionView(d approval.Decision) DecisionView {
 	return DecisionView{
 		ID: d.RequestID, Kind: string(d.Kind), Agent: agentView(d.Who), Change: string(d.Change), Channel: d.Channel,
 		Method: d.Method, Target: d.Target, Outcome: string(d.Outcome), Where: whereWords(d.Surface), By: d.By,
-		At: d.At.UTC().Format(time.RFC3339),
+		At: d.At.UTC().Format(time.RFC3339), Why: withdrawnWhy(d),
 	}
+}
+
+func withdrawnWhy(d approval.Decision) string {
+	if d.Outcome != approval.OutcomeWithdrawn {
+		return ""
+	}
+	return approval.WithdrawnWords(d.Reason)
 }
 
 // shortHashLen is how many hex digits of the executable hash a card shows.

@@ -165,6 +165,13 @@ func (b *Broker) decideLocked(p *pending, o Outcome, surface string) {
 	}
 }
 
+// withdrawnLocked remembers that p's card went away unanswered, and why.
+// b.mu held.
+func (b *Broker) withdrawnLocked(p *pending, reason audit.Reason) {
+	b.decideLocked(p, OutcomeWithdrawn, "")
+	b.decisions[len(b.decisions)-1].Reason = string(reason)
+}
+
 // Sessions lists the live sessions, oldest first.
 func (b *Broker) Sessions() []Session {
 	b.mu.Lock()

@@ -128,6 +128,9 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID s
 	case <-ctx.Done():
 		b.mu.Lock()
 		removed := b.finishLocked(p, ctx.Err())
+		if removed {
+			b.withdrawnLocked(p, audit.ReasonCancelled)
+		}
 		b.mu.Unlock()
 		if removed {
 			b.notify(Update{Pending: true})
@@ -273,8 +276,9 @@ func (b *Broker) EndRun(runID string, reason audit.Reason) {
 	}
 	withdrew := false
 	for _, p := range b.pending {
-		if p.req.RunID == runID {
-			withdrew = b.finishLocked(p, ErrWithdrawn) || withdrew
+		if p.req.RunID == runID && b.finishLocked(p, ErrWithdrawn) {
+			b.withdrawnLocked(p, reason)
+			withdrew = true
 		}
 	}
 	b.mu.Unlock()
@@ -297,8 +301,9 @@ func (b *Broker) EpochChanged() {
 	}
 	withdrew := false
 	for _, p := range b.pending {
-		if p.epoch != e {
-			withdrew = b.finishLocked(p, ErrWithdrawn) || withdrew
+		if p.epoch != e && b.finishLocked(p, ErrWithdrawn) {
+			b.withdrawnLocked(p, audit.ReasonVaultStateChanged)
+			withdrew = true
 		}
 	}
 	b.mu.Unlock()
@@ -337,7 +342,9 @@ func (b *Broker) Close() {
 		ended = append(ended, b.endLocked(s, ReasonGatewayStopped))
 	}
 	for _, p := range b.pending {
-		b.finishLocked(p, ErrClosed)
+		if b.finishLocked(p, ErrClosed) {
+			b.withdrawnLocked(p, ReasonGatewayStopped)
+		}
 	}
 	b.mu.Unlock()
 	for _, s := range ended {

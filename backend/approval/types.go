@@ -161,6 +161,10 @@ const (
 	// effect (the vault changed, the audit log refused it, the agent left).
 	OutcomeRefused Outcome = "refused"
 	OutcomeExpired Outcome = "expired" // nobody answered in time
+	// OutcomeWithdrawn: the card went away unanswered because its call or
+	// run ended (Decision.Reason says why: the agent exited or cancelled,
+	// the vault was locked, Yett stopped).
+	OutcomeWithdrawn Outcome = "withdrawn"
 )
 
 // Decision is one recent answer to a card (or its expiry): what was asked,
@@ -175,6 +179,9 @@ type Decision struct {
 	Target     string    `json:"target"`
 	Credential string    `json:"credential,omitempty"`
 	Outcome    Outcome   `json:"outcome"`
+	// Reason is why a withdrawn card went away (an audit reason;
+	// WithdrawnWords says it in words), "" otherwise.
+	Reason string `json:"reason,omitempty"`
 	// Surface is where the answer was given ("" for an expiry); By is the
 	// local account that answered.
 	Surface string    `json:"surface,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/procid"
 )
 
@@ -123,15 +124,15 @@ func (r Request) changeWords() (headline, text string) {
 	case ChangeFirst:
 		return "New agent", "This process has not been approved before. Approve it " + use
 	case ChangeAgentRestarted:
-		return "The agent restarted", "The agent restarted. Approve this newly started process " + use
+		return "The agent restarted", "An earlier run of this program ended. Approve this newly started process " + use
 	case ChangeAnotherRun:
 		return "Another run of this agent", "This is another process of a program you approved; each process needs its own approval. Approve this one " + use
 	case ChangeGatewayRestarted:
-		return "Yett restarted", "Yett restarted. Approve this newly connected process " + use
+		return "Yett restarted", "Approvals do not survive a restart of Yett. Approve this newly connected process " + use
 	case ChangeVaultLocked:
-		return "The vault was locked", "The vault was locked, and unlocking did not restore this agent's approval. Approve it again " + use
+		return "The vault was locked", "Unlocking the vault did not restore this agent's approval. Approve it again " + use
 	case ChangeIdentityChanged:
-		return "The agent's identity changed", fmt.Sprintf("This process now runs a different executable (%s). Approve the new identity %s", identityWords(r.Who), use)
+		return "The agent's identity changed", fmt.Sprintf("This process changed what it runs since it was approved, and Yett inspected it again (%s). Approve it as it is now %s", identityWords(r.Who), use)
 	case ChangeReconnected:
 		return "The agent reconnected", "The agent's connection to Yett closed and it connected again. Approve it again " + use
 	case ChangeRevoked:
@@ -152,4 +153,24 @@ func identityWords(w Requester) string {
 		return "its signature was not checked"
 	}
 	return "signed by " + w.Signer
+}
+
+// WithdrawnWords says why a card was withdrawn without an answer (a
+// Decision with OutcomeWithdrawn), as the person reads it.
+func WithdrawnWords(reason string) string {
+	switch audit.Reason(reason) {
+	case audit.ReasonProcessExited:
+		return "the agent exited"
+	case ReasonConnectionClosed:
+		return "the agent's connection to Yett closed"
+	case audit.ReasonVaultStateChanged, audit.ReasonVaultLocked:
+		return "the vault was locked or unlocked, which withdraws every card"
+	case audit.ReasonCancelled:
+		return "the agent stopped waiting (it cancelled the call, or its own timeout ran out)"
+	case audit.ReasonIdentityMismatch:
+		return "the agent's process changed what it runs"
+	case ReasonGatewayStopped:
+		return "Yett stopped"
+	}
+	return "it was withdrawn"
 }

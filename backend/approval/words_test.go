@@ -18,11 +18,11 @@ func TestChangeSentences(t *testing.T) {
 		want   string
 	}{
 		{ChangeFirst, unsigned, "This process has not been approved before. Approve it to use git.example.com during this run."},
-		{ChangeAgentRestarted, unsigned, "The agent restarted. Approve this newly started process to use git.example.com during this run."},
-		{ChangeGatewayRestarted, unsigned, "Yett restarted. Approve this newly connected process to use git.example.com during this run."},
-		{ChangeVaultLocked, unsigned, "The vault was locked, and unlocking did not restore this agent's approval. Approve it again to use git.example.com during this run."},
-		{ChangeIdentityChanged, unsigned, "This process now runs a different executable (it is unsigned). Approve the new identity to use git.example.com during this run."},
-		{ChangeIdentityChanged, signedBy, "This process now runs a different executable (signed by Developer ID Application: Example (ABCDE12345)). Approve the new identity to use git.example.com during this run."},
+		{ChangeAgentRestarted, unsigned, "An earlier run of this program ended. Approve this newly started process to use git.example.com during this run."},
+		{ChangeGatewayRestarted, unsigned, "Approvals do not survive a restart of Yett. Approve this newly connected process to use git.example.com during this run."},
+		{ChangeVaultLocked, unsigned, "Unlocking the vault did not restore this agent's approval. Approve it again to use git.example.com during this run."},
+		{ChangeIdentityChanged, unsigned, "This process changed what it runs since it was approved, and Yett inspected it again (it is unsigned). Approve it as it is now to use git.example.com during this run."},
+		{ChangeIdentityChanged, signedBy, "This process changed what it runs since it was approved, and Yett inspected it again (signed by Developer ID Application: Example (ABCDE12345)). Approve it as it is now to use git.example.com during this run."},
 		{ChangeReconnected, unsigned, "The agent's connection to Yett closed and it connected again. Approve it again to use git.example.com during this run."},
 		{ChangeRevoked, unsigned, "You revoked this agent's session earlier. Approve it again only if you want it to use git.example.com during this run."},
 		{ChangeAnotherRun, unsigned, "This is another process of a program you approved; each process needs its own approval. Approve this one to use git.example.com during this run."},
@@ -34,8 +34,14 @@ func TestChangeSentences(t *testing.T) {
 			if got := r.Sentence(); got != tt.want {
 				t.Errorf("sentence\n got %q\nwant %q", got, tt.want)
 			}
-			if h := r.Headline(); h == "" || strings.HasSuffix(h, ".") {
+			h := r.Headline()
+			if h == "" || strings.HasSuffix(h, ".") {
 				t.Errorf("headline %q", h)
+			}
+			// The sentence adds to the headline; it does not say it again
+			// (issue 25: "The agent restarted" twice on one card).
+			if strings.Contains(r.Sentence(), h) {
+				t.Errorf("sentence %q repeats the headline %q", r.Sentence(), h)
 			}
 		})
 	}

@@ -103,6 +103,13 @@ func TestStatusOnlyForApprovedRuns(t *testing.T) {
 	b.connect()
 	r := b.call(ToolStatus, map[string]string{"idempotency_key": "key-mine"})
 	mustContain(t, r, "APPROVAL_REQUIRED")
+	// Issue 19, item 5: the answer must not read like a status query's
+	// advice: sending the call again performs it once approved.
+	mustContain(t, r, "is that call, not a query")
+	mustContain(t, r, "Yett performs it if no call with this key was sent before")
+	if p := w.gw.Broker().Pending(); len(p) != 0 {
+		t.Fatalf("yett.status raised a card: %+v", p)
+	}
 	for _, leak := range []string{"COMPLETED", "status", "NOT_FOUND", w.recv.addr, "POST"} {
 		if strings.Contains(strings.ToLower(r.Text), strings.ToLower(leak)) && leak != "status" {
 			t.Fatalf("an unapproved run learned %q: %s", leak, r.Text)

@@ -239,8 +239,10 @@ func (g *Gateway) continuity(ctx context.Context, run *procid.RunRecord) approva
 		return approval.Continuity{Change: approval.ChangeGatewayRestarted,
 			Detail: "this process was approved before Yett restarted; approvals do not survive a restart"}
 	case ev.SameExecutableApproved:
-		return approval.Continuity{Change: approval.ChangeAgentRestarted,
-			Detail: "a run of this program was approved before Yett restarted. This is a new process"}
+		// Another process of a program approved before the restart: it did
+		// not restart itself, it is a separate run.
+		return approval.Continuity{Change: approval.ChangeAnotherRun,
+			Detail: "a run of this program was approved before Yett restarted (approvals do not survive a restart). This is a separate process"}
 	}
 	return approval.Continuity{Change: approval.ChangeFirst}
 }

@@ -78,9 +78,11 @@ func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		if why := g.continuity(ctx, run); why.OwnAuthorityEnded() {
 			authority = reauthFor(why).code
 		}
-		return toolText(fmt.Sprintf("%s\nauthority: %s\nYett tells what happened to a call only to an approved agent run. "+
-			"Send the call again with the same idempotency_key to ask the person: Yett never sends a call twice, "+
-			"and answers with the earlier call's fate once this run is approved", CodeApprovalRequired, authority)), nil
+		return toolText(fmt.Sprintf("%s\nauthority: %s\nYett tells what happened to a call only to an approved agent run, "+
+			"and asking with yett.status raises no card. Only a call that needs a credential asks the person. "+
+			"Careful: sending the original call again with the same idempotency_key is that call, not a query: "+
+			"once the person approves this run, Yett performs it if no call with this key was sent before, "+
+			"and if one was, answers with that call's fate without sending it twice", CodeApprovalRequired, authority)), nil
 	}
 	e, err := g.journal.Lookup(ctx, run.ExeHash(), key)
 	if errors.Is(err, journal.ErrNotFound) {

@@ -285,7 +285,11 @@ func (k *Keeper) onVaultEvent(e vault.Event) {
 		}
 		k.openAuditLocked()
 		k.recordLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch})
+		running := k.gw != nil
 		k.startLocked()
+		if running {
+			k.logGatewayReadyLocked() // startLocked logged it otherwise
+		}
 		// Drills that came due while the vault was locked (or Yett was
 		// not running) can run now.
 		k.kickInventoryLocked()

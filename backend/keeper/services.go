@@ -7,6 +7,7 @@ import (
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
+	"github.com/yettdev/yett/backend/vault"
 )
 
 // startLocked runs OAuth custody, the catalogue and the gateway on the open
@@ -75,7 +76,23 @@ func (k *Keeper) startLocked() {
 	k.gw, k.gwCancel, k.gwDone = gw, cancel, done
 	k.gatewayStartedLocked(gw)
 	k.startRelayLocked(gw.Broker())
-	k.log.Info("agent gateway listening", "socket", gw.SocketPath())
+	k.logGatewayReadyLocked()
+}
+
+// logGatewayReadyLocked logs "agent gateway listening" once the gateway
+// can act, that is once it runs and the vault is unlocked; before that it
+// logs that calls are refused. A script that waits for the line to type a
+// passphrase at `yett serve` would otherwise type before the prompt: the
+// gateway starts, locked, before the passphrase is asked. k.mu held.
+func (k *Keeper) logGatewayReadyLocked() {
+	if k.gw == nil {
+		return
+	}
+	if k.vault.Status().State != vault.StateUnlocked {
+		k.log.Info("agent gateway started; every call is refused until the vault is unlocked", "socket", k.gw.SocketPath())
+		return
+	}
+	k.log.Info("agent gateway listening", "socket", k.gw.SocketPath())
 }
 
 // stopLocked stops the gateway, then the catalogue and OAuth custody it

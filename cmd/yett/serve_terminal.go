@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,13 +89,54 @@ func (t *terminal) refresh() {
 		}
 		fmt.Fprint(t.tty, cardText(n, r))
 	}
+	var gone []int
 	for n, r := range t.cards {
 		if !live[r.ID] {
-			delete(t.cards, n)
-			delete(t.byID, r.ID)
-			fmt.Fprintf(t.tty, "[%d] closed.\n", n)
+			gone = append(gone, n)
 		}
 	}
+	if len(gone) == 0 {
+		return
+	}
+	sort.Ints(gone)
+	outcomes := map[string]approval.Decision{}
+	for _, d := range t.b.Decisions() {
+		if _, seen := outcomes[d.RequestID]; !seen {
+			outcomes[d.RequestID] = d
+		}
+	}
+	for _, n := range gone {
+		r := t.cards[n]
+		delete(t.cards, n)
+		delete(t.byID, r.ID)
+		fmt.Fprintf(t.tty, "[%d] %s.\n", n, endedWords(outcomes[r.ID]))
+	}
+}
+
+// endedWords says how a card this terminal showed ended: the one line the
+// person reads about it, whether it was answered here, in the app or from
+// a notification, or withdrawn.
+func endedWords(d approval.Decision) string {
+	where := ""
+	switch d.Surface {
+	case approval.SurfaceApp:
+		where = " in the app"
+	case approval.SurfaceNotification:
+		where = " from a notification"
+	}
+	switch d.Outcome {
+	case approval.OutcomeApproved:
+		return "approved" + where
+	case approval.OutcomeDenied:
+		return "denied" + where
+	case approval.OutcomeRefused:
+		return "approved" + where + ", but it could not take effect (the vault changed, the agent left or the audit log refused it); the agent was refused"
+	case approval.OutcomeExpired:
+		return "expired: nobody answered in time, and the agent was refused"
+	case approval.OutcomeWithdrawn:
+		return "withdrawn: " + approval.WithdrawnWords(d.Reason)
+	}
+	return "closed"
 }
 
 func cardText(n int, r approval.Request) string {
@@ -194,10 +236,8 @@ func (t *terminal) answer(num string, yes bool) {
 	}
 	err := t.b.Answer(r.ID, yes, "terminal")
 	switch {
-	case err == nil && yes:
-		fmt.Fprintf(t.tty, "[%d] approved.\n", n)
 	case err == nil:
-		fmt.Fprintf(t.tty, "[%d] denied.\n", n)
+		// refresh prints how the card ended, once, when it leaves.
 	case errors.Is(err, approval.ErrNotPending), errors.Is(err, approval.ErrWithdrawn):
 		fmt.Fprintf(t.tty, "[%d] is no longer open (the agent exited, the vault changed or it timed out).\n", n)
 	default:

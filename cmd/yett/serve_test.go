@@ -211,6 +211,59 @@ func TestServeTerminalApproval(t *testing.T) {
 	}
 }
 
+// TestServeTerminalSaysHowCardsEnd (issue 19, item 5): each card the
+// terminal showed ends with one line saying how: a lock withdraws it and the
+// person reads why (before, only "[N] closed."), an approval at the terminal
+// reads "approved." once, never "closed." first. And the log line scripts
+// wait for, "agent gateway listening", comes only once the vault is
+// unlocked: before the passphrase is typed, the log says calls are refused.
+func TestServeTerminalSaysHowCardsEnd(t *testing.T) {
+	w := startServe(t)
+	if strings.Contains(w.stderr.String(), "agent gateway listening") {
+		t.Fatalf("the log says the gateway listens before the passphrase was typed:\n%s", w.stderr.String())
+	}
+	w.typeLine(t, servePassphrase)
+	w.tty.waitFor(t, "gateway listening")
+	w.stderr.waitFor(t, "agent gateway listening")
+	s := w.connect(t)
+	call := func(id string) chan string {
+		done := make(chan string, 1)
+		go func() {
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "http.request", Arguments: map[string]any{
+				"method": "GET", "url": w.recvURL + "/" + id}})
+			if err != nil {
+				done <- "error: " + err.Error()
+				return
+			}
+			done <- callText(res)
+		}()
+		return done
+	}
+	first := call("withdrawn")
+	w.tty.waitFor(t, "[1] Approve this agent run?")
+	w.typeLine(t, "lock")
+	w.tty.waitFor(t, "[1] withdrawn: the vault was locked or unlocked")
+	if r := <-first; !strings.Contains(r, "WITHDRAWN") && !strings.Contains(r, "LOCKED") {
+		t.Fatalf("the withdrawn card's call: %s", r)
+	}
+	w.typeLine(t, "unlock")
+	w.tty.waitFor(t, "Yett vault passphrase: ")
+	w.typeLine(t, servePassphrase)
+	w.tty.waitFor(t, "Vault unlocked.")
+	second := call("approved")
+	w.tty.waitFor(t, "[2] Approve this agent run?")
+	w.typeLine(t, "y 2")
+	if r := <-second; !strings.Contains(r, `"status":200`) {
+		t.Fatalf("the approved call: %s", r)
+	}
+	w.tty.waitFor(t, "[2] approved.")
+	time.Sleep(200 * time.Millisecond)
+	out := w.tty.String()
+	if strings.Contains(out, "closed.") || strings.Count(out, "[2] approved") != 1 {
+		t.Fatalf("the terminal said more than how each card ended:\n%s", out)
+	}
+}
+
 // TestServeNeedsTerminal: without a controlling terminal yett serve refuses
 // to start rather than reading a passphrase or answers from stdin.
 func TestServeNeedsTerminal(t *testing.T) {

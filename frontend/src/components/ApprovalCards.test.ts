@@ -32,7 +32,7 @@ describe('approval cards', () => {
         Node.DOCUMENT_POSITION_FOLLOWING,
     ).toBeTruthy();
     expect(q.getByTestId('approval-sentence').textContent).toBe(
-      'The agent restarted. Approve this newly started process to use api.example.com during this run.',
+      'An earlier run of this program ended. Approve this newly started process to use api.example.com during this run.',
     );
     expect(q.getByTestId('agent-executable').textContent).toBe('claude');
     expect(q.getByTestId('agent-pid').textContent).toBe('48192');

@@ -70,6 +70,19 @@ describe('recent decisions', () => {
   });
 });
 
+describe('a withdrawn card', () => {
+  it('is listed with why it went away, never as an answer', async () => {
+    await openApp([], {}, [
+      decision({ id: 'rq-w', outcome: 'withdrawn', why: 'the vault was locked or unlocked, which withdraws every card', where: '', by: '' }),
+    ]);
+    await userEvent.click(screen.getByTestId('nav-sessions'));
+    const row = within(await screen.findByTestId('recent-decisions')).getByTestId('recent-decision');
+    expect(row.dataset.outcome).toBe('withdrawn');
+    expect(within(row).getByTestId('decision-outcome').textContent?.trim()).toBe('Withdrawn');
+    expect(within(row).getByTestId('decision-how').textContent).toContain('the vault was locked or unlocked');
+  });
+});
+
 describe('Yett in the background', () => {
   it('a notification click or a second launch brings the asked card into view, without focusing its buttons', async () => {
     const { desktop } = await openApp([approvalCard(), approvalCard({ id: 'rq-2' })]);

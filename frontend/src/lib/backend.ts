@@ -562,7 +562,7 @@ export interface ApprovalState {
   decisions: Decision[];
 }
 
-export type DecisionOutcome = 'approved' | 'denied' | 'refused' | 'expired';
+export type DecisionOutcome = 'approved' | 'denied' | 'refused' | 'expired' | 'withdrawn';
 
 /** One recent answer to a card (or its expiry): what, how it ended, who answered where. */
 export interface Decision {
@@ -574,7 +574,9 @@ export interface Decision {
   method: string;
   target: string;
   outcome: DecisionOutcome;
-  /** "in the window", "from a notification", "at the yett serve terminal", or '' (expired). */
+  /** Why a withdrawn card went away ("the agent exited"), '' otherwise. */
+  why: string;
+  /** "in the window", "from a notification", "at the yett serve terminal", or '' (expired, withdrawn). */
   where: string;
   /** The local account that answered. */
   by: string;
@@ -703,7 +705,7 @@ export function parseApprovalCard(v: unknown): ApprovalCard {
   };
 }
 
-const DECISION_OUTCOMES: readonly DecisionOutcome[] = ['approved', 'denied', 'refused', 'expired'];
+const DECISION_OUTCOMES: readonly DecisionOutcome[] = ['approved', 'denied', 'refused', 'expired', 'withdrawn'];
 
 export function parseDecision(v: unknown): Decision {
   if (
@@ -730,6 +732,7 @@ export function parseDecision(v: unknown): Decision {
     method: v.method,
     target: v.target,
     outcome: v.outcome as DecisionOutcome,
+    why: typeof v.why === 'string' ? v.why : '',
     where: v.where,
     by: v.by,
     at: v.at,
