@@ -38,13 +38,26 @@ func Open(stdin *os.File) (*Terminal, error) {
 	if stdin == nil {
 		return nil, ErrNoTerminal
 	}
-	if err := checkControlling(int(stdin.Fd())); err != nil {
+	fd := int(stdin.Fd())
+	if err := checkControlling(fd); err != nil {
 		return nil, err
+	}
+	// The terminal itself (the pty or console device stdin is) belongs to
+	// the real user id: sudo keeps the person's terminal, which is not
+	// root's, and another user's session is refused.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || int(st.Uid) != os.Getuid() {
+		return nil, ErrNoTerminal
 	}
 	tty, err := os.OpenFile(ttyPath, os.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, ErrNoTerminal
 	}
+	// /dev/tty is a device node of its own (root's, mode 0666) that the
+	// kernel connects to the caller's controlling terminal, so its owner
+	// says nothing about the person: checking it refused every user who is
+	// not root. A process has one controlling terminal, and both handles
+	// are it, so the owner checked on stdin is this terminal's.
 	if err := checkControlling(int(tty.Fd())); err != nil {
 		tty.Close()
 		return nil, err
@@ -52,21 +65,13 @@ func Open(stdin *os.File) (*Terminal, error) {
 	return &Terminal{tty: tty}, nil
 }
 
-// checkControlling: fd is a terminal, the controlling terminal of this
-// process (TIOCGPGRP fails with ENOTTY for any other), and owned by the
-// real user id (sudo keeps the person's terminal, which is not root's).
+// checkControlling: fd is a terminal, and the controlling terminal of this
+// process (TIOCGPGRP fails with ENOTTY for any other).
 func checkControlling(fd int) error {
 	if _, err := unix.IoctlGetTermios(fd, ioctlGetTermios); err != nil {
 		return ErrNoTerminal
 	}
 	if _, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP); err != nil {
-		return ErrNoTerminal
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
-		return ErrNoTerminal
-	}
-	if int(st.Uid) != os.Getuid() {
 		return ErrNoTerminal
 	}
 	return nil

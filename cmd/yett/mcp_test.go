@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,9 @@ import (
 var yettBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(agentRole) != "" {
+		os.Exit(agentMain())
+	}
 	dir, err := os.MkdirTemp("", "yett-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -40,6 +44,41 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// agentRole makes this test binary, re-executed with it set, an MCP agent
+// that starts the yett mcp at $YETT_TEST_AGENT_YETT, makes one http.request
+// with the arguments in $YETT_TEST_AGENT_ARGS and prints the answer's text:
+// an agent that can run as another user (TestMain dispatches it).
+const agentRole = "YETT_TEST_AGENT_ARGS"
+
+func agentMain() int {
+	var args map[string]any
+	if err := json.Unmarshal([]byte(os.Getenv(agentRole)), &args); err != nil {
+		fmt.Fprintln(os.Stderr, "agent: bad arguments:", err)
+		return 2
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "0"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	shim := exec.Command(os.Getenv("YETT_TEST_AGENT_YETT"), "mcp")
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: shim}, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		return 1
+	}
+	defer s.Close()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "http.request", Arguments: args})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		return 1
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			fmt.Print(tc.Text)
+		}
+	}
+	return 0
 }
 
 // shimCmd is `yett mcp` with its runtime directory set to dir.

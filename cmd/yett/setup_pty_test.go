@@ -3,6 +3,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yettdev/yett/internal/testsupport/nonroot"
 	"github.com/yettdev/yett/internal/testsupport/ptytest"
 	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
@@ -42,12 +45,25 @@ func homeEnv(home string) []string {
 // startPTY runs name args on a fresh pty in a session of its own; stdin,
 // stdout and stderr are the terminal, as in a terminal window.
 func startPTY(t *testing.T, env []string, name string, args ...string) *ptyRun {
+	return startPTYAs(t, nil, env, name, args...)
+}
+
+// startPTYAs is startPTY for a person (nil: the test runner): the terminal
+// is theirs, as a terminal emulator or sshd gives a user a pty they own.
+func startPTYAs(t *testing.T, as *nonroot.User, env []string, name string, args ...string) *ptyRun {
 	t.Helper()
 	master, slave := ptytest.Open(t)
 	r := &ptyRun{cmd: exec.Command(name, args...), master: master, done: make(chan struct{})}
 	r.cmd.Env = env
 	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = slave, slave, slave
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if as != nil {
+		if err := os.Chown(slave.Name(), as.UID, as.GID); err != nil && os.Getuid() == 0 {
+			t.Fatal(err)
+		}
+		r.cmd.Dir = as.Home
+		as.Run(r.cmd)
+	}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,4 +141,48 @@ func (r *ptyRun) wait(t *testing.T) int {
 	case <-time.After(2 * time.Second):
 	}
 	return r.cmd.ProcessState.ExitCode()
+}
+
+// agentResult is what a test agent's one call returned.
+type agentResult struct {
+	text string
+	err  error
+}
+
+// runAgent runs the test agent as the person (nil: the runner) with env,
+// calls answer once its card can be answered, and returns the call's text.
+func runAgent(t *testing.T, as *nonroot.User, env []string, yett string, args map[string]any, answer func()) agentResult {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if as != nil {
+		self = as.Install(t, self, "agent")
+	}
+	raw, _ := json.Marshal(args)
+	cmd := exec.Command(self, "-test.run=^$")
+	cmd.Env = append(append([]string(nil), env...), agentRole+"="+string(raw), "YETT_TEST_AGENT_YETT="+yett)
+	var out, errOut syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if as != nil {
+		cmd.Dir = as.Home
+		as.Run(cmd)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	answer()
+	select {
+	case err := <-done:
+		if err != nil {
+			return agentResult{text: out.String(), err: fmt.Errorf("%v: %s", err, errOut.String())}
+		}
+		return agentResult{text: out.String()}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		return agentResult{err: fmt.Errorf("the agent did not finish: %s", errOut.String())}
+	}
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,11 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/nonroot"
 	"github.com/yettdev/yett/internal/testsupport/ptytest"
 )
 
@@ -82,17 +80,30 @@ func watchProcesses(t *testing.T, s string) (stop func()) {
 // serve terminal. The secret is typed at yett's prompt, so it is in no
 // command line, no environment, no shell history and no output; every
 // change is recorded with "terminal" as its surface.
-func TestHeadlessPath(t *testing.T) {
-	home := newHome(t)
+func TestHeadlessPath(t *testing.T) { headlessPath(t, nil) }
+
+// TestHeadlessPathNonRoot is the same path for a person who is not root
+// (issues 18 and 19: the terminal check refused every such user, and the
+// suite, which runs as root, never noticed): a throwaway account with its
+// own terminal, home, yett and agent.
+func TestHeadlessPathNonRoot(t *testing.T) { headlessPath(t, nonroot.Person(t)) }
+
+func headlessPath(t *testing.T, as *nonroot.User) {
+	home, yett := "", yettBin
+	if as == nil {
+		home = newHome(t)
+	} else {
+		home = as.Home
+		yett = as.Install(t, yettBin, "yett")
+	}
 	env := homeEnv(home)
 	recvURL, recvLog := startReceiver(t)
 	host := strings.TrimPrefix(recvURL, "http://")
-	yett := filepath.Dir(yettBin)
-	env = append(env, "PATH="+yett+":"+os.Getenv("PATH"), "HISTFILE="+filepath.Join(home, ".bash_history"), "PS1=$ ")
+	env = append(env, "PATH="+filepath.Dir(yett)+":"+os.Getenv("PATH"), "HISTFILE="+filepath.Join(home, ".bash_history"), "PS1=$ ")
 	stop := watchProcesses(t, setupCanary)
 	start := time.Now()
 
-	sh := startPTY(t, env, "bash", "--norc", "--noprofile", "-i")
+	sh := startPTYAs(t, as, env, "bash", "--norc", "--noprofile", "-i")
 	sh.answer(t, "$ ", "yett init")
 	sh.answer(t, "New passphrase: ", setupPassphrase)
 	sh.answer(t, "The same passphrase again: ", setupPassphrase)
@@ -110,42 +121,13 @@ func TestHeadlessPath(t *testing.T) {
 	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
 	sh.expect(t, "gateway listening")
 	// The agent runs elsewhere (its own session), as an agent on the
-	// server would; it starts the real yett mcp.
-	client := mcp.NewClient(&mcp.Implementation{Name: "headless-agent", Version: "0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	shim := exec.Command(yettBin, "mcp")
-	shim.Env = env
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: shim}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	type result struct {
-		text string
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "http.request", Arguments: map[string]any{
-			"method": "GET", "url": recvURL + "/headless-1", "headers": map[string]string{"X-Replay-Test-Id": "headless-1"},
-		}})
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		done <- result{text: callText(res)}
-	}()
-	sh.answer(t, "answer:  y 1", "y 1")
-	var r result
-	select {
-	case r = <-done:
-	case <-ctx.Done():
-		t.Fatalf("no answer; the terminal shows:\n%s", sh.screen.String())
-	}
+	// server would, as the same person; it starts the real yett mcp.
+	r := runAgent(t, as, env, yett, map[string]any{
+		"method": "GET", "url": recvURL + "/headless-1", "headers": map[string]string{"X-Replay-Test-Id": "headless-1"},
+	}, func() { sh.answer(t, "answer:  y 1", "y 1") })
 	total := time.Since(start)
 	if r.err != nil || !strings.Contains(r.text, `"status":200`) {
-		t.Fatalf("the agent's call: %+v", r)
+		t.Fatalf("the agent's call: %+v; the terminal shows:\n%s", r, sh.screen.String())
 	}
 	evs := readEvents(t, recvLog)
 	sum := sha256.Sum256([]byte("Bearer " + setupCanary))
@@ -159,9 +141,9 @@ func TestHeadlessPath(t *testing.T) {
 		t.Errorf("the shell exited %d", code)
 	}
 	stop()
-	t.Logf("headless path for a new user: 3 commands (yett init, yett credential add, yett serve) and one approval; "+
+	t.Logf("headless path for a new user%s: 3 commands (yett init, yett credential add, yett serve) and one approval; "+
 		"set up in %s, first agent call answered %s after the first command (including typing, three unlocks and one vault creation at the default Argon2id cost)",
-		setupDone.Round(10*time.Millisecond), total.Round(10*time.Millisecond))
+		asWho(as), setupDone.Round(10*time.Millisecond), total.Round(10*time.Millisecond))
 
 	history, err := os.ReadFile(filepath.Join(home, ".bash_history"))
 	if err != nil {
@@ -177,10 +159,38 @@ func TestHeadlessPath(t *testing.T) {
 			}
 		}
 	}
+	if as != nil {
+		checkOwnedBy(t, as, filepath.Join(home, "data"))
+	}
 	checkTerminalEntries(t, home)
 	if os.Getenv("SHOWSCREEN") != "" {
 		t.Log(sh.screen.String())
 	}
+}
+
+func asWho(as *nonroot.User) string {
+	if as == nil {
+		return ""
+	}
+	return " who is not root, " + as.String()
+}
+
+// checkOwnedBy: everything Yett wrote for the person is theirs and private.
+func checkOwnedBy(t *testing.T, as *nonroot.User, dir string) {
+	t.Helper()
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if int(st.Uid) != as.UID {
+			t.Errorf("%s belongs to uid %d, not %s", p, st.Uid, as)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is mode %v: others may read it", p, fi.Mode().Perm())
+		}
+		return nil
+	})
 }
 
 // checkTerminalEntries reads the audit log: what the setup commands did is
