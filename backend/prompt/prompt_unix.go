@@ -65,6 +65,11 @@ func Open(stdin *os.File) (*Terminal, error) {
 	return &Terminal{tty: tty}, nil
 }
 
+// Attach makes prompts on tty, a controlling terminal its caller opened and
+// keeps (yett serve holds /dev/tty for its whole run). Do not Close the
+// Terminal: the caller closes tty.
+func Attach(tty *os.File) *Terminal { return &Terminal{tty: tty} }
+
 // checkControlling: fd is a terminal, and the controlling terminal of this
 // process (TIOCGPGRP fails with ENOTTY for any other).
 func checkControlling(fd int) error {

@@ -43,9 +43,7 @@ func (t ttyPassphrase) Passphrase(prompt string) ([]byte, error) {
 	if !term.IsTerminal(int(f.Fd())) {
 		return nil, errNoTerminal
 	}
-	fmt.Fprint(f, prompt)
-	p, err := term.ReadPassword(int(f.Fd()))
-	fmt.Fprintln(f)
+	p, err := readSecretAt(f, prompt)
 	if err != nil {
 		return nil, fmt.Errorf("reading the passphrase: %w", err)
 	}

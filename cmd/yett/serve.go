@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/userdir"
@@ -137,11 +135,10 @@ func orText(s, fallback string) string {
 	return s
 }
 
-// readPassphrase reads one line from the terminal with echo off.
-func readPassphrase(tty *os.File, prompt string) (vault.Passphrase, error) {
-	fmt.Fprint(tty, prompt)
-	p, err := term.ReadPassword(int(tty.Fd()))
-	fmt.Fprintln(tty)
+// readPassphrase reads one line from the terminal with echo off
+// (readSecretAt: off before the prompt shows).
+func readPassphrase(tty *os.File, text string) (vault.Passphrase, error) {
+	p, err := readSecretAt(tty, text)
 	if err != nil {
 		return nil, errors.New("serve: could not read the passphrase from the terminal")
 	}

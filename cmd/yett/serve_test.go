@@ -29,10 +29,13 @@ const (
 // ttyLog collects what yett serve writes to its terminal.
 type ttyLog struct{ syncbuf.Buffer }
 
-func (l *ttyLog) waitFor(t testing.TB, s string) {
+func (l *ttyLog) waitFor(t testing.TB, s string) { l.waitForCount(t, s, 1) }
+
+// waitForCount waits until s was written n times.
+func (l *ttyLog) waitForCount(t testing.TB, s string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(l.String(), s) {
+	for strings.Count(l.String(), s) < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("terminal never showed %q; it shows:\n%s", s, l.String())
 		}
@@ -247,7 +250,7 @@ func TestServeTerminalSaysHowCardsEnd(t *testing.T) {
 		t.Fatalf("the withdrawn card's call: %s", r)
 	}
 	w.typeLine(t, "unlock")
-	w.tty.waitFor(t, "Yett vault passphrase: ")
+	w.tty.waitForCount(t, "Yett vault passphrase: ", 2) // the first was at the start
 	w.typeLine(t, servePassphrase)
 	w.tty.waitFor(t, "Vault unlocked.")
 	second := call("approved")
