@@ -1,5 +1,5 @@
-// Yett's desktop app: the window, the vault and (later) the gateway in one
-// process. All wiring lives in package app; this file only starts it.
+// Yett's desktop app: the window, the vault and the gateway in one process.
+// All wiring lives in package app; this file only starts it.
 package main
 
 import (
@@ -13,6 +13,7 @@ import (
 
 	"github.com/yettdev/yett/app"
 	"github.com/yettdev/yett/backend/instance"
+	"github.com/yettdev/yett/backend/selfprotect"
 )
 
 //go:embed all:frontend/dist
@@ -26,6 +27,11 @@ func main() {
 }
 
 func run() error {
+	// Before the vault can be unlocked: an agent of the same user must not
+	// read this process's memory (backend/selfprotect).
+	if err := selfprotect.Harden(); err != nil {
+		return err
+	}
 	assets, err := fs.Sub(dist, "frontend/dist")
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/yettdev/yett/backend/selfprotect"
 	"github.com/yettdev/yett/backend/version"
 )
 
@@ -55,6 +56,15 @@ func (e *exitError) Unwrap() error { return e.err }
 func withExitCode(code int, err error) error { return &exitError{code: code, err: err} }
 
 func main() {
+	// Before anything can unlock the vault or read a secret, the process is
+	// closed to the user's other processes (an agent among them). Not the
+	// shim: it holds no secret, and the gateway reads its /proc entries.
+	if len(os.Args) < 2 || os.Args[1] != "mcp" {
+		if err := selfprotect.Harden(); err != nil {
+			fmt.Fprintf(os.Stderr, "yett: error: %v\n", err)
+			os.Exit(1)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
 	code := Run(ctx, env, os.Args[1:])

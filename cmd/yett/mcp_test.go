@@ -21,12 +21,19 @@ import (
 	"github.com/yettdev/yett/backend/rpcframe"
 )
 
+// testRoles are programs this test binary becomes when re-executed with
+// $YETT_TEST_ROLE naming one (files for one OS add theirs in init).
+var testRoles = map[string]func() int{}
+
 // yettBin is the yett binary built once for the subprocess tests.
 var yettBin string
 
 func TestMain(m *testing.M) {
 	if os.Getenv(agentRole) != "" {
 		os.Exit(agentMain())
+	}
+	if role := testRoles[os.Getenv("YETT_TEST_ROLE")]; role != nil {
+		os.Exit(role())
 	}
 	dir, err := os.MkdirTemp("", "yett-bin-")
 	if err != nil {
