@@ -1,11 +1,13 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -64,50 +66,62 @@ type Credential struct {
 // inject sets the credential on req. The redactor finds the secret in any
 // of the injected forms (the header value holds it as text, Basic as base64
 // at some alignment), so inject returns none of them.
-func (in Injection) inject(req *http.Request, secret []byte, nonce string) error {
+//
+// The header value is built in memory inject owns and returned as a
+// string over it (unsafe.String): the caller wipes it (the returned
+// function) once the response is read, so the value does not stay in the
+// heap as an immutable string until the collector reuses its memory. A
+// string made with + or string(secret) could never be cleared: one call
+// left six copies of the secret in yett serve's heap.
+func (in Injection) inject(req *http.Request, secret []byte, nonce string) (wipe func(), err error) {
 	h := req.Header
-	s := string(secret)
-	if s == "" {
-		return fmt.Errorf("%w: empty secret", ErrNoSecret)
+	if len(secret) == 0 {
+		return nil, fmt.Errorf("%w: empty secret", ErrNoSecret)
 	}
-	var value string
+	var owned []byte
+	wipe = func() { clear(owned) }
+	name := "Authorization"
 	switch in.Format {
 	case InjectBearer:
-		value = "Bearer " + s
-		h.Set("Authorization", value)
+		owned = append(append(make([]byte, 0, len("Bearer ")+len(secret)), "Bearer "...), secret...)
 	case InjectDPoP:
 		if in.Proof == nil {
-			return fmt.Errorf("%w: no DPoP proof signer", ErrInvalidRequest)
+			return nil, fmt.Errorf("%w: no DPoP proof signer", ErrInvalidRequest)
 		}
 		p, err := in.Proof(req.Method, req.URL.String(), secret, nonce)
 		if err != nil {
-			return fmt.Errorf("%w: the DPoP proof could not be signed", ErrNoSecret)
+			return nil, fmt.Errorf("%w: the DPoP proof could not be signed", ErrNoSecret)
 		}
-		value = "DPoP " + s
-		h.Set("Authorization", value)
+		owned = append(append(make([]byte, 0, len("DPoP ")+len(secret)), "DPoP "...), secret...)
 		h.Set("DPoP", p)
 	case InjectBasic:
-		value = "Basic " + base64.StdEncoding.EncodeToString([]byte(in.Username+":"+s))
-		h.Set("Authorization", value)
+		pair := append(append(append(make([]byte, 0, len(in.Username)+1+len(secret)), in.Username...), ':'), secret...)
+		owned = make([]byte, len("Basic ")+base64.StdEncoding.EncodedLen(len(pair)))
+		copy(owned, "Basic ")
+		base64.StdEncoding.Encode(owned[len("Basic "):], pair)
+		clear(pair)
 	case InjectHeader:
 		if !httpguts.ValidHeaderFieldName(in.HeaderName) {
-			return fmt.Errorf("%w: credential header name is not valid", ErrInvalidRequest)
+			return nil, fmt.Errorf("%w: credential header name is not valid", ErrInvalidRequest)
 		}
 		tmpl := in.Template
 		if tmpl == "" {
 			tmpl = SecretPlaceholder
 		}
 		if !strings.Contains(tmpl, SecretPlaceholder) {
-			return fmt.Errorf("%w: credential template lacks %s", ErrInvalidRequest, SecretPlaceholder)
+			return nil, fmt.Errorf("%w: credential template lacks %s", ErrInvalidRequest, SecretPlaceholder)
 		}
-		value = strings.ReplaceAll(tmpl, SecretPlaceholder, s)
-		h.Set(in.HeaderName, value)
+		owned = bytes.ReplaceAll([]byte(tmpl), []byte(SecretPlaceholder), secret)
+		name = in.HeaderName
 	default:
-		return fmt.Errorf("%w: unknown injection format", ErrInvalidRequest)
+		return nil, fmt.Errorf("%w: unknown injection format", ErrInvalidRequest)
 	}
+	value := unsafe.String(unsafe.SliceData(owned), len(owned))
 	if !httpguts.ValidHeaderFieldValue(value) {
 		// Never echo the value: it holds the secret.
-		return fmt.Errorf("%w: secret cannot be sent in a header", ErrNoSecret)
+		wipe()
+		return nil, fmt.Errorf("%w: secret cannot be sent in a header", ErrNoSecret)
 	}
-	return nil
+	h.Set(name, value)
+	return wipe, nil
 }

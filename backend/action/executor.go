@@ -230,11 +230,35 @@ func (e *Executor) roundTrip(ctx context.Context, p *pool, v *validated, key str
 		hreq.Header.Set("Accept-Encoding", "gzip")
 	}
 	if inj != nil {
-		if err := inj.inject(hreq, secret, nonce); err != nil {
+		wipe, err := inj.inject(hreq, secret, nonce)
+		if err != nil {
 			return nil, err
 		}
+		// The request's header value is gone from memory once the
+		// exchange is over: headers are written before the answer comes,
+		// and a credentialed request follows no redirect.
+		resp, err := p.client.Do(hreq)
+		if err != nil {
+			wipe()
+			return nil, err
+		}
+		resp.Body = &wipeOnClose{ReadCloser: resp.Body, wipe: wipe}
+		return resp, nil
 	}
 	return p.client.Do(hreq)
+}
+
+// wipeOnClose clears the injected header value when the response body is
+// closed: the request is fully written by then.
+type wipeOnClose struct {
+	io.ReadCloser
+	wipe func()
+}
+
+func (w *wipeOnClose) Close() error {
+	err := w.ReadCloser.Close()
+	w.wipe()
+	return err
 }
 
 // transportError maps a client error to a sentinel with redacted text.

@@ -40,6 +40,11 @@ func credentialID(key []byte, in Injection, secret []byte) [sha256.Size]byte {
 		m.Write([]byte{0})
 	}
 	m.Write(secret)
+	// A block of zeros pushes the secret's last bytes through the
+	// compression function, so the hash's buffer, which the collector
+	// frees but never clears, holds zeros rather than the secret.
+	var zeros [sha256.BlockSize]byte
+	m.Write(zeros[:])
 	var id [sha256.Size]byte
 	m.Sum(id[:0])
 	return id

@@ -59,20 +59,32 @@ func newRedactor(secret []byte) *redactor {
 	if secret[0] == ' ' {
 		r.starts['+'] = true
 	}
+	// One buffer for the padded secret and one for its encoding, each
+	// cleared at the end: a temporary per alignment (and EncodeToString's
+	// string) stayed in the heap as copies nothing could wipe.
+	padded := make([]byte, 2+len(secret))
+	enc := make([]byte, base64.StdEncoding.EncodedLen(len(padded)))
 	for pad := 0; pad < 3; pad++ {
-		enc := base64.StdEncoding.EncodeToString(append(make([]byte, pad), secret...))
+		in := padded[2-pad:]
+		clear(in[:pad])
+		copy(in[pad:], secret)
+		e := enc[:base64.StdEncoding.EncodedLen(len(in))]
+		base64.StdEncoding.Encode(e, in)
 		bits := 8 * (pad + len(secret))
 		from, to := []int{0, 2, 3}[pad], bits/6
-		for _, core := range [][]byte{[]byte(enc[from:to]), toURLAlphabet(enc[from:to])} {
+		std := slices.Clone(e[from:to])
+		for _, core := range [][]byte{std, toURLAlphabet(std)} {
 			r.b64 = append(r.b64, b64Form{core: core, mixedLeft: pad > 0, mixedRight: bits%6 != 0})
 		}
 	}
+	clear(padded)
+	clear(enc)
 	r.maxLen = len(secret) * len("&#x7e;")
 	return r
 }
 
-func toURLAlphabet(s string) []byte {
-	b := []byte(s)
+func toURLAlphabet(s []byte) []byte {
+	b := slices.Clone(s)
 	for i, c := range b {
 		switch c {
 		case '+':

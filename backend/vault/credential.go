@@ -2,6 +2,7 @@ package vault
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -198,6 +199,32 @@ type credentialRecord struct {
 	SecretSetAt *time.Time `json:"secret_set_at,omitempty"`
 }
 
+// credentialRecordIn is credentialRecord as decoded: the secret's JSON
+// string is kept raw and decoded by decodeSecretField into memory the vault
+// owns and wipes. Letting encoding/json decode the base64 left a copy of
+// the secret in the heap that nothing could clear (one call of yett serve
+// left five).
+type credentialRecordIn struct {
+	credentialRecord
+	Secret json.RawMessage `json:"secret"`
+}
+
+// decodeSecretField decodes the record's "secret", a JSON string of
+// standard base64 (what encoding/json writes for []byte, with no escapes).
+func decodeSecretField(raw json.RawMessage) ([]byte, error) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' || bytes.IndexByte(raw, '\\') >= 0 {
+		return nil, errors.New("credential record is not valid JSON of the expected shape")
+	}
+	b64 := raw[1 : len(raw)-1]
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+	n, err := base64.StdEncoding.Decode(out, b64)
+	if err != nil {
+		clear(out)
+		return nil, errors.New("credential record's secret is not valid base64")
+	}
+	return out[:n], nil
+}
+
 // credentialTimes are the times a credential record carries.
 type credentialTimes struct{ created, updated, secretSet time.Time }
 
@@ -205,18 +232,24 @@ type credentialTimes struct{ created, updated, secretSet time.Time }
 // authenticated, but the format could still be from a future version, so
 // it is validated like new input.
 func decodeCredential(id string, version uint64, plaintext []byte) (CredentialView, Secret, error) {
-	var r credentialRecord
+	var r credentialRecordIn
 	dec := json.NewDecoder(bytes.NewReader(plaintext))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
 		return CredentialView{}, Secret{}, errors.New("credential record is not valid JSON of the expected shape")
 	}
+	secret, err := decodeSecretField(r.Secret)
+	clear(r.Secret)
+	if err != nil {
+		return CredentialView{}, Secret{}, err
+	}
+	r.Secret = nil
 	c, err := NewCredential{
-		Name: r.Name, Secret: Secret{b: r.Secret}, Injection: r.Injection,
+		Name: r.Name, Secret: Secret{b: secret}, Injection: r.Injection,
 		Hosts: r.Hosts, PathPrefixes: r.PathPrefixes, Approval: r.Approval,
 	}.validate()
 	if err != nil {
-		clear(r.Secret)
+		clear(secret)
 		return CredentialView{}, Secret{}, err
 	}
 	view := CredentialView{
