@@ -50,6 +50,9 @@ type pending struct {
 	session Session
 	err     error
 	timer   *time.Timer
+	// via is how an approved per-call card's answer came (set before done
+	// is closed).
+	via Via
 }
 
 type endedRun struct {

@@ -31,8 +31,8 @@ func TestCommandCards(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- b.AskCall(context.Background(), r, s.ID, Call{Channel: "ssh", Method: "exec", Target: "deploy@web1:22",
-			Credential: "web-1", Ref: "ssh_1", Command: cmd, Stdin: stdin})
+		done <- errOf(b.AskCall(context.Background(), r, s.ID, Call{Channel: "ssh", Method: "exec", Target: "deploy@web1:22",
+			Credential: "web-1", Ref: "ssh_1", Command: cmd, Stdin: stdin}))
 	}()
 	var card Request
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {

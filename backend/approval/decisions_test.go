@@ -65,7 +65,7 @@ func TestAnswerPolicyKeepsTheCard(t *testing.T) {
 	s := approve(t, b, r)
 	done := make(chan error, 1)
 	go func() {
-		done <- b.AskCall(context.Background(), r, s.ID, Call{Channel: "http", Method: "POST", Target: "x/y", Credential: "prod", Ref: "cred_sensitive"})
+		done <- errOf(b.AskCall(context.Background(), r, s.ID, Call{Channel: "http", Method: "POST", Target: "x/y", Credential: "prod", Ref: "cred_sensitive"}))
 	}()
 	var p []Request
 	for len(p) == 0 {

@@ -100,14 +100,15 @@ func (c Call) command(r *Request) {
 	r.Stdin = strings.ToValidUTF8(string(in), "\uFFFD")
 }
 
-// AskCall asks the person about one call of a run that has a valid session.
+// AskCall asks the person about one call of a run that has a valid session,
+// and returns how the approval reached Yett (for the call's intent entry).
 // The card is removed when ctx ends: a per-call card without its call must
 // not stay answerable.
-func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID string, c Call) error {
+func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID string, c Call) (Via, error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return ErrClosed
+		return Via{}, ErrClosed
 	}
 	now := time.Now()
 	p := &pending{
@@ -124,7 +125,7 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID s
 	b.notify(Update{Pending: true})
 	select {
 	case <-p.done:
-		return p.err
+		return p.via, p.err
 	case <-ctx.Done():
 		b.mu.Lock()
 		removed := b.finishLocked(p, ctx.Err())
@@ -135,7 +136,7 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID s
 		if removed {
 			b.notify(Update{Pending: true})
 		}
-		return ctx.Err()
+		return Via{}, ctx.Err()
 	}
 }
 
@@ -182,6 +183,14 @@ func (b *Broker) expire(id string) {
 // session card with ErrAuditUnavailable if the approval could not be
 // recorded; in each case the waiting calls are denied.
 func (b *Broker) Answer(id string, approve bool, surface string) error {
+	return b.AnswerVia(id, approve, Via{Surface: surface})
+}
+
+// AnswerVia is Answer with what the surface checked about the answer (the
+// terminal's one-time code, the notification server, a system
+// verification): the session, or the approved call's intent, records it.
+func (b *Broker) AnswerVia(id string, approve bool, via Via) error {
+	surface := via.Surface
 	b.mu.Lock()
 	p, ok := b.pending[id]
 	if !ok {
@@ -212,6 +221,7 @@ func (b *Broker) Answer(id string, approve bool, surface string) error {
 		// A per-call card is approved only in the epoch it was shown in,
 		// as a session card is: the person answered a question about the
 		// vault state of that moment.
+		p.via = via
 		b.finishLocked(p, nil)
 		b.decideLocked(p, OutcomeApproved, surface)
 		b.mu.Unlock()
@@ -226,7 +236,7 @@ func (b *Broker) Answer(id string, approve bool, surface string) error {
 
 	s := Session{
 		ID: newID("ap-"), BootID: b.cfg.BootID, RunID: p.req.RunID, VaultEpoch: p.epoch,
-		ApprovedAt: time.Now().UTC(), Surface: surface, Channel: p.req.Channel, Who: p.req.Who, Run: p.run,
+		ApprovedAt: time.Now().UTC(), Surface: surface, Via: via, Channel: p.req.Channel, Who: p.req.Who, Run: p.run,
 	}
 	if r := b.cfg.Recorder; r != nil {
 		if err := r.SessionApproved(context.Background(), s); err != nil {

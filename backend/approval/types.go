@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/procid"
 )
 
@@ -29,6 +30,20 @@ const (
 	SurfaceTerminal     = "terminal"     // yett serve's controlling terminal
 	SurfaceNotification = "notification" // a native desktop notification
 )
+
+// Via is how an answer reached the broker: the surface, and what its
+// surface checked (audit.Via says what each field holds). Answer(id,
+// approve, surface) is AnswerVia with only the surface.
+type Via struct {
+	Surface  string
+	Detail   string
+	Verified string
+}
+
+// Audit is v as the audit log records it.
+func (v Via) Audit() *audit.Via {
+	return &audit.Via{Surface: v.Surface, Detail: v.Detail, Verified: v.Verified}
+}
 
 // OperationRef is the Ref of a call card about the named operation.
 func OperationRef(name string) string { return "operation:" + name }
@@ -145,8 +160,10 @@ type Session struct {
 	VaultEpoch uint64    `json:"vault_epoch"`
 	ApprovedAt time.Time `json:"approved_at"`
 	Surface    string    `json:"surface"`
-	Channel    string    `json:"channel"`
-	Who        Requester `json:"who"`
+	// Via is how the approval reached Yett, in full. Not sent to the UI.
+	Via     Via       `json:"-"`
+	Channel string    `json:"channel"`
+	Who     Requester `json:"who"`
 	// Run is the full binding. Not sent to the UI.
 	Run *procid.RunRecord `json:"-"`
 }

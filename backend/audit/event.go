@@ -170,8 +170,25 @@ type Event struct {
 	NamedOperation  *NamedOperation `json:"named_operation,omitempty"`
 	VaultChange     *VaultChange    `json:"vault_change,omitempty"`
 	Answer          *Answer         `json:"answer,omitempty"`
+	Via             *Via            `json:"via,omitempty"`
 	Drill           *DrillFacts     `json:"drill,omitempty"`
 	Inventory       *InventoryEdit  `json:"inventory,omitempty"`
+}
+
+// Via says how a person's answer to an approval card reached Yett: on
+// session_approved, and on an action_requested whose per-call card was
+// approved. The agent is a program of the same user, so which channel
+// carried the answer, and what Yett checked about it, is what tells an
+// auditor whether the person gave it.
+type Via struct {
+	Surface string `json:"surface"` // "desktop card", "terminal", "notification"
+	// Detail is what Yett checked of the channel: the terminal and that
+	// the card's one-time code was typed; the notification server's bus
+	// name, pid and executable; "click or key in the window".
+	Detail string `json:"detail,omitempty"`
+	// Verified names the system verification of the person done for this
+	// card ("polkit: password of <user>"), "" when none was asked.
+	Verified string `json:"verified,omitempty"`
 }
 
 // Answer describes an answer to an approval card that was refused
@@ -244,6 +261,9 @@ func (e *Event) validate() error {
 		"boot_id": e.BootID, "previous_boot_id": e.PreviousBootID, "session_id": e.SessionID,
 		"approval_id": e.ApprovalID, "approved_by": e.ApprovedBy, "surface": e.Surface,
 		"reason": string(e.Reason), "authorization_id": e.AuthorizationID,
+	}
+	if v := e.Via; v != nil {
+		fields["via.surface"], fields["via.detail"], fields["via.verified"] = v.Surface, v.Detail, v.Verified
 	}
 	if r := e.Run; r != nil {
 		fields["run.run_id"], fields["run.executable"] = r.RunID, r.Executable

@@ -175,18 +175,21 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
+	var via *audit.Via
 	if op.Approval == operation.ApprovalPerCall {
 		what := fmt.Sprintf("%s (%s, %s)", b.Name, b.AccountRef, b.Environment)
-		if err := g.broker.AskCall(ctx, sess.Run, sess.ID, approval.Call{
+		v, err := g.broker.AskCall(ctx, sess.Run, sess.ID, approval.Call{
 			Channel: ChannelOAuth, Method: op.Method, Target: name + " " + call.Host + call.Path, Credential: what,
 			Ref: approval.OperationRef(name),
-		}); err != nil {
+		})
+		if err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
 		}
+		via = v.Audit()
 	}
 	return g.send(ctx, c, &outgoing{
 		req:  action.Request{Method: call.Method, URL: call.URL, Body: call.Body, Headers: bodyHeaders(call.Body)},
-		host: call.Host, path: call.Path, key: call.Key, credRef: op.AuthorizationID, operation: name,
+		host: call.Host, path: call.Path, key: call.Key, credRef: op.AuthorizationID, operation: name, approvedVia: via,
 		credential: func(ctx context.Context) (*action.Credential, func(int), *refusal) {
 			lease, err := g.oauth.Acquire(ctx, op.AuthorizationID, name)
 			if err != nil {

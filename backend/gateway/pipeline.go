@@ -65,14 +65,17 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return g.refuse(c, act, "", r), nil
 	}
 	// 5. Per-call approval, never replaced by the session.
+	var via *audit.Via
 	if cv.Approval == vault.ApprovalPerCall {
-		if err := g.broker.AskCall(ctx, sess.Run, sess.ID, approval.Call{
+		v, err := g.broker.AskCall(ctx, sess.Run, sess.ID, approval.Call{
 			Channel: "http", Method: call.req.Method, Target: call.host + call.path, Credential: cv.Name, Ref: cv.ID,
-		}); err != nil {
+		})
+		if err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
 		}
+		via = v.Audit()
 	}
-	return g.dispatch(ctx, c, call, cv, sess, act), nil
+	return g.dispatch(ctx, c, call, cv, sess, act, via), nil
 }
 
 // lockedHTTPAction names a call refused at the vault gate for the audit
@@ -248,9 +251,9 @@ func (g *Gateway) continuity(ctx context.Context, run *procid.RunRecord) approva
 }
 
 // dispatch sends an http.request with its vault credential.
-func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vault.CredentialView, sess approval.Session, act *audit.Action) *mcp.CallToolResult {
+func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vault.CredentialView, sess approval.Session, act *audit.Action, via *audit.Via) *mcp.CallToolResult {
 	return g.send(ctx, c, &outgoing{
-		req: call.req, host: call.host, path: call.path, key: call.key, credRef: cv.ID,
+		req: call.req, host: call.host, path: call.path, key: call.key, credRef: cv.ID, approvedVia: via,
 		credential: func(ctx context.Context) (*action.Credential, func(int), *refusal) {
 			// The one read of the secret, for the very credential and
 			// version the person's approval covered.
@@ -288,6 +291,9 @@ type outgoing struct {
 	perf performer
 	// ssh are the facts of an SSH command, for its intent's audit entry.
 	ssh *audit.SSHFacts
+	// approvedVia is how the person's per-call approval of this call
+	// reached Yett, for its intent entry; nil when no per-call card asked.
+	approvedVia *audit.Via
 }
 
 // performer is what performs call: its own, or its HTTP request.
@@ -386,7 +392,7 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	}()
 	_, aerr := g.audit.Append(ctx, audit.Event{
 		Type: audit.EventActionRequested, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
-		SessionID: sess.ID, Run: runBinding(sess.RunID, sess.Run), Action: act, SSH: call.ssh,
+		SessionID: sess.ID, Run: runBinding(sess.RunID, sess.Run), Action: act, SSH: call.ssh, Via: call.approvedVia,
 	})
 	j := <-jdone
 	switch {

@@ -38,6 +38,7 @@ func (r recorder) SessionApproved(ctx context.Context, s approval.Session) error
 	if _, err := g.audit.Append(ctx, audit.Event{
 		Type: audit.EventSessionApproved, Time: s.ApprovedAt, BootID: s.BootID, VaultEpoch: s.VaultEpoch,
 		SessionID: s.ID, ApprovalID: s.ID, Run: runBinding(s.RunID, s.Run), ApprovedBy: localUser(), Surface: s.Surface,
+		Via: s.Via.Audit(),
 	}); err != nil {
 		g.log.Error("audit log refused a session approval", "run", s.RunID)
 		return err

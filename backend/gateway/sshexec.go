@@ -207,10 +207,13 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		return g.refuse(c, act, "", r), nil
 	}
 	// 6. Per-call approval (the default for hosts), naming the exact command.
+	var via *audit.Via
 	if host.Approval == vault.ApprovalPerCall {
-		if err := g.broker.AskCall(ctx, sess.Run, sess.ID, card); err != nil {
+		v, err := g.broker.AskCall(ctx, sess.Run, sess.ID, card)
+		if err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
 		}
+		via = v.Audit()
 	}
 	timeout := min(DefaultSSHTimeout, host.Timeout)
 	if call.timeout > 0 {
@@ -218,7 +221,7 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	}
 	facts := sshFacts(host, call)
 	return g.send(ctx, c, &outgoing{
-		host: host.Name, key: call.key, credRef: host.ID, ssh: facts,
+		host: host.Name, key: call.key, credRef: host.ID, ssh: facts, approvedVia: via,
 		perf: &sshAction{g: g, host: host, pins: pins, call: call, timeout: timeout, epoch: sess.VaultEpoch, facts: facts},
 	}, sess, act), nil
 }

@@ -29,11 +29,11 @@ var testRoles = map[string]func() int{}
 var yettBin string
 
 func TestMain(m *testing.M) {
-	if os.Getenv(agentRole) != "" {
-		os.Exit(agentMain())
-	}
 	if role := testRoles[os.Getenv("YETT_TEST_ROLE")]; role != nil {
 		os.Exit(role())
+	}
+	if os.Getenv(agentRole) != "" {
+		os.Exit(agentMain())
 	}
 	dir, err := os.MkdirTemp("", "yett-bin-")
 	if err != nil {

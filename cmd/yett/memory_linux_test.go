@@ -107,7 +107,7 @@ func TestServeMemoryClosedToTheUsersProcesses(t *testing.T) {
 	serve.answer(t, "Yett vault passphrase: ", servePassphrase)
 	serve.expect(t, "gateway listening")
 	r := runAgent(t, as, env, yett, map[string]any{"method": "GET", "url": recvURL + "/memory-1"},
-		func() { serve.answer(t, "answer:  y 1", "y 1") })
+		func() { serve.approveCard(t, 1) })
 	if r.err != nil || !strings.Contains(r.text, `"status":200`) {
 		t.Fatalf("the approved call: %+v", r)
 	}

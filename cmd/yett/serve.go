@@ -31,10 +31,14 @@ Runs the same gateway as the desktop app, without a window, for servers and
 SSH sessions. The vault passphrase is read from the controlling terminal with
 echo off, and approval cards are shown and answered there (/dev/tty), never on
 stdin: a program that starts yett serve with pipes cannot answer its own
-approvals. An agent in the same terminal session as yett serve is refused at
-the terminal (approve it from another session or from the app).
+approvals. Each card carries a one-time code that an approval must type: a
+program that can push keystrokes into this terminal does not see the screen.
+An agent in the same terminal session as yett serve, or one started by a
+process of that session, is refused at the terminal (approve it from
+another session or from the app).
 
-At the terminal:  y N / n N   approve or deny card N
+At the terminal:  y N CODE     approve card N with the one-time code on it
+                  n N          deny card N
                   sessions     list approved sessions
                   revoke N     end session N
                   lock         lock the vault (denies every call)
@@ -110,14 +114,19 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	case st.Broker == nil:
 		return fmt.Errorf("serve: %s", strings.TrimSuffix(orText(st.GatewayProblem, "The agent gateway did not start."), "."))
 	}
-	t := &terminal{tty: tty, v: v, b: st.Broker}
+	t := &terminal{tty: tty, v: v, b: st.Broker, ttyName: controllingTerminal()}
 	defer followInventory(k, tty)()
 	if err := t.unlock(); err != nil {
 		return err
 	}
 	unsub := t.b.Subscribe(func(approval.Update) { t.refresh() })
 	defer unsub()
-	fmt.Fprintf(tty, "yett serve: gateway listening on %s\nApprovals are answered here. Type help for commands.\n", st.SocketPath)
+	fmt.Fprintf(tty, "yett serve: gateway listening on %s\nApprovals are answered here, each with the one-time code on its card. Type help for commands.\n", st.SocketPath)
+	if tiocstiAllowed() {
+		fmt.Fprint(tty, "Note: this kernel lets any program in this terminal's session type into it (TIOCSTI; dev.tty.legacy_tiocsti is 1). "+
+			"Typed input alone cannot approve a card (it needs the card's code, which only this screen shows), and cards from agents in this session are refused; "+
+			"set dev.tty.legacy_tiocsti=0 to close it.\n")
+	}
 	quit := make(chan struct{})
 	go t.commands(quit)
 	select {

@@ -149,8 +149,8 @@ func BenchmarkServeMemory(b *testing.B) {
 		// Approve every card as it shows ("y N"), for as long as calls run.
 		approveUntil := time.Now().Add(3 * time.Second)
 		for n := 1; n <= 16 && time.Now().Before(approveUntil); {
-			if strings.Contains(tty.String(), fmt.Sprintf("[%d] Approve", n)) {
-				master.Write([]byte(fmt.Sprintf("y %d\n", n)))
+			if code := cardCode(tty.String(), n); code != "" {
+				master.Write([]byte(fmt.Sprintf("y %d %s\n", n, code)))
 				n++
 				continue
 			}

@@ -103,7 +103,7 @@ func TestServeServesOperationsFromTheApp(t *testing.T) {
 		done <- result{text: callText(res)}
 	}()
 	w.tty.waitFor(t, "[1] Approve this agent run?")
-	w.typeLine(t, "y 1")
+	w.typeLine(t, w.tty.approveLine(t, 1))
 	var r result
 	select {
 	case r = <-done:

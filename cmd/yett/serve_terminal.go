@@ -4,6 +4,8 @@ package main
 
 import (
 	"bufio"
+	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"os"
@@ -28,8 +30,37 @@ type terminal struct {
 	mu    sync.Mutex
 	next  int
 	cards map[int]approval.Request // shown and still pending
+	codes map[int]string           // each shown card's one-time code
+	wrong map[int]int              // wrong codes typed for a card
 	byID  map[string]int
 	sess  []approval.Session
+	// ttyName names the terminal in the audit log's record of an answer.
+	ttyName string
+}
+
+// codeAlphabet has no letters or digits that read alike (0/O, 1/I/L).
+const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+// codeLen is the length of a card's one-time code: 31^5, about 2^25.
+const codeLen = 5
+
+// maxWrongCodes ends a card (denied) after this many wrong codes, so a
+// program that can type into the terminal cannot try its way through.
+const maxWrongCodes = 3
+
+// newCode makes a card's one-time code. A program that pushes keystrokes
+// into this terminal (TIOCSTI, or anything else that types) does not see
+// what yett serve writes to it, so it cannot type the code; the person
+// reads it off the card.
+func newCode() string {
+	var b [codeLen]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("serve: crypto/rand failed: " + err.Error())
+	}
+	for i := range b {
+		b[i] = codeAlphabet[int(b[i])%len(codeAlphabet)]
+	}
+	return string(b[:])
 }
 
 func (t *terminal) unlock() error {
@@ -70,6 +101,7 @@ func (t *terminal) refresh() {
 	defer t.mu.Unlock()
 	if t.cards == nil {
 		t.cards, t.byID = map[int]approval.Request{}, map[string]int{}
+		t.codes, t.wrong = map[int]string{}, map[int]int{}
 	}
 	live := map[string]bool{}
 	for _, r := range pending {
@@ -80,14 +112,18 @@ func (t *terminal) refresh() {
 		t.next++
 		n := t.next
 		t.cards[n], t.byID[r.ID] = r, n
-		if sameSession(r.Who.PID) {
-			// An agent in this terminal's session could type the answer
-			// itself: refuse here, the person approves elsewhere.
+		if pid, ok := inOurSession(r.Who); ok {
+			// A process in this terminal's session (the agent, or the
+			// agent a helper it started with setsid descends from) could
+			// type into this terminal: refuse here, the person approves
+			// elsewhere.
 			refuse = append(refuse, r.ID)
-			fmt.Fprintf(t.tty, "\n[%d] refused: %s (pid %d) runs in yett serve's own terminal session, so it could answer its own card. Run the agent in another session, or use the app.\n", n, r.Who.Name, r.Who.PID)
+			fmt.Fprintf(t.tty, "\n[%d] refused: %s (pid %d) asks, and pid %d of its chain runs in yett serve's own terminal session, so it could type into this terminal. Run the agent in another session, or use the app.\n",
+				n, r.Who.Name, r.Who.PID, pid)
 			continue
 		}
-		fmt.Fprint(t.tty, cardText(n, r))
+		t.codes[n] = newCode()
+		fmt.Fprint(t.tty, cardText(n, r, t.codes[n]))
 	}
 	var gone []int
 	for n, r := range t.cards {
@@ -109,6 +145,8 @@ func (t *terminal) refresh() {
 		r := t.cards[n]
 		delete(t.cards, n)
 		delete(t.byID, r.ID)
+		delete(t.codes, n)
+		delete(t.wrong, n)
 		fmt.Fprintf(t.tty, "[%d] %s.\n", n, endedWords(outcomes[r.ID]))
 	}
 }
@@ -139,7 +177,7 @@ func endedWords(d approval.Decision) string {
 	return "closed"
 }
 
-func cardText(n int, r approval.Request) string {
+func cardText(n int, r approval.Request, code string) string {
 	var b strings.Builder
 	if r.Kind == approval.KindSession {
 		fmt.Fprintf(&b, "\n[%d] Approve this agent run? (%s)\n", n, r.Change)
@@ -174,8 +212,26 @@ func cardText(n int, r approval.Request) string {
 	} else {
 		fmt.Fprintf(&b, "    wants:   %s %s with credential %q\n", r.Method, r.Target, r.Credential)
 	}
-	fmt.Fprintf(&b, "    answer:  y %d  or  n %d   (within %s)\n", n, n, time.Until(r.Deadline).Round(time.Second))
+	fmt.Fprintf(&b, "    answer:  y %d %s  or  n %d   (within %s; the code is for this card only)\n", n, code, n, time.Until(r.Deadline).Round(time.Second))
 	return b.String()
+}
+
+// inOurSession reports the first process of who's chain (the asker, the
+// shim, the process that started the shim, and every ancestor of the
+// asker) that is in this process's session, which can type into this
+// terminal. A helper started with setsid leaves the session, but its
+// parent, the agent, does not.
+func inOurSession(who approval.Requester) (int, bool) {
+	pids := []int{who.PID, who.ShimPID, who.ShimParentPID}
+	for _, p := range who.Parents {
+		pids = append(pids, p.PID)
+	}
+	for _, pid := range pids {
+		if pid > 1 && sameSession(pid) {
+			return pid, true
+		}
+	}
+	return 0, false
 }
 
 // sameSession reports whether pid is in this process's session (shares
@@ -199,8 +255,12 @@ func (t *terminal) commands(quit chan<- struct{}) {
 			continue
 		}
 		switch {
-		case (f[0] == "y" || f[0] == "n") && len(f) == 2:
-			t.answer(f[1], f[0] == "y")
+		case f[0] == "y" && len(f) == 3:
+			t.approve(f[1], f[2])
+		case f[0] == "y" && len(f) == 2:
+			fmt.Fprintf(t.tty, "Type the card's code too: y %s CODE (the code is on the card).\n", f[1])
+		case f[0] == "n" && len(f) == 2:
+			t.answer(f[1], false, "")
 		case f[0] == "sessions":
 			t.listSessions()
 		case f[0] == "revoke" && len(f) == 2:
@@ -225,7 +285,33 @@ func (t *terminal) commands(quit chan<- struct{}) {
 	}
 }
 
-func (t *terminal) answer(num string, yes bool) {
+// approve approves card num if code is its one-time code. Three wrong codes
+// deny the card.
+func (t *terminal) approve(num, code string) {
+	n, _ := strconv.Atoi(num)
+	t.mu.Lock()
+	want, ok := t.codes[n]
+	right := ok && subtle.ConstantTimeCompare([]byte(strings.ToUpper(code)), []byte(want)) == 1
+	tries := 0
+	if ok && !right {
+		t.wrong[n]++
+		tries = t.wrong[n]
+	}
+	t.mu.Unlock()
+	switch {
+	case !ok:
+		fmt.Fprintf(t.tty, "No open card %s.\n", num)
+	case right:
+		t.answer(num, true, "one-time code checked")
+	case tries >= maxWrongCodes:
+		fmt.Fprintf(t.tty, "[%d] wrong code %d times: denying it.\n", n, tries)
+		t.answer(num, false, "")
+	default:
+		fmt.Fprintf(t.tty, "[%d] wrong code; type the code shown on card %d (%d more tries).\n", n, n, maxWrongCodes-tries)
+	}
+}
+
+func (t *terminal) answer(num string, yes bool, checked string) {
 	n, _ := strconv.Atoi(num)
 	t.mu.Lock()
 	r, ok := t.cards[n]
@@ -234,7 +320,11 @@ func (t *terminal) answer(num string, yes bool) {
 		fmt.Fprintf(t.tty, "No open card %s.\n", num)
 		return
 	}
-	err := t.b.Answer(r.ID, yes, "terminal")
+	detail := t.ttyName
+	if checked != "" {
+		detail += ", " + checked
+	}
+	err := t.b.AnswerVia(r.ID, yes, approval.Via{Surface: approval.SurfaceTerminal, Detail: detail})
 	switch {
 	case err == nil:
 		// refresh prints how the card ended, once, when it leaves.
@@ -272,4 +362,42 @@ func (t *terminal) revoke(num string) {
 		return
 	}
 	fmt.Fprintf(t.tty, "Session %d ended.\n", n)
+}
+
+// controllingTerminal names this process's controlling terminal for the
+// audit log's record of an answer ("/dev/pts/3"), from tty_nr in
+// /proc/self/stat; "the controlling terminal" where that cannot be read.
+func controllingTerminal() string {
+	const fallback = "the controlling terminal"
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return fallback
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// spaces: state ppid pgrp session tty_nr ...
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 5 {
+		return fallback
+	}
+	nr, err := strconv.ParseUint(f[4], 10, 32)
+	if err != nil || nr == 0 {
+		return fallback
+	}
+	major, minor := (nr>>8)&0xfff, (nr&0xff)|((nr>>12)&0xfff00)
+	if major >= 136 && major <= 143 { // Unix98 ptys
+		return fmt.Sprintf("/dev/pts/%d", (major-136)*256+minor)
+	}
+	return fmt.Sprintf("tty %d:%d", major, minor)
+}
+
+// tiocstiAllowed reports whether this kernel lets a process push input into
+// its controlling terminal with TIOCSTI: Linux before 6.2 (and other
+// systems) always do; later Linux kernels when dev.tty.legacy_tiocsti is 1.
+func tiocstiAllowed() bool {
+	b, err := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti")
+	if err != nil {
+		return true
+	}
+	return strings.TrimSpace(string(b)) != "0"
 }

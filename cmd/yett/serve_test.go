@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,6 +43,27 @@ func (l *ttyLog) waitForCount(t testing.TB, s string, n int) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// cardCodeRE finds a card's one-time code on yett serve's terminal.
+var cardCodeRE = regexp.MustCompile(`answer:  y (\d+) ([A-Z2-9]{5})`)
+
+// cardCode returns card n's one-time code as the screen shows it, "" when
+// the card (or its code) is not there.
+func cardCode(screen string, n int) string {
+	for _, m := range cardCodeRE.FindAllStringSubmatch(screen, -1) {
+		if m[1] == strconv.Itoa(n) {
+			return m[2]
+		}
+	}
+	return ""
+}
+
+// approveLine waits for card n and returns the line that approves it.
+func (l *ttyLog) approveLine(t testing.TB, n int) string {
+	t.Helper()
+	l.waitFor(t, fmt.Sprintf("answer:  y %d ", n))
+	return fmt.Sprintf("y %d %s", n, cardCode(l.String(), n))
 }
 
 // serveWorld is a vault with a credential bound to a receiver, and
@@ -168,7 +191,7 @@ func TestServeTerminalApproval(t *testing.T) {
 		done <- result{text: callText(res), isError: res.IsError}
 	}()
 	w.tty.waitFor(t, "[1] Approve this agent run? (first request)")
-	w.tty.waitFor(t, "answer:  y 1")
+	approve := w.tty.approveLine(t, 1)
 	if !strings.Contains(w.tty.String(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Errorf("card does not name the origin process:\n%s", w.tty.String())
 	}
@@ -178,13 +201,13 @@ func TestServeTerminalApproval(t *testing.T) {
 		t.Errorf("card does not say who holds the shim's stdio:\n%s", w.tty.String())
 	}
 	// stdin is not the approval channel.
-	io.WriteString(w.stdin, "y 1\n")
+	io.WriteString(w.stdin, approve+"\n")
 	select {
 	case r := <-done:
 		t.Fatalf("the call went on without a terminal answer: %+v", r)
 	case <-time.After(500 * time.Millisecond):
 	}
-	w.typeLine(t, "y 1")
+	w.typeLine(t, approve)
 	var r result
 	select {
 	case r = <-done:
@@ -255,7 +278,7 @@ func TestServeTerminalSaysHowCardsEnd(t *testing.T) {
 	w.tty.waitFor(t, "Vault unlocked.")
 	second := call("approved")
 	w.tty.waitFor(t, "[2] Approve this agent run?")
-	w.typeLine(t, "y 2")
+	w.typeLine(t, w.tty.approveLine(t, 2))
 	if r := <-second; !strings.Contains(r, `"status":200`) {
 		t.Fatalf("the approved call: %s", r)
 	}

@@ -168,7 +168,7 @@ func TestHeadlessOAuth(t *testing.T) {
 		}
 		done <- callText(res)
 	}()
-	serve.answer(t, "answer:  y 1", "y 1")
+	serve.approveCard(t, 1)
 	var text string
 	select {
 	case text = <-done:

@@ -186,3 +186,14 @@ func runAgent(t *testing.T, as *nonroot.User, env []string, yett string, args ma
 		return agentResult{err: fmt.Errorf("the agent did not finish: %s", errOut.String())}
 	}
 }
+
+// approveCard waits for yett serve's card n on the terminal and types the
+// line that approves it, with its one-time code.
+func (r *ptyRun) approveCard(t *testing.T, n int) {
+	t.Helper()
+	r.expect(t, fmt.Sprintf("answer:  y %d ", n))
+	code := cardCode(r.screen.String(), n)
+	if _, err := r.master.Write([]byte(fmt.Sprintf("y %d %s\n", n, code))); err != nil {
+		t.Fatal(err)
+	}
+}

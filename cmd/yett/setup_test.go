@@ -124,7 +124,7 @@ func headlessPath(t *testing.T, as *nonroot.User) {
 	// server would, as the same person; it starts the real yett mcp.
 	r := runAgent(t, as, env, yett, map[string]any{
 		"method": "GET", "url": recvURL + "/headless-1", "headers": map[string]string{"X-Replay-Test-Id": "headless-1"},
-	}, func() { sh.answer(t, "answer:  y 1", "y 1") })
+	}, func() { sh.approveCard(t, 1) })
 	total := time.Since(start)
 	if r.err != nil || !strings.Contains(r.text, `"status":200`) {
 		t.Fatalf("the agent's call: %+v; the terminal shows:\n%s", r, sh.screen.String())
