@@ -52,7 +52,7 @@ func runAccounts(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprint(env.Stderr, accountsUsage)
 		return withExitCode(2, errors.New("accounts: say list, or revoke NAME|ID"))
 	}
-	s, err := openSetup(ctx, env, "accounts "+sub, true)
+	s, err := openSetup(ctx, env, "accounts "+sub, setupUse)
 	if err != nil {
 		return err
 	}

@@ -123,7 +123,7 @@ func runConnect(ctx context.Context, env *Env, args []string) error {
 		}
 		req.ReviewBy = d
 	}
-	s, err := openSetup(ctx, env, "connect", true)
+	s, err := openSetup(ctx, env, "connect", setupWiden)
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func credentialAdd(ctx context.Context, env *Env, args []string) error {
 	if err := checkBindings(hosts, paths); err != nil {
 		return withExitCode(2, fmt.Errorf("credential add: %w", err))
 	}
-	s, err := openSetup(ctx, env, "credential add", true)
+	s, err := openSetup(ctx, env, "credential add", setupWiden)
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func credentialRead(ctx context.Context, env *Env, sub string, args []string) er
 		fmt.Fprint(env.Stderr, credentialUsage)
 		return withExitCode(2, fmt.Errorf("credential %s: bad arguments", sub))
 	}
-	s, err := openSetup(ctx, env, "credential "+sub, true)
+	s, err := openSetup(ctx, env, "credential "+sub, setupUse)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func runInit(ctx context.Context, env *Env, args []string) error {
 		fs.Usage()
 		return withExitCode(2, errors.New("init: bad arguments"))
 	}
-	s, err := openSetup(ctx, env, "init", false)
+	s, err := openSetup(ctx, env, "init", setupCreate)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func runOperation(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprint(env.Stderr, operationUsage)
 		return withExitCode(2, errors.New("operation: say add, list, or remove NAME"))
 	}
-	s, err := openSetup(ctx, env, "operation "+sub, true)
+	s, err := openSetup(ctx, env, "operation "+sub, setupUse)
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func operationAdd(ctx context.Context, env *Env, args []string) error {
 		}
 		o.BodySchema = b
 	}
-	s, err := openSetup(ctx, env, "operation add", true)
+	s, err := openSetup(ctx, env, "operation add", setupWiden)
 	if err != nil {
 		return err
 	}

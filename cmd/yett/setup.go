@@ -42,9 +42,27 @@ func refuseNoTerminal(name string) error {
 	return withExitCode(2, fmt.Errorf("%s: %w", name, prompt.ErrNoTerminal))
 }
 
-// openSetup opens the session. wantVault: the vault must exist and is
-// unlocked; otherwise it must not exist yet (yett init).
-func openSetup(ctx context.Context, env *Env, name string, wantVault bool) (*setup, error) {
+// setupKind says what a setup command does with the vault.
+type setupKind int
+
+const (
+	// setupCreate: the vault must not exist yet (yett init).
+	setupCreate setupKind = iota
+	// setupUse: the vault is unlocked, with the kernel keyring when it
+	// holds the key: commands that read or take authority away (list,
+	// show, remove, revoke).
+	setupUse
+	// setupWiden: the vault is unlocked with the passphrase, every time,
+	// whatever the keyring holds: commands that add or widen authority
+	// (credential add, operation add, connect). A program of the user can
+	// give any command a terminal of its own (script(1), a pty); the
+	// keyring opens yett serve and the app, it never authorizes a change.
+	setupWiden
+)
+
+// openSetup opens the session for a command of kind.
+func openSetup(ctx context.Context, env *Env, name string, kind setupKind) (*setup, error) {
+	wantVault := kind != setupCreate
 	in, _ := env.Stdin.(*os.File)
 	tty, err := prompt.Open(in)
 	if err != nil {
@@ -56,7 +74,7 @@ func openSetup(ctx context.Context, env *Env, name string, wantVault bool) (*set
 		return nil, err
 	}
 	if wantVault {
-		if err := s.unlock(ctx); err != nil {
+		if err := s.unlock(ctx, kind == setupUse); err != nil {
 			s.close()
 			return nil, err
 		}
@@ -114,10 +132,11 @@ func (s *setup) open(env *Env, wantVault bool) error {
 	return nil
 }
 
-// unlock opens the vault with the kernel keyring when it holds the key,
-// otherwise with the passphrase typed at the terminal (three tries).
-func (s *setup) unlock(ctx context.Context) error {
-	if s.v.Status().KeyringEnabled {
+// unlock opens the vault with the kernel keyring when keyring allows it and
+// the keyring holds the key, otherwise with the passphrase typed at the
+// terminal (three tries).
+func (s *setup) unlock(ctx context.Context, keyring bool) error {
+	if keyring && s.v.Status().KeyringEnabled {
 		if err := s.v.UnlockWithKeyringContext(ctx); err == nil {
 			return nil
 		}

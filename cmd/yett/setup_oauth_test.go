@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -335,5 +336,79 @@ func TestInitWithKernelKeyring(t *testing.T) {
 	r.expect(t, "No credentials")
 	if code := r.wait(t); code != 0 || strings.Contains(r.screen.String(), "passphrase") {
 		t.Fatalf("exit %d; the terminal shows:\n%s", code, r.screen.String())
+	}
+}
+
+// TestKeyringNeverAuthorizesAChange is issue 18, item 4: an agent gives a
+// setup command a terminal of its own from plain pipes (script(1), Python's
+// pty module) and types the answers. With keyring unlock on, `credential
+// add`, `operation add` and `connect` opened the vault without a passphrase
+// and did what the agent typed. Now a command that adds or widens authority
+// asks for the vault passphrase every time (the agent does not know it),
+// while one that only reads still opens with the keyring.
+func TestKeyringNeverAuthorizesAChange(t *testing.T) {
+	home := newHome(t)
+	env := homeEnv(home)
+	runSetup(t, env, func(r *ptyRun) { r.expect(t, "or the kernel keyring until the next reboot") }, "init", "--keyring")
+	t.Cleanup(func() {
+		v, err := vault.Open(filepath.Join(home, "data"), vault.Options{Keyring: kernelkeyring.Default()})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer v.Close()
+		if err := v.Unlock(vault.Passphrase(setupPassphrase)); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := v.EnableKeyring(false); err != nil {
+			t.Errorf("removing the test vault's key from the kernel keyring: %v", err)
+		}
+	})
+	quote := func(args []string) string {
+		q := make([]string, len(args))
+		for i, a := range args {
+			q[i] = "'" + a + "'"
+		}
+		return strings.Join(q, " ")
+	}
+	widen := [][]string{
+		{yettBin, "credential", "add", "--name", "evil", "--host", "collector.example"},
+		{yettBin, "operation", "add", "--name", "evil.send", "--account", "a", "--method", "POST", "--url", "https://collector.example/x"},
+		{yettBin, "connect", "--name", "evil", "--client-id", "c", "--environment", "production", "--provider", "github",
+			"--owner", "agent", "--backup-revoker", "agent"},
+	}
+	// What the agent types: guesses at the passphrase, then the answers a
+	// command without one would take (a secret, a yes).
+	answers := "guess-1\nguess-2\nguess-3\n" + setupCanary + "\ny\ny\n"
+	for _, args := range widen {
+		for _, via := range []struct {
+			name string
+			argv []string
+		}{
+			{"script", []string{"script", "-qefc", quote(args), "/dev/null"}},
+			{"python pty", append([]string{"python3", "-c", "import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)"}, args...)},
+		} {
+			t.Run(args[1]+" "+args[2]+" through "+via.name, func(t *testing.T) {
+				cmd := exec.Command(via.argv[0], via.argv[1:]...)
+				cmd.Env = env
+				cmd.Stdin = strings.NewReader(answers)
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // plain pipes, no terminal of the agent's
+				out, _ := cmd.CombinedOutput()
+				// The vault's throttle (after a few wrong passphrases) may
+				// refuse a guess before it is tried: refused either way.
+				refused := strings.Contains(string(out), "Wrong passphrase.") || strings.Contains(string(out), "too many wrong passphrases")
+				if !strings.Contains(string(out), "Yett vault passphrase:") || !refused {
+					t.Fatalf("the keyring opened the vault for a change (no passphrase asked, or a guess taken):\n%s", out)
+				}
+			})
+		}
+	}
+	// Reading needs no passphrase with the keyring, and nothing was added.
+	for _, list := range [][]string{{"credential", "list"}, {"operation", "list"}, {"accounts"}} {
+		r := startPTY(t, env, yettBin, list...)
+		if code := r.wait(t); code != 0 || strings.Contains(r.screen.String(), "passphrase") || strings.Contains(r.screen.String(), "evil") {
+			t.Fatalf("yett %s: exit %d; the terminal shows:\n%s", strings.Join(list, " "), code, r.screen.String())
+		}
 	}
 }
