@@ -189,3 +189,25 @@ func TestPinFromKnownHostsAndPaste(t *testing.T) {
 		t.Fatalf("pin events %+v", ev)
 	}
 }
+
+// Issue 18, item 8: a host approved once per session that has prefix rules
+// says so: within the session, every command such a rule allows runs with
+// no card.
+func TestSessionHostWithPrefixRulesIsFlagged(t *testing.T) {
+	for _, c := range []struct {
+		approval vault.Approval
+		rules    string
+		flagged  bool
+	}{
+		{vault.ApprovalSession, "prefix: ls\n", true},
+		{vault.ApprovalSession, "prefix+options: df\n", true},
+		{vault.ApprovalSession, "exact: uptime\n", false},
+		{vault.ApprovalPerCall, "prefix: ls\n", false},
+	} {
+		v := viewOf(vault.SSHHostView{Name: "h", Approval: c.approval, Rules: strings.Split(strings.TrimSpace(c.rules), "\n")})
+		got := strings.Contains(strings.Join(v.Problems, "\n"), "with prefix rules")
+		if got != c.flagged {
+			t.Errorf("%s with %q: flagged %v, want %v (%q)", c.approval, c.rules, got, c.flagged, v.Problems)
+		}
+	}
+}

@@ -64,6 +64,9 @@ func viewOf(h vault.SSHHostView) HostView {
 	}
 	if len(h.Rules) > 0 {
 		v.Rules = strings.Join(h.Rules, "\n") + "\n"
+		if rs, err := sshaction.ParseRules(v.Rules); err == nil && rs.HasPrefixRules() && h.Approval == vault.ApprovalSession {
+			v.Problems = append(v.Problems, "approved once per session, with prefix rules: in an approved session every command a prefix rule allows runs without asking you; ask for every command, or keep only exact rules")
+		}
 	}
 	if a := h.HostKeyAlert; a != nil {
 		typ := ""

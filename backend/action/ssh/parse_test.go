@@ -158,15 +158,21 @@ func TestGenerateEd25519(t *testing.T) {
 }
 
 func TestParseRules(t *testing.T) {
-	rs, err := ParseRules("# deploy host\nsystemctl status nginx\n\nexact: uptime\nprefix: journalctl -u nginx\r\nprefix: ls\nuptime\n")
+	rs, err := ParseRules("# deploy host\nsystemctl status nginx\n\nexact: uptime\nprefix: journalctl -u nginx\r\nprefix: ls\nuptime\n" +
+		"prefix+options: df\nprefix: find /srv\nprefix: tar -tf\nprefix: git log\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 4 {
+	if len(rs) != 8 {
 		t.Fatalf("rules %v", rs)
 	}
-	allowed := []string{"systemctl status nginx", "uptime", "journalctl -u nginx", "journalctl -u nginx --since=-1h -n 50", "ls", "ls -la /var/log"}
+	allowed := []string{"systemctl status nginx", "uptime", "journalctl -u nginx", "ls", "ls /var/log", "ls a-b c_d",
+		"df -h", "df --output=source /", "find /srv /srv/www", "tar -tf backup.tar", "git log main"}
 	refused := []string{
+		// Issue 18, item 8: options added to a prefix rule (8 of 8 passed).
+		"journalctl -u nginx --since=-1h -n 50", "journalctl -u nginx --vacuum-time=1s", "ls -la /var/log", "ls /x -R",
+		"find /srv -delete", "find /srv -name x -exec rm", "tar -tf x.tar --checkpoint=1 --checkpoint-action=exec=id",
+		"git log --output=/home/u/.bashrc", "git log -p",
 		"systemctl status nginx ", "systemctl restart nginx", "uptime; id", "journalctl -u nginxx",
 		"ls; rm -rf ~", "ls && id", "ls $(id)", "ls `id`", "ls | sh", "ls > /etc/passwd", "ls *", "ls ~root",
 		"ls 'a b'", "ls \"$HOME\"", "ls\nid", "ls # x", "ls \\; id", "ls -la\tx", "lsblk", "",
@@ -188,7 +194,10 @@ func TestParseRules(t *testing.T) {
 	if !(Rules{}).Allows("anything at all; id") {
 		t.Fatal("no rules must allow every command (each still needs approval)")
 	}
-	for _, bad := range []string{"prefix:", "exact:   ", "ls \u202e", "ls \x1b[2J", "ls\u200b"} {
+	if rs.HasPrefixRules() != true || (Rules{{Kind: RuleExact, Command: "uptime"}}).HasPrefixRules() {
+		t.Fatal("HasPrefixRules")
+	}
+	for _, bad := range []string{"prefix:", "prefix+options:", "exact:   ", "ls \u202e", "ls \x1b[2J", "ls\u200b"} {
 		if _, err := ParseRules(bad); !errors.Is(err, ErrRule) {
 			t.Errorf("%q: err %v", bad, err)
 		}

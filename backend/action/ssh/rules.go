@@ -19,12 +19,19 @@ import (
 //	systemctl status nginx          an exact command
 //	exact: uptime                   the same, said explicitly
 //	prefix: journalctl -u nginx     this command with more arguments
+//	prefix+options: ls -l           the same, and the arguments may be options
 //
 // An exact rule allows the command byte for byte. A prefix rule allows the
 // prefix itself, and the prefix followed by a space and arguments made only
 // of letters, digits, spaces and _ - . / : = , @ % +: no quotes, no $, no
 // globs, no ; & | < > ( ) ` \ ~ # !, so that a remote shell cannot turn
-// "prefix: ls" into "ls; rm -rf ~".
+// "prefix: ls" into "ls; rm -rf ~". And none of the added arguments may
+// begin with "-": options change what a command does (find -delete, tar
+// --checkpoint-action=exec=..., git --output=..., journalctl
+// --vacuum-time=...), so a prefix rule passes operands only, unless it is a
+// prefix+options rule, which the person writes knowing that. Programs that
+// read options without a dash (tar xf, ps aux, dd of=) are for exact
+// rules.
 
 // RuleKind is exact or prefix.
 type RuleKind string
@@ -32,6 +39,9 @@ type RuleKind string
 const (
 	RuleExact  RuleKind = "exact"
 	RulePrefix RuleKind = "prefix"
+	// RulePrefixOptions is a prefix rule whose added arguments may be
+	// options (begin with "-").
+	RulePrefixOptions RuleKind = "prefix+options"
 )
 
 // Rule is one command rule.
@@ -79,6 +89,8 @@ func ParseRules(text string) (Rules, error) {
 			r.Command = strings.TrimSpace(strings.TrimPrefix(trimmed, "exact:"))
 		case strings.HasPrefix(trimmed, "prefix:"):
 			r = Rule{Kind: RulePrefix, Command: strings.TrimSpace(strings.TrimPrefix(trimmed, "prefix:"))}
+		case strings.HasPrefix(trimmed, "prefix+options:"):
+			r = Rule{Kind: RulePrefixOptions, Command: strings.TrimSpace(strings.TrimPrefix(trimmed, "prefix+options:"))}
 		}
 		if err := r.check(); err != nil {
 			return nil, fmt.Errorf("%w: line %d: %s", ErrRule, i+1, err.Error())
@@ -96,8 +108,8 @@ func ParseRules(text string) (Rules, error) {
 }
 
 func (r Rule) check() error {
-	if r.Kind != RuleExact && r.Kind != RulePrefix {
-		return errors.New("a rule is exact or prefix")
+	if r.Kind != RuleExact && r.Kind != RulePrefix && r.Kind != RulePrefixOptions {
+		return errors.New("a rule is exact, prefix or prefix+options")
 	}
 	if r.Command == "" {
 		return errors.New("the rule names no command")
@@ -142,13 +154,35 @@ func (rs Rules) Allows(cmd string) bool {
 			if cmd == r.Command {
 				return true
 			}
-		case RulePrefix:
+		case RulePrefix, RulePrefixOptions:
 			if cmd == r.Command {
 				return true
 			}
-			if rest, ok := strings.CutPrefix(cmd, r.Command+" "); ok && plainArguments(rest) {
+			rest, ok := strings.CutPrefix(cmd, r.Command+" ")
+			if ok && plainArguments(rest) && (r.Kind == RulePrefixOptions || !hasOption(rest)) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// HasPrefixRules reports whether any rule lets an agent add arguments: with
+// a session approval, each such command runs without a card.
+func (rs Rules) HasPrefixRules() bool {
+	for _, r := range rs {
+		if r.Kind != RuleExact {
+			return true
+		}
+	}
+	return false
+}
+
+// hasOption: an argument of the plain arguments rest begins with "-".
+func hasOption(rest string) bool {
+	for _, arg := range strings.Fields(rest) {
+		if strings.HasPrefix(arg, "-") {
+			return true
 		}
 	}
 	return false

@@ -1874,7 +1874,7 @@ export function onInventoryDrill(onReport: (r: DrillReport) => void): () => void
 
 export interface SSHSettings {
   approval: ApprovalMode;
-  /** One rule per line: 'exact: …' or 'prefix: …'; empty allows any command (each approved). */
+  /** One rule per line: 'exact: …', 'prefix: …' (operands only) or 'prefix+options: …'; empty allows any command (each approved). */
   rules: string;
   /** 0 means the default. */
   timeoutSeconds: number;
