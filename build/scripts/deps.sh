@@ -15,7 +15,7 @@ pkgs_run=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
 # a real browser, real D-Bus, keyrings, sshd and a notification daemon.
 pkgs_test=(xvfb xauth x11-utils xdotool imagemagick fonts-dejavu-core dbus dbus-x11
 	chromium keyutils gnome-keyring libsecret-tools openssh-server dunst libnotify-bin
-	desktop-file-utils)
+	desktop-file-utils polkitd util-linux passwd bsdutils python3)
 
 # What `make package` uses: makensis for the Windows installer,
 # dpkg-shlibdeps for the package's Depends, desktop-file-validate and man

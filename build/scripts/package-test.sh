@@ -50,7 +50,7 @@ grep -q -- '-dev' <<<"$depends" && fail "Depends names a -dev package: $depends"
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' | grep -v '/$' | sort >"$work/deb-files"
 want=(/usr/bin/yett /usr/bin/yett-desktop /usr/share/applications/yett.desktop
 	/usr/share/man/man1/yett.1.gz /usr/share/man/man1/yett-desktop.1.gz
-	/usr/share/icons/hicolor/scalable/apps/yett.svg)
+	/usr/share/icons/hicolor/scalable/apps/yett.svg /usr/share/polkit-1/actions/dev.yett.approve.policy)
 for size in 16 22 24 32 48 64 128 256 512; do want+=("/usr/share/icons/hicolor/${size}x${size}/apps/yett.png"); done
 for f in "${want[@]}"; do grep -qx "$f" "$work/deb-files" || fail "the package lacks $f"; done
 [ "$(wc -l <"$work/deb-files")" -eq "${#want[@]}" ] || fail "the package holds files it should not: $(cat "$work/deb-files")"

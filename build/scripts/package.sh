@@ -38,6 +38,9 @@ for png in "$root"/build/icons/hicolor/*/apps/yett.png; do
 	install -Dm0644 "$png" "$stage/usr/share/icons/hicolor/$size/apps/yett.png"
 done
 install -Dm0644 "$root/build/icons/yett.svg" "$stage/usr/share/icons/hicolor/scalable/apps/yett.svg"
+# The polkit action Yett checks before an approval takes effect
+# (backend/presence): polkitd reads it from here.
+install -Dm0644 "$root/build/linux/dev.yett.approve.policy" "$stage/usr/share/polkit-1/actions/dev.yett.approve.policy"
 for page in yett yett-desktop; do
 	mkdir -p "$stage/usr/share/man/man1"
 	gzip -9n <"$root/build/linux/$page.1" >"$stage/usr/share/man/man1/$page.1.gz"

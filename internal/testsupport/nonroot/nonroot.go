@@ -21,6 +21,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -143,6 +144,21 @@ func (u *User) chown(t testing.TB, paths ...string) {
 		if err := os.Chown(p, u.UID, u.GID); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// SetPassword gives the person a password PAM checks (polkit's agent
+// helper asks for it). It needs the account to have been made for the
+// test: the runner's own password is never changed.
+func (u *User) SetPassword(t testing.TB, password string) {
+	t.Helper()
+	if !u.created {
+		t.Fatal("nonroot: a password is set only on an account made for the test (run as root)")
+	}
+	cmd := exec.Command("chpasswd")
+	cmd.Stdin = strings.NewReader(u.Name + ":" + password + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chpasswd: %v: %s", err, out)
 	}
 }
 
