@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/presence"
 )
 
 // EventApprovalChanged carries an ApprovalState whenever a card appears or
@@ -113,7 +114,9 @@ func (s *ApprovalService) Pending() []ApprovalCard {
 	}
 	now := s.now()
 	for _, r := range b.Pending() {
-		out = append(out, cardView(r, now))
+		c := cardView(r, now)
+		c.Verifies = b.VerificationRequired(r, approval.Via{Surface: SurfaceDesktopCard})
+		out = append(out, c)
 	}
 	return out
 }
@@ -137,7 +140,7 @@ func (s *ApprovalService) Answer(id string, approve bool) error {
 	if b == nil {
 		return errNoGateway
 	}
-	return s.publicError(b.Answer(id, approve, SurfaceDesktopCard))
+	return s.publicError(b.AnswerVia(id, approve, approval.Via{Surface: SurfaceDesktopCard, Detail: "click or key in the window"}))
 }
 
 // Revoke ends a live session at once; the agent's next call needs a new
@@ -161,6 +164,9 @@ var approvalTexts = []struct {
 	{approval.ErrAuditUnavailable, "Yett could not record the approval in its audit log, so the request was refused."},
 	{approval.ErrNoSession, "This session has already ended."},
 	{approval.ErrClosed, "Yett's gateway has stopped; the request was withdrawn."},
+	{presence.ErrUnavailable, "Approving needs your system to confirm it is you, and it cannot here (no polkit authentication agent is running). Start your desktop's polkit agent, or choose when Yett asks in Settings. Nothing was approved."},
+	{approval.ErrNotVerified, "Your system did not confirm it was you (the password was wrong, or the prompt was cancelled), so nothing was approved. The request is still waiting: approve it again to retry, or deny it."},
+	{approval.ErrVerifying, "Your system is already asking you to confirm this approval: answer its prompt."},
 }
 
 func (s *ApprovalService) publicError(err error) error {

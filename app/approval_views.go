@@ -93,6 +93,9 @@ type ApprovalCard struct {
 	// SecondsLeft is counted when the card is sent; the UI counts down
 	// from the moment it received it.
 	SecondsLeft int `json:"secondsLeft"`
+	// Verifies: approving this card in the window waits for the person's
+	// system verification (their password, or what the desktop offers).
+	Verifies bool `json:"verifies"`
 }
 
 // LiveSession is a session approval in force: one run of one process.

@@ -53,6 +53,9 @@ type pending struct {
 	// via is how an approved per-call card's answer came (set before done
 	// is closed).
 	via Via
+	// verifying: an approval of this card waits for the person's
+	// verification; another answer to approve it is refused meanwhile.
+	verifying bool
 }
 
 type endedRun struct {
@@ -77,6 +80,19 @@ const maxDecisions = 50
 // it, an error (ErrWindowOnly) refuses it and leaves the card pending.
 type AnswerPolicy func(r Request, surface string) error
 
+// Verifier confirms that the person is there before an approval takes
+// effect (backend/presence asks the OS). The composition root sets it
+// (SetVerifier) with the person's choice of when it is required.
+type Verifier interface {
+	// Required says whether approving r, as the answer came (via), needs
+	// a verification first.
+	Required(r Request, via Via) bool
+	// Verify asks the OS to verify the person about r, and returns what
+	// verified them ("polkit: the password of ana"). It may take as long
+	// as the person does; ctx ends with the card.
+	Verify(ctx context.Context, r Request) (string, error)
+}
+
 // Broker holds pending requests and live sessions. Safe for concurrent use.
 type Broker struct {
 	cfg Config
@@ -88,6 +104,7 @@ type Broker struct {
 	history   []endedRun
 	decisions []Decision // newest last, at most maxDecisions
 	policy    AnswerPolicy
+	verifier  Verifier
 	closed    bool
 
 	updates feed.Feed[Update]
@@ -130,6 +147,23 @@ func (b *Broker) Pending() []Request {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	return out
+}
+
+// SetVerifier makes every later approval that v requires wait for the
+// person's verification (nil: none is asked).
+func (b *Broker) SetVerifier(v Verifier) {
+	b.mu.Lock()
+	b.verifier = v
+	b.mu.Unlock()
+}
+
+// VerificationRequired says whether approving r as via describes would
+// wait for the person's system verification (for the card to say so).
+func (b *Broker) VerificationRequired(r Request, via Via) bool {
+	b.mu.Lock()
+	v := b.verifier
+	b.mu.Unlock()
+	return v != nil && v.Required(r, via)
 }
 
 // SetAnswerPolicy makes every later Answer pass p first. The composition

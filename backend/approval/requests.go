@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -210,6 +211,14 @@ func (b *Broker) AnswerVia(id string, approve bool, via Via) error {
 		b.notify(Update{Pending: true})
 		return nil
 	}
+	if v := b.verifier; v != nil && via.Verified == "" && v.Required(p.req, via) {
+		proof, err := b.verifyLocked(p, v) // unlocks and locks b.mu
+		if err != nil {
+			b.mu.Unlock()
+			return err
+		}
+		via.Verified = proof
+	}
 	if p.epoch != b.cfg.Epoch() {
 		b.finishLocked(p, ErrWithdrawn)
 		b.decideLocked(p, OutcomeRefused, surface)
@@ -267,6 +276,39 @@ func (b *Broker) AnswerVia(id string, approve bool, via Via) error {
 	b.mu.Unlock()
 	b.wake(p, s, nil)
 	return nil
+}
+
+// verifyLocked asks the person's verification for p, without the broker's
+// lock while it waits, and returns with it held again. The card stays
+// pending meanwhile (its timer runs, it can be withdrawn, denied in the
+// window or at a terminal); the verification is for this card only and
+// ends with it. b.mu held.
+func (b *Broker) verifyLocked(p *pending, v Verifier) (string, error) {
+	if p.verifying {
+		return "", ErrVerifying
+	}
+	p.verifying = true
+	req := p.req
+	b.mu.Unlock()
+	ctx, cancel := context.WithDeadline(context.Background(), req.Deadline)
+	go func() {
+		select {
+		case <-p.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	proof, err := v.Verify(ctx, req)
+	cancel()
+	b.mu.Lock()
+	p.verifying = false
+	if b.pending[req.ID] != p {
+		return "", ErrNotPending
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNotVerified, err)
+	}
+	return proof, nil
 }
 
 func (b *Broker) wake(p *pending, s Session, err error) {

@@ -10,10 +10,17 @@ import (
 
 // Errors callers branch on. Their texts are safe to show.
 var (
-	ErrDenied           = errors.New("approval: the person denied the request")
-	ErrTimeout          = errors.New("approval: nobody answered in time")
-	ErrWithdrawn        = errors.New("approval: the request was withdrawn (the agent exited, or the vault was locked or unlocked)")
-	ErrNotPending       = errors.New("approval: no such pending request")
+	ErrDenied     = errors.New("approval: the person denied the request")
+	ErrTimeout    = errors.New("approval: nobody answered in time")
+	ErrWithdrawn  = errors.New("approval: the request was withdrawn (the agent exited, or the vault was locked or unlocked)")
+	ErrNotPending = errors.New("approval: no such pending request")
+	// ErrNotVerified: an approval that needs the person's system
+	// verification did not get it (refused, cancelled, or the OS cannot
+	// verify here); the card stays pending. It wraps the verifier's error.
+	ErrNotVerified = errors.New("approval: the person's system verification did not succeed")
+	// ErrVerifying: an approval of this card already waits for the
+	// person's verification.
+	ErrVerifying        = errors.New("approval: this card's approval already waits for the person's verification")
 	ErrNoSession        = errors.New("approval: no such session")
 	ErrAuditUnavailable = errors.New("approval: the audit log could not record the decision")
 	ErrClosed           = errors.New("approval: broker closed")

@@ -18,6 +18,9 @@ func (k *Keeper) recordVaultChangeLocked(e vault.Event) {
 		return
 	}
 	c := &audit.VaultChange{Change: string(e.Change)}
+	if e.Change == vault.ChangeControls {
+		c.Name = e.Reason // what changed: "verification: every"
+	}
 	if cr := e.Credential; cr != nil {
 		// The vault bounds a name to 100 characters, well inside an
 		// entry's field.

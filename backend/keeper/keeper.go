@@ -48,6 +48,7 @@ import (
 	"github.com/yettdev/yett/backend/notify"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
+	"github.com/yettdev/yett/backend/presence"
 	"github.com/yettdev/yett/backend/sshhost"
 	"github.com/yettdev/yett/backend/vault"
 )
@@ -90,6 +91,13 @@ type Config struct {
 	// (a notification was clicked, or cannot be shown); nil where there is
 	// no window.
 	Raise func(card string)
+	// Presence verifies the person before an approval takes effect where
+	// the sealed controls ask for it; nil is this platform's own
+	// (presence.Default: polkit on Linux).
+	Presence presence.Verifier
+	// Getenv reads the front end's environment (which desktop this is, for
+	// the default verification); nil is os.Getenv.
+	Getenv func(string) string
 }
 
 // State is what front ends read. Broker, OAuth and Operations are nil while
@@ -142,6 +150,17 @@ type Keeper struct {
 	gwProblem string
 	notes     notifications
 	inventory inventoryPart
+	// controls are the sealed controls, read at unlock (controls.go). Read
+	// without k.mu: the relay and the broker ask for them from goroutines
+	// that k.Close waits for while it holds k.mu. controlsMu makes their
+	// writers one at a time.
+	controls   atomic.Pointer[Controls]
+	controlsMu sync.Mutex
+	// verifyMu guards verifyOK, verifyWhy and verifyAt, CanVerify's cache.
+	verifyMu  sync.Mutex
+	verifyOK  bool
+	verifyWhy string
+	verifyAt  time.Time
 	ssh       *sshhost.Manager // set in Open, never changed
 	closed    bool
 
@@ -152,6 +171,13 @@ type Keeper struct {
 
 	changes feed.Feed[State]
 	unsub   func()
+}
+
+func (k *Keeper) getenv(key string) string {
+	if k.cfg.Getenv != nil {
+		return k.cfg.Getenv(key)
+	}
+	return os.Getenv(key)
 }
 
 // ExitReason is the reason the vault's lock is recorded with when a Keeper
@@ -268,6 +294,7 @@ func (k *Keeper) onVaultEvent(e vault.Event) {
 		// entries from now on must be readable with it.
 		k.reopenIfRecipientChangedLocked()
 		k.recordLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch, Reason: audit.ReasonVaultCreated})
+		k.loadControlsLocked()
 		k.startLocked()
 	case vault.EventUnlocked:
 		// The unlock authenticated the recipient. If it differs from the
@@ -285,6 +312,7 @@ func (k *Keeper) onVaultEvent(e vault.Event) {
 		}
 		k.openAuditLocked()
 		k.recordLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch})
+		k.loadControlsLocked()
 		running := k.gw != nil
 		k.startLocked()
 		if running {

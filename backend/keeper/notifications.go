@@ -3,6 +3,7 @@ package keeper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/yettdev/yett/backend/approval"
@@ -17,17 +18,11 @@ type notifications struct {
 	notifier notify.Notifier // nil when the front end wants none or the desktop has none
 	problem  string          // why there is no notifier
 	relay    *notify.Relay   // the running gateway's; k.mu
-	policy   notify.Policy   // k.mu
 }
 
 // openNotifications opens the front end's notifier with handlers that go to
 // whichever relay runs when an answer arrives. k.mu held.
 func (k *Keeper) openNotificationsLocked() {
-	p, err := notify.LoadPolicy(k.cfg.DataDir)
-	if err != nil {
-		k.log.Warn("the notification policy could not be read; using the default", "err", err)
-	}
-	k.notes.policy = p
 	if k.cfg.Notify == nil {
 		return
 	}
@@ -73,12 +68,17 @@ func (k *Keeper) notificationServerChanged() {
 // the broker enforces the policy. k.mu held.
 func (k *Keeper) startRelayLocked(b *approval.Broker) {
 	b.SetAnswerPolicy(notify.AnswerPolicy(k.NotificationPolicy))
+	b.SetVerifier(verifier{k})
 	if k.cfg.Notify == nil && k.cfg.Raise == nil {
 		return
 	}
 	k.notes.relay = notify.StartRelay(notify.RelayConfig{
 		Broker: b, Notifier: k.notes.notifier, Policy: k.NotificationPolicy, Raise: k.cfg.Raise,
 		Record: k.recordAnswer, Logger: k.log,
+		// An approval from a notification needs the person's system
+		// verification: where there is none, notifications carry no
+		// Approve at all.
+		CanApprove: func() bool { ok, _ := k.CanVerify(); return ok },
 	})
 }
 
@@ -119,11 +119,7 @@ func (k *Keeper) recordAnswer(e audit.Event) error {
 // NotificationPolicy is the person's policy for answering cards from
 // notifications.
 func (k *Keeper) NotificationPolicy() notify.Policy {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	p := k.notes.policy
-	p.WindowOnly = append([]string{}, p.WindowOnly...)
-	return p
+	return k.currentControls().notificationPolicy()
 }
 
 // SetNotificationPolicy stores p and applies it at once: the broker
@@ -133,19 +129,14 @@ func (k *Keeper) SetNotificationPolicy(p notify.Policy) error {
 	if p.WindowOnly == nil {
 		p.WindowOnly = []string{}
 	}
-	if err := notify.SavePolicy(k.cfg.DataDir, p); err != nil {
+	if err := p.Check(); err != nil {
 		return err
 	}
-	k.mu.Lock()
-	k.notes.policy = p
-	rl := k.notes.relay
-	st := k.stateLocked()
-	k.mu.Unlock()
-	if rl != nil {
-		rl.Resync()
+	why := fmt.Sprintf("notifications: session cards %v, call cards %v, %d window-only", p.SessionCards, p.CallCards, len(p.WindowOnly))
+	if err := k.changeControls(why, func(c *Controls) { c.Notifications = &p }); err != nil {
+		return err
 	}
 	k.log.Info("notification policy changed", "session_cards", p.SessionCards, "call_cards", p.CallCards, "window_only", len(p.WindowOnly))
-	k.changes.Publish(st)
 	return nil
 }
 

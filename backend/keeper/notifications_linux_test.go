@@ -1,6 +1,7 @@
 package keeper
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/notify"
+	"github.com/yettdev/yett/backend/presence"
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/internal/testsupport/desktoptest"
 )
@@ -42,14 +44,55 @@ type desk struct {
 
 	mu     sync.Mutex
 	raised []string
+	// presence stands for the person at the OS's verification prompt.
+	presence *testPresence
+}
+
+// testPresence stands for the person at the system's verification prompt
+// in these in-process tests: they run as root, whom polkit authorizes
+// without asking, so the real polkit round (a real polkitd, pkttyagent, a
+// person's password) is tested where the person's own process asks
+// (backend/presence, and TestPolkitReleasesOnlyItsCard here). present:
+// the person verifies each card at once; otherwise nobody answers and each
+// verification waits until its card ends.
+type testPresence struct {
+	mu      sync.Mutex
+	present bool
+	asked   []string
+}
+
+func (p *testPresence) Verify(ctx context.Context, r presence.Request) (string, error) {
+	p.mu.Lock()
+	p.asked = append(p.asked, r.Card)
+	present := p.present
+	p.mu.Unlock()
+	if present {
+		return "test: the person", nil
+	}
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+func (p *testPresence) Available(context.Context) (bool, string) { return true, "" }
+
+func (p *testPresence) setPresent(present bool) {
+	p.mu.Lock()
+	p.present = present
+	p.mu.Unlock()
+}
+
+func (p *testPresence) askedAbout() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.asked...)
 }
 
 // newDesk starts the desktop (withDunst: or a bus with no notification
 // server) and a keeper following an unlocked vault whose credential needs
 // approval as approvalMode says.
-func newDesk(t testing.TB, withDunst bool, approvalMode vault.Approval) *desk {
+func newDesk(t testing.TB, withDunst bool, approvalMode vault.Approval, opts ...func(*Config)) *desk {
 	t.Helper()
-	d := &desk{t: t, bus: desktoptest.SessionBus(t)}
+	d := &desk{t: t, bus: desktoptest.SessionBus(t), presence: &testPresence{present: true}}
 	if withDunst {
 		d.dunst = desktoptest.StartDunst(t, desktoptest.Display(t), d.bus)
 	}
@@ -72,7 +115,7 @@ func newDesk(t testing.TB, withDunst bool, approvalMode vault.Approval) *desk {
 		t.Fatal(err)
 	}
 	d.credID = cv.ID
-	k, err := Open(Config{
+	cfg := Config{
 		DataDir: d.dir, RuntimeDir: d.runDir, Vault: d.v, ShimPath: buildYett(t), ApprovalTimeout: time.Minute,
 		Notify: func(h notify.Handlers) (notify.Notifier, error) {
 			return notify.Open(h, notify.Options{BusAddress: d.bus, Icon: "yett"})
@@ -82,7 +125,16 @@ func newDesk(t testing.TB, withDunst bool, approvalMode vault.Approval) *desk {
 			d.raised = append(d.raised, card)
 			d.mu.Unlock()
 		},
-	})
+		Presence: d.presence,
+		// A desktop where other programs cannot type into the window:
+		// verification for per-call cards in the window, and for every
+		// answer from a notification.
+		Getenv: func(string) string { return "" },
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	k, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +241,11 @@ func TestApproveFromDunst(t *testing.T) {
 		t.Fatalf("second answer: %v", err)
 	}
 	ss := d.broker().Sessions()
-	if len(ss) != 1 || ss[0].Surface != approval.SurfaceNotification {
+	if len(ss) != 1 || ss[0].Surface != approval.SurfaceNotification || ss[0].Via.Verified != "test: the person" {
 		t.Fatalf("sessions %+v", ss)
+	}
+	if asked := d.presence.askedAbout(); len(asked) != 1 || asked[0] != c.ID {
+		t.Fatalf("verification asked about %v, want the card %s", asked, c.ID)
 	}
 	if ds := d.broker().Decisions(); len(ds) != 1 || ds[0].Surface != approval.SurfaceNotification || ds[0].Outcome != approval.OutcomeApproved {
 		t.Fatalf("decisions %+v", ds)

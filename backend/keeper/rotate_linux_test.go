@@ -91,7 +91,9 @@ func TestRotationThroughTheGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := Open(Config{DataDir: dir, RuntimeDir: runDir, Vault: v, ShimPath: buildYett(t), ApprovalTimeout: time.Minute})
+	k, err := Open(Config{DataDir: dir, RuntimeDir: runDir, Vault: v, ShimPath: buildYett(t), ApprovalTimeout: time.Minute,
+		// The person approves per-call cards in the window, verified.
+		Presence: &testPresence{present: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,12 @@ func DefaultPolicy() Policy {
 	return Policy{SessionCards: true, CallCards: true, WindowOnly: []string{}}
 }
 
+// Clone is p with its own WindowOnly.
+func (p Policy) Clone() Policy {
+	p.WindowOnly = append([]string{}, p.WindowOnly...)
+	return p
+}
+
 // Allows reports whether a notification may answer r.
 func (p Policy) Allows(r approval.Request) bool {
 	if r.Kind == approval.KindSession {
@@ -70,13 +76,14 @@ func LoadPolicy(dir string) (Policy, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return DefaultPolicy(), fmt.Errorf("notify: %s is not a notification policy", PolicyFile)
 	}
-	if err := p.check(); err != nil {
+	if err := p.Check(); err != nil {
 		return DefaultPolicy(), err
 	}
 	return p, nil
 }
 
-func (p *Policy) check() error {
+// Check validates p (and makes a nil WindowOnly empty).
+func (p *Policy) Check() error {
 	if p.WindowOnly == nil {
 		p.WindowOnly = []string{}
 	}
@@ -95,7 +102,7 @@ func (p *Policy) check() error {
 // over the old one, and the directory synced, so a crash leaves the old
 // policy or the new one.
 func SavePolicy(dir string, p Policy) error {
-	if err := p.check(); err != nil {
+	if err := p.Check(); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(p, "", "  ")

@@ -23,7 +23,11 @@ type RelayConfig struct {
 	Raise func(card string)
 	// Record writes an audit entry (a refused answer); nil records nothing.
 	Record func(audit.Event) error
-	Logger *slog.Logger
+	// CanApprove says whether an Approve from a notification can take
+	// effect now (the person's system verification is available); when it
+	// cannot, notifications offer no Approve. nil: always.
+	CanApprove func() bool
+	Logger     *slog.Logger
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -161,8 +165,13 @@ func (r *Relay) sync() {
 	}
 	policy := r.cfg.Policy()
 	now := r.cfg.Now()
+	canApprove := r.cfg.CanApprove == nil || r.cfg.CanApprove()
 	for _, p := range pending {
-		want := Compose(p, policy.Allows(p), now)
+		why := "you chose to answer this only in the Yett window"
+		if !canApprove {
+			why = "approving from a notification needs your system's verification, which is not available here"
+		}
+		want := ComposeWhy(p, canApprove && policy.Allows(p), why, now)
 		r.mu.Lock()
 		had, ok := r.shown[p.ID]
 		r.mu.Unlock()

@@ -19,6 +19,12 @@ const maxParents = 3
 // open Yett. Nothing in it is secret: the card holds names, never a value
 // or a request body, and no command line is shown.
 func Compose(r approval.Request, answerable bool, now time.Time) Notification {
+	return ComposeWhy(r, answerable, "you chose to answer this only in the Yett window", now)
+}
+
+// ComposeWhy is Compose with the reason a card is not answerable from the
+// notification, in words for the person.
+func ComposeWhy(r approval.Request, answerable bool, whyNot string, now time.Time) Notification {
 	var b strings.Builder
 	b.WriteString(r.Sentence())
 	if r.ChangeDetail != "" {
@@ -36,7 +42,7 @@ func Compose(r approval.Request, answerable bool, now time.Time) Notification {
 	if answerable {
 		fmt.Fprintf(&b, "\nAnswer within %s, here or in Yett.", remaining(r.Deadline, now))
 	} else {
-		fmt.Fprintf(&b, "\nOpen Yett to answer (within %s): you chose to answer this only in the Yett window.", remaining(r.Deadline, now))
+		fmt.Fprintf(&b, "\nOpen Yett to answer (within %s): %s.", remaining(r.Deadline, now), whyNot)
 	}
 	return Notification{
 		Card: r.ID, Title: clean(title(r)), Body: clean(b.String()), Answerable: answerable, Expires: r.Deadline,

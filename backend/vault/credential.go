@@ -282,7 +282,13 @@ func encodeCredential(c NewCredential, at credentialTimes) []byte {
 // settingsRecord is the plaintext sealed in the "settings" record.
 type settingsRecord struct {
 	AutoLockAfter time.Duration `json:"auto_lock_after_ns"`
+	// Controls is the composition root's sealed controls (ControlsBlob),
+	// absent until first set.
+	Controls json.RawMessage `json:"controls,omitempty"`
 }
+
+// maxControls bounds the controls blob.
+const maxControls = 256 << 10
 
 func decodeSettings(plaintext []byte) (settingsRecord, error) {
 	var s settingsRecord
@@ -293,6 +299,9 @@ func decodeSettings(plaintext []byte) (settingsRecord, error) {
 	}
 	if err := checkAutoLock(s.AutoLockAfter); err != nil {
 		return settingsRecord{}, err
+	}
+	if len(s.Controls) > maxControls {
+		return settingsRecord{}, errors.New("settings record's controls are too large")
 	}
 	return s, nil
 }

@@ -31,6 +31,9 @@ const (
 	ChangeAutoLock          Change = "auto_lock_changed"
 	ChangeBackupExported    Change = "backup_exported"
 	ChangeBackupRestored    Change = "backup_restored"
+	// ChangeControls: the sealed controls changed (SetControlsBlob); the
+	// event's Reason says which.
+	ChangeControls Change = "controls_changed"
 )
 
 // CredentialRef names the credential an event is about: never its secret.

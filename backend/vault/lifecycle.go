@@ -210,9 +210,9 @@ func (v *Vault) finishUnlock(dataKey []byte, how string) error {
 func (v *Vault) becomeUnlocked(keys *sessionKeys, refs map[string]recordRef, creds map[string]cachedCredential, settings *settingsRecord) {
 	v.keys, v.refs, v.creds = keys, refs, creds
 	v.state, v.damaged = StateUnlocked, nil
-	v.autoLock = v.opts.AutoLockAfter
+	v.autoLock, v.controls = v.opts.AutoLockAfter, nil
 	if settings != nil {
-		v.autoLock = settings.AutoLockAfter
+		v.autoLock, v.controls = settings.AutoLockAfter, settings.Controls
 	}
 	v.restartIdleTimer()
 }

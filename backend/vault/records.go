@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"database/sql"
 	"encoding/hex"
@@ -498,7 +499,7 @@ func (v *Vault) SetAutoLockAfter(d time.Duration) error {
 	if old, ok := v.refs[settingsID]; ok {
 		ref.Version = old.Version + 1
 	}
-	pt, _ := json.Marshal(settingsRecord{AutoLockAfter: d})
+	pt, _ := json.Marshal(settingsRecord{AutoLockAfter: d, Controls: v.controls})
 	if _, err := v.putRecord(ref, pt); err != nil {
 		v.mu.Unlock()
 		return err
@@ -506,6 +507,49 @@ func (v *Vault) SetAutoLockAfter(d time.Duration) error {
 	v.autoLock = d
 	v.restartIdleTimer()
 	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "auto-lock time changed", Change: ChangeAutoLock})
+	v.mu.Unlock()
+	v.deliver()
+	return nil
+}
+
+// ControlsBlob returns the sealed controls, nil when none were set yet.
+// They live in the sealed settings record, authenticated and versioned
+// with the vault's other records: a program of the user can delete or
+// roll back the vault file, which the vault reports as damage, but it
+// cannot change a control. What they mean is the composition root's
+// (backend/keeper); the vault only keeps them. Errors: ErrLocked.
+func (v *Vault) ControlsBlob() ([]byte, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.usable(); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(v.controls), nil
+}
+
+// SetControlsBlob stores b (JSON, at most 256 KiB) as the sealed controls
+// and announces an EventChanged with ChangeControls and why as its reason.
+// Errors: ErrLocked, ErrInvalid.
+func (v *Vault) SetControlsBlob(b []byte, why string) error {
+	if len(b) > maxControls || !json.Valid(b) {
+		return fmt.Errorf("%w: controls must be JSON of at most %d bytes", ErrInvalid, maxControls)
+	}
+	v.mu.Lock()
+	if err := v.usable(); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	ref := recordRef{ID: settingsID, Kind: kindSettings, Version: 1}
+	if old, ok := v.refs[settingsID]; ok {
+		ref.Version = old.Version + 1
+	}
+	pt, _ := json.Marshal(settingsRecord{AutoLockAfter: v.autoLock, Controls: b})
+	if _, err := v.putRecord(ref, pt); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	v.controls = bytes.Clone(b)
+	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: why, Change: ChangeControls})
 	v.mu.Unlock()
 	v.deliver()
 	return nil

@@ -122,6 +122,7 @@ type Vault struct {
 	creds        map[string]cachedCredential // decrypted metadata, no secrets
 	hosts        map[string]cachedHost       // SSH hosts' metadata, no keys (sshhost.go)
 	autoLock     time.Duration
+	controls     []byte // the sealed controls (ControlsBlob), nil when none
 	deadline     time.Time
 	stopTimer    func() bool
 	timerGen     uint64

@@ -171,6 +171,19 @@ describe('approval cards', () => {
     expect((screen.getByTestId('approval-deny') as HTMLButtonElement).disabled).toBe(false);
   });
 
+  it('says when approving asks the system to confirm it is the person, and keeps Deny open while it asks', async () => {
+    let release: () => void = () => {};
+    const approvals = await openApp([approvalCard({ verifies: true })]);
+    expect((await screen.findByTestId('approval-verifies')).textContent).toContain('asks your system to confirm');
+    approvals.ApprovalService.Answer.mockImplementationOnce(() => new Promise<void>((r) => (release = () => r())));
+    await fireEvent.click(screen.getByTestId('approval-approve'));
+    expect((await screen.findByTestId('approval-verifying')).textContent).toContain("Confirm it is you in your system's prompt");
+    expect((screen.getByTestId('approval-approve') as HTMLButtonElement).disabled).toBe(true);
+    expect((screen.getByTestId('approval-deny') as HTMLButtonElement).disabled).toBe(false);
+    release();
+    await waitFor(() => expect(screen.queryByTestId('approval-verifying')).toBeNull());
+  });
+
   it('shows a per-call card with the method, path and credential name', async () => {
     const approvals = await openApp([
       approvalCard({

@@ -544,6 +544,8 @@ export interface ApprovalCard {
   secondsLeft: number;
   /** What approving covers: this run (until the process exits…) or this call only. */
   scope: string;
+  /** Approving waits for the person's system verification (password, fingerprint). */
+  verifies: boolean;
 }
 
 export interface LiveSession {
@@ -702,6 +704,7 @@ export function parseApprovalCard(v: unknown): ApprovalCard {
     deadline: v.deadline,
     secondsLeft: v.secondsLeft,
     scope: typeof v.scope === 'string' ? v.scope : '',
+    verifies: v.verifies === true,
   };
 }
 

@@ -52,6 +52,7 @@ export function approvalCard(over: Partial<ApprovalCard> = {}): ApprovalCard {
     deadline: '2026-11-29T18:02:00Z',
     secondsLeft: 120,
     scope: 'this run: until pid 48192 exits, the vault locks or Yett restarts',
+    verifies: false,
     ...over,
   };
 }

@@ -22,8 +22,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/godbus/dbus/v5"
 )
 
 // SessionBus starts a session bus with dbus-run-session and returns its
@@ -259,3 +263,107 @@ func (d *Dunst) History() []Notification {
 	}
 	return list
 }
+
+// Stop ends dunst, as any process of the user may (SIGTERM), and waits.
+func (d *Dunst) Stop() {
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.cmd.Wait()
+}
+
+// Rogue is what an agent can put on the session bus: its own connection
+// that claims org.freedesktop.Notifications (at once when the name is free,
+// or as soon as its owner goes away), answers as a notification server with
+// actions, keeps what it is sent, and emits ActionInvoked as the owner.
+type Rogue struct {
+	t    testing.TB
+	conn *dbus.Conn
+
+	mu    sync.Mutex
+	next  uint32
+	shown []RogueNote
+}
+
+// RogueNote is one Notify call the rogue server received.
+type RogueNote struct {
+	ID      uint32
+	Summary string
+	Actions []string
+}
+
+// StartRogue connects to bus and queues for the notification name.
+func StartRogue(t testing.TB, bus string) *Rogue {
+	t.Helper()
+	conn, err := dbus.Connect(bus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Rogue{t: t, conn: conn, next: 1}
+	if err := conn.Export(rogueMethods{r}, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.RequestName("org.freedesktop.Notifications", 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return r
+}
+
+// Owns reports whether the rogue owns the notification name now.
+func (r *Rogue) Owns() bool {
+	var owner string
+	if err := r.conn.BusObject().Call("org.freedesktop.DBus.GetNameOwner", 0, "org.freedesktop.Notifications").Store(&owner); err != nil {
+		return false
+	}
+	return owner == r.conn.Names()[0]
+}
+
+// Shown is every notification the rogue was asked to show.
+func (r *Rogue) Shown() []RogueNote {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]RogueNote(nil), r.shown...)
+}
+
+// Press emits ActionInvoked for the newest notification's action whose key
+// starts with prefix ("approve-"), as the name's owner, and returns the key
+// ("" when no notification offers one).
+func (r *Rogue) Press(prefix string) string {
+	r.t.Helper()
+	notes := r.Shown()
+	for i := len(notes) - 1; i >= 0; i-- {
+		for j := 0; j+1 < len(notes[i].Actions); j += 2 {
+			if key := notes[i].Actions[j]; strings.HasPrefix(key, prefix) {
+				if err := r.conn.Emit("/org/freedesktop/Notifications", "org.freedesktop.Notifications.ActionInvoked", notes[i].ID, key); err != nil {
+					r.t.Fatal(err)
+				}
+				return key
+			}
+		}
+	}
+	return ""
+}
+
+type rogueMethods struct{ r *Rogue }
+
+func (m rogueMethods) GetCapabilities() ([]string, *dbus.Error) {
+	return []string{"actions", "body"}, nil
+}
+
+func (m rogueMethods) GetServerInformation() (string, string, string, string, *dbus.Error) {
+	return "dunst", "dunst-project", "1.9.0", "1.2", nil
+}
+
+func (m rogueMethods) Notify(app string, replaces uint32, icon, summary, body string, actions []string,
+	hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	id := replaces
+	if id == 0 {
+		id = m.r.next
+		m.r.next++
+	}
+	m.r.shown = append(m.r.shown, RogueNote{ID: id, Summary: summary, Actions: append([]string(nil), actions...)})
+	return id, nil
+}
+
+func (m rogueMethods) CloseNotification(uint32) *dbus.Error { return nil }
