@@ -163,6 +163,7 @@ func New(cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.keeper = k
+	a.Inventory.setBlock = k.SetBlockUncontrolled
 	a.Audit = newAuditService(v, k, a.events, cfg.Log, auditPollInterval)
 	a.Desktop = newDesktopService(a)
 	a.SSH = newSSHService(k.SSHHosts(), v, a.events, cfg.Log)

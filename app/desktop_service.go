@@ -38,6 +38,23 @@ type DesktopSettings struct {
 	// Sensitive lists what can be marked sensitive: the credentials and
 	// operations that ask for every call.
 	Sensitive []SensitiveChoice `json:"sensitive"`
+	// Verification is when Yett asks the system to confirm it is the
+	// person before an approval takes effect.
+	Verification VerificationView `json:"verification"`
+}
+
+// VerificationView is the sealed verification choice for Settings.
+type VerificationView struct {
+	// Mode is "every", "sensitive" or "never".
+	Mode string `json:"mode"`
+	// Why says why the default on this desktop is what it is.
+	Why string `json:"why"`
+	// Available: the system can verify the person here now; Problem says
+	// why not.
+	Available bool   `json:"available"`
+	Problem   string `json:"problem"`
+	// Editable: the vault is unlocked (the choice is sealed in it).
+	Editable bool `json:"editable"`
 }
 
 // NotificationStatusView is notify.Status for the UI.
@@ -97,6 +114,10 @@ func (s *DesktopService) Settings() DesktopSettings {
 	p := k.NotificationPolicy()
 	out.Policy = NotificationPolicyView{SessionCards: p.SessionCards, CallCards: p.CallCards, WindowOnly: p.WindowOnly}
 	out.Sensitive = sensitiveChoices(s.a.vault, st.Operations)
+	mode, why := k.Verification()
+	ok, problem := k.CanVerify()
+	out.Verification = VerificationView{Mode: mode, Why: why, Available: ok, Problem: problem,
+		Editable: s.a.vault.Status().State == vault.StateUnlocked}
 	return out
 }
 
@@ -153,10 +174,29 @@ func (s *DesktopService) SetAutostart(on bool) (DesktopSettings, error) {
 func (s *DesktopService) SetNotificationPolicy(p NotificationPolicyView) (DesktopSettings, error) {
 	pol := notify.Policy{SessionCards: p.SessionCards, CallCards: p.CallCards, WindowOnly: append([]string{}, p.WindowOnly...)}
 	if err := s.a.keeper.SetNotificationPolicy(pol); err != nil {
-		s.a.cfg.Log.Warn("saving the notification policy", "err", err)
-		return s.Settings(), errors.New("Yett could not save this choice. Details are in the Yett log.")
+		return s.Settings(), s.controlError(err)
 	}
 	return s.Settings(), nil
+}
+
+// SetVerification chooses when Yett asks the system to confirm it is the
+// person: "every" approval, "sensitive" (per-call cards) or "never". It is
+// sealed in the vault and audited.
+func (s *DesktopService) SetVerification(mode string) (DesktopSettings, error) {
+	if err := s.a.keeper.SetVerification(mode); err != nil {
+		return s.Settings(), s.controlError(err)
+	}
+	return s.Settings(), nil
+}
+
+// controlError is the person's words for a control that could not be
+// saved.
+func (s *DesktopService) controlError(err error) error {
+	if errors.Is(err, vault.ErrLocked) {
+		return errors.New("Unlock the vault to change this: it is kept sealed in the vault, where no other program can change it.")
+	}
+	s.a.cfg.Log.Warn("saving a control", "err", err)
+	return errors.New("Yett could not save this choice. Details are in the Yett log.")
 }
 
 // KeepRunningInBackground is the person's answer to the first close: hide

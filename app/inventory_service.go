@@ -40,6 +40,10 @@ type InventoryService struct {
 	mu     sync.Mutex
 	inv    *inventory.Inventory
 	cancel func()
+	// setBlock seals the block switch through the keeper (its controls);
+	// nil in tests that run an inventory alone, which then set it on the
+	// inventory directly.
+	setBlock func(context.Context, bool) error
 
 	// saveDialog asks the person where to save an export; "" means
 	// cancelled. The app sets it once the window exists; tests to a fake.
@@ -215,6 +219,13 @@ func (s *InventoryService) SetBlockUncontrolled(on bool) error {
 	inv, err := s.inventory()
 	if err != nil {
 		return err
+	}
+	if s.setBlock != nil {
+		err := s.setBlock(context.Background(), on)
+		if errors.Is(err, vault.ErrLocked) {
+			return errors.New("Unlock the vault to change this: it is kept sealed in the vault, where no other program can change it.")
+		}
+		return s.publicError("set block uncontrolled", err)
 	}
 	return s.publicError("set block uncontrolled", inv.SetBlockUncontrolled(context.Background(), on))
 }

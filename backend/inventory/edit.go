@@ -140,16 +140,23 @@ type Settings struct {
 func (inv *Inventory) Settings() Settings { return Settings{BlockUncontrolled: inv.block.Load()} }
 
 // SetBlockUncontrolled sets the switch, for every row (OAuth and HTTP
-// credentials alike). Audited.
+// credentials alike). Audited. It is not kept here: the switch loosens a
+// control, so the composition root seals it in the vault (keeper's
+// controls) and hands it to the inventory at each start (UseBlockUncontrolled);
+// inventory.db's column is read only once, by the keeper, to carry an
+// earlier version's choice over.
 func (inv *Inventory) SetBlockUncontrolled(ctx context.Context, on bool) error {
-	if err := inv.db.Exec(`UPDATE settings SET block_uncontrolled = ? WHERE id = 1`, on).Error; err != nil {
-		return fmt.Errorf("inventory: %w", err)
-	}
+	inv.UseBlockUncontrolled(on)
+	inv.record(ctx, audit.Event{Type: audit.EventInventoryEdited, Inventory: &audit.InventoryEdit{Field: "block_uncontrolled", Value: strconv.FormatBool(on)}})
+	return nil
+}
+
+// UseBlockUncontrolled sets the switch as the sealed controls hold it,
+// without recording anything.
+func (inv *Inventory) UseBlockUncontrolled(on bool) {
 	inv.block.Store(on)
 	inv.dirty.Store(true)
-	inv.record(ctx, audit.Event{Type: audit.EventInventoryEdited, Inventory: &audit.InventoryEdit{Field: "block_uncontrolled", Value: strconv.FormatBool(on)}})
 	inv.changes.Publish(Change{})
-	return nil
 }
 
 // SetDrillSchedule sets how often row id is drilled (1 to 3650 days) and

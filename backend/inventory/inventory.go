@@ -159,12 +159,8 @@ func Open(cfg Config) (*Inventory, error) {
 	}
 	inv := &Inventory{cfg: cfg, db: db, log: cfg.Logger, held: "this machine (" + host + ")",
 		running: map[string]*Report{}, kick: make(chan struct{}, 1)}
-	var on bool
-	if err := db.Raw(`SELECT block_uncontrolled FROM settings WHERE id = 1`).Scan(&on).Error; err != nil {
-		store.Close(db)
-		return nil, fmt.Errorf("inventory: %w", err)
-	}
-	inv.block.Store(on)
+	// The block switch is the host's to hand over (UseBlockUncontrolled),
+	// from its sealed controls; until then nothing is blocked.
 	inv.dirty.Store(true)
 	inv.unsub = func() {}
 	if cfg.Changes != nil {

@@ -3,16 +3,22 @@ package keeper
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/notify"
 	"github.com/yettdev/yett/backend/presence"
+	"github.com/yettdev/yett/backend/store"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -40,6 +46,20 @@ type Controls struct {
 	// Notifications is which cards a notification may answer (nil: the
 	// default policy).
 	Notifications *notify.Policy `json:"notifications,omitempty"`
+	// BlockUncontrolled refuses every call that would use an owner
+	// inventory row not under control (nil: off, only marked).
+	BlockUncontrolled *bool `json:"block_uncontrolled,omitempty"`
+}
+
+func (c Controls) blockUncontrolled() bool { return c.BlockUncontrolled != nil && *c.BlockUncontrolled }
+
+// legacyBlock reads the block switch earlier versions kept in inventory.db.
+func legacyBlock(dataDir string) bool {
+	var on bool
+	store.ReadLegacyTable(filepath.Join(dataDir, inventory.FileName), "settings", func(db *gorm.DB) error {
+		return db.Raw(`SELECT block_uncontrolled FROM settings WHERE id = 1`).Scan(&on).Error
+	})
+	return on
 }
 
 // DefaultVerification is the verification asked when the person chose
@@ -102,21 +122,29 @@ func (k *Keeper) loadControlsLocked() {
 		// changes a control. A policy an earlier version kept in a file is
 		// sealed once and the file removed.
 		k.controls.Store(&Controls{})
-		if !fileThere {
-			return
+		c, from := Controls{}, []string{}
+		if fileThere {
+			if p, err := notify.LoadPolicy(k.cfg.DataDir); err == nil {
+				c.Notifications, from = &p, append(from, notify.PolicyFile)
+			} else {
+				k.log.Warn("the old notification policy file could not be read; keeping the default", "err", err)
+			}
 		}
-		p, err := notify.LoadPolicy(k.cfg.DataDir)
-		if err != nil {
-			k.log.Warn("the old notification policy file could not be read; keeping the default", "err", err)
-			return
+		if legacyBlock(k.cfg.DataDir) {
+			on := true
+			c.BlockUncontrolled, from = &on, append(from, inventory.FileName)
 		}
-		c := Controls{Notifications: &p}
-		if err := k.saveControlsLocked(c, "controls sealed in the vault from "+notify.PolicyFile); err != nil {
-			k.log.Error("sealing the controls", "err", err)
-			return
+		if len(from) > 0 {
+			if err := k.saveControlsLocked(c, "controls sealed in the vault from "+strings.Join(from, " and ")); err != nil {
+				k.log.Error("sealing the controls", "err", err)
+			} else {
+				k.controls.Store(&c)
+				if fileThere {
+					os.Remove(legacy)
+				}
+			}
 		}
-		k.controls.Store(&c)
-		os.Remove(legacy)
+		k.applyControlsLocked()
 		return
 	}
 	var c Controls
@@ -126,12 +154,41 @@ func (k *Keeper) loadControlsLocked() {
 		c = Controls{Verification: VerifyEvery, Notifications: &notify.Policy{WindowOnly: []string{}}}
 	}
 	k.controls.Store(&c)
+	k.applyControlsLocked()
 	if fileThere {
 		k.recordLocked(audit.Event{Type: audit.EventVaultChanged, Reason: "ignored_control_file",
 			VaultChange: &audit.VaultChange{Change: string(vault.ChangeControls), Name: notify.PolicyFile}})
 		k.log.Warn("a notification policy file appeared in the data directory and was ignored: the policy is sealed in the vault", "file", legacy)
 	}
 }
+
+// applyControlsLocked hands the controls to the parts that hold them in
+// memory (the inventory's block switch). k.mu held.
+func (k *Keeper) applyControlsLocked() {
+	if inv := k.inventory.inv; inv != nil {
+		inv.UseBlockUncontrolled(k.currentControls().blockUncontrolled())
+	}
+}
+
+// SetBlockUncontrolled seals the inventory's block switch and applies it;
+// the inventory records the edit. Errors: vault.ErrLocked, and while no
+// inventory runs, ErrNoInventory.
+func (k *Keeper) SetBlockUncontrolled(ctx context.Context, on bool) error {
+	k.mu.Lock()
+	inv := k.inventory.inv
+	k.mu.Unlock()
+	if inv == nil {
+		return ErrNoInventory
+	}
+	if err := k.changeControls(fmt.Sprintf("block uncontrolled: %v", on), func(c *Controls) { c.BlockUncontrolled = &on }); err != nil {
+		return err
+	}
+	return inv.SetBlockUncontrolled(ctx, on)
+}
+
+// ErrNoInventory: the owner inventory does not run (the vault was never
+// unlocked in this process, or OAuth custody could not start).
+var ErrNoInventory = errors.New("keeper: the owner inventory is not running")
 
 // saveControlsLocked seals c; the vault's event records the change. k.mu
 // held: only from inside the vault's own delivery (onVaultEvent), where the

@@ -183,3 +183,32 @@ describe('Settings: background and notifications', () => {
     vi.clearAllMocks();
   });
 });
+
+describe('confirming it is the person', () => {
+  it('shows when Yett asks the system to confirm, why, and changes it (sealed in the vault)', async () => {
+    const { desktop } = await openApp([], {
+      verification: {
+        mode: 'every',
+        why: 'On an X11 desktop any program you run, an agent among them, can send clicks and keys to Yett’s window.',
+        available: true,
+        problem: '',
+        editable: true,
+      },
+    });
+    await userEvent.click(screen.getByTestId('nav-settings'));
+    const modes = await screen.findAllByTestId('verification-mode');
+    expect((modes.find((m) => (m as HTMLInputElement).value === 'every') as HTMLInputElement).checked).toBe(true);
+    expect(screen.getByTestId('verification-why').textContent).toContain('X11');
+    await userEvent.click(modes.find((m) => (m as HTMLInputElement).value === 'never')!);
+    expect(desktop.DesktopService.SetVerification).toHaveBeenCalledWith('never');
+  });
+
+  it('says plainly when the system cannot confirm here, and that it cannot be changed while locked', async () => {
+    await openApp([], {
+      verification: { mode: 'every', why: 'x', available: false, problem: 'polkit is not running.', editable: false },
+    });
+    await userEvent.click(screen.getByTestId('nav-settings'));
+    expect((await screen.findByTestId('verification-problem')).textContent).toContain('polkit is not running');
+    expect((screen.getByTestId('verification') as HTMLFieldSetElement).disabled).toBe(true);
+  });
+});

@@ -1548,6 +1548,19 @@ export interface SensitiveChoice {
   detail: string;
 }
 
+export type VerificationMode = 'every' | 'sensitive' | 'never';
+
+/** When Yett asks the system to confirm it is the person before an approval takes effect. */
+export interface VerificationSettings {
+  mode: VerificationMode;
+  /** Why the default on this desktop is what it is. */
+  why: string;
+  available: boolean;
+  problem: string;
+  /** The vault is unlocked: the choice is sealed in it. */
+  editable: boolean;
+}
+
 export interface DesktopSettings {
   autostart: boolean;
   autostartAvailable: boolean;
@@ -1556,6 +1569,7 @@ export interface DesktopSettings {
   notifications: NotificationStatus;
   policy: NotificationPolicy;
   sensitive: SensitiveChoice[];
+  verification: VerificationSettings;
 }
 
 export const DESKTOP_CHANGED_EVENT = 'desktop:changed';
@@ -1567,6 +1581,7 @@ interface DesktopServiceBinding {
   Settings(): Promise<unknown>;
   SetAutostart(on: boolean): Promise<unknown>;
   SetNotificationPolicy(p: NotificationPolicy): Promise<unknown>;
+  SetVerification(mode: VerificationMode): Promise<unknown>;
   KeepRunningInBackground(): Promise<void>;
   Quit(): Promise<void>;
 }
@@ -1581,7 +1596,7 @@ const SENSITIVE_KINDS: readonly SensitiveChoice['kind'][] = ['credential', 'oper
 
 export function parseDesktopSettings(v: unknown): DesktopSettings {
   const what = 'the background and notification settings';
-  const head = pick<Omit<DesktopSettings, 'notifications' | 'policy' | 'sensitive'>>(
+  const head = pick<Omit<DesktopSettings, 'notifications' | 'policy' | 'sensitive' | 'verification'>>(
     v,
     { autostart: 'boolean', autostartAvailable: 'boolean', autostartWhere: 'string', autostartProblem: 'string' },
     what,
@@ -1599,7 +1614,20 @@ export function parseDesktopSettings(v: unknown): DesktopSettings {
     oneOf(choice.kind, SENSITIVE_KINDS, what);
     return choice;
   });
-  return { ...head, notifications, policy: { ...policyHead, windowOnly }, sensitive };
+  const verification = pick<VerificationSettings>(
+    r.verification,
+    { mode: 'string', why: 'string', available: 'boolean', problem: 'string', editable: 'boolean' },
+    what,
+  );
+  oneOf(verification.mode, VERIFICATION_MODES, what);
+  return { ...head, notifications, policy: { ...policyHead, windowOnly }, sensitive, verification };
+}
+
+const VERIFICATION_MODES: readonly VerificationMode[] = ['every', 'sensitive', 'never'];
+
+/** Chooses when Yett asks the system to confirm it is the person (sealed in the vault). */
+export function setVerification(mode: VerificationMode): Promise<DesktopSettings> {
+  return call(async () => parseDesktopSettings(await boundDesktop().DesktopService.SetVerification(mode)));
 }
 
 export function desktopSettings(): Promise<DesktopSettings> {

@@ -15,6 +15,13 @@ export function desktopSettingsFixture(over: Partial<DesktopSettings> = {}): Des
     notifications: { available: true, actions: true, server: 'dunst 1.9.0', problem: '' },
     policy: { sessionCards: true, callCards: true, windowOnly: [] },
     sensitive: [],
+    verification: {
+      mode: 'sensitive',
+      why: 'Other programs cannot type into Yett’s window on this desktop, so a click is enough, except for credentials and hosts you marked for approval on every call.',
+      available: true,
+      problem: '',
+      editable: true,
+    },
     ...over,
   };
 }
@@ -33,6 +40,10 @@ export function installDesktop(initial: Partial<DesktopSettings> = {}) {
     }),
     SetNotificationPolicy: vi.fn(async (p: DesktopSettings['policy']): Promise<unknown> => {
       state.policy = structuredClone(p);
+      return structuredClone(state);
+    }),
+    SetVerification: vi.fn(async (mode: DesktopSettings['verification']['mode']): Promise<unknown> => {
+      state.verification = { ...state.verification, mode };
       return structuredClone(state);
     }),
     KeepRunningInBackground: vi.fn(async (): Promise<void> => {}),
