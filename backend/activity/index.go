@@ -260,6 +260,11 @@ func (x *Index) addSession(e audit.Entry) {
 		s := get()
 		s.ApprovalID, s.BootID, s.VaultEpoch = ev.ApprovalID, ev.BootID, ev.VaultEpoch
 		s.ApprovedAt, s.ApprovedBy, s.Surface = ev.Time, ev.ApprovedBy, ev.Surface
+		if v := ev.Via; v != nil {
+			// The index keeps one word for where; how it was checked goes
+			// with it (issue 18: an approval says where it came from).
+			s.Surface = viaWords(v)
+		}
 		if ev.Run != nil {
 			run := *ev.Run
 			s.Run = &run
@@ -409,6 +414,18 @@ func (x *Index) Sessions(p Page) SessionPage {
 			s.Run = &run
 		}
 		out.Sessions = append(out.Sessions, s)
+	}
+	return out
+}
+
+// viaWords is an approval's surface with what Yett checked of it.
+func viaWords(v *audit.Via) string {
+	out := v.Surface
+	if v.Detail != "" {
+		out += " (" + v.Detail + ")"
+	}
+	if v.Verified != "" {
+		out += ", verified: " + v.Verified
 	}
 	return out
 }

@@ -337,7 +337,13 @@ func readIdentities(path string) (age.Identity, error) {
 func tableDetail(ev *audit.Event) string {
 	switch {
 	case ev.Action != nil:
-		return strings.TrimSpace(ev.Action.Channel + " " + ev.Action.Operation + " " + ev.Action.Target)
+		out := strings.TrimSpace(ev.Action.Channel + " " + ev.Action.Operation + " " + ev.Action.Target)
+		if ev.Via != nil {
+			out += "; approved " + viaText(ev.Via)
+		}
+		return out
+	case ev.Via != nil:
+		return "approved " + viaText(ev.Via)
 	case ev.Drill != nil:
 		d := ev.Drill
 		out := fmt.Sprintf("%s %s drill %s", ev.AuthorizationID, d.Kind, d.DrillID)
@@ -361,4 +367,27 @@ func tableDetail(ev *audit.Event) string {
 		return strings.TrimSpace(ev.AuthorizationID + " " + ev.Inventory.Field + "=" + ev.Inventory.Value)
 	}
 	return ""
+}
+
+// viaText says how an approval reached Yett: the surface, what was checked
+// and what verified the person.
+func viaText(v *audit.Via) string {
+	out := "at the " + v.Surface
+	switch v.Surface {
+	case "notification":
+		out = "from a notification"
+	case "terminal":
+		out = "at yett serve's terminal"
+	case "desktop card":
+		out = "in the window"
+	}
+	if v.Detail != "" {
+		out += " (" + v.Detail + ")"
+	}
+	if v.Verified != "" {
+		out += ", verified: " + v.Verified
+	} else {
+		out += ", no system verification"
+	}
+	return out
 }

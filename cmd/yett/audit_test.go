@@ -116,3 +116,18 @@ func cmdAgeKeygen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(id.String()+"\n"), 0o600))
 }
+
+// Issue 18, item 11: yett audit show says where each approval came from,
+// what was checked of it and whether the system verified the person.
+func TestAuditShowSaysHowApprovalsCame(t *testing.T) {
+	session := &audit.Event{Type: audit.EventSessionApproved, Via: &audit.Via{Surface: "notification",
+		Detail: "server :1.42", Verified: "polkit: the password of ana"}}
+	if got := tableDetail(session); got != "approved from a notification (server :1.42), verified: polkit: the password of ana" {
+		t.Errorf("session approval: %q", got)
+	}
+	call := &audit.Event{Type: audit.EventActionRequested, Action: &audit.Action{Channel: "http", Operation: "POST", Target: "api.example.com"},
+		Via: &audit.Via{Surface: "terminal", Detail: "/dev/pts/3, one-time code checked"}}
+	if got := tableDetail(call); got != "http POST api.example.com; approved at yett serve's terminal (/dev/pts/3, one-time code checked), no system verification" {
+		t.Errorf("call approved per call: %q", got)
+	}
+}

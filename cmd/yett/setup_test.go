@@ -240,6 +240,11 @@ func checkTerminalEntries(t *testing.T, home string) {
 			if e.Event.Surface != "terminal" {
 				t.Errorf("the approval at the serve terminal has surface %q", e.Event.Surface)
 			}
+			// Where the answer came from, and what was checked of it.
+			if v := e.Event.Via; v == nil || v.Surface != "terminal" || !strings.Contains(v.Detail, "/dev/pts/") ||
+				!strings.Contains(v.Detail, "one-time code checked") {
+				t.Errorf("the approval at the serve terminal records %+v", v)
+			}
 		}
 	}
 	// init, credential add and credential show each lock the vault as they end.

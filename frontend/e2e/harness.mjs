@@ -177,3 +177,27 @@ export async function shotSizes(page, name, { restore = { width: 1100, height: 8
   }
   await page.setViewportSize(restore);
 }
+
+/**
+ * The e2e desktop runs Yett as root under Xvfb (an X11 display): Yett would
+ * ask the system to confirm it is the person before every approval, and
+ * polkit cannot confirm a root Yett. Settings must say both; the walk then
+ * does what such a person does and chooses Never, which is sealed in the
+ * vault. With mode 'never' the window's own click or key approves.
+ */
+export async function chooseNeverVerify(page, { open = async () => byId(page, 'nav-settings').click(), pick = async (radio) => radio.check() } = {}) {
+  await open();
+  const field = byId(page, 'verification');
+  await field.waitFor({ timeout: 20000 });
+  const every = page.locator('[data-testid="verification-mode"][value="every"]');
+  assert(await every.isChecked(), 'on an X11 desktop the default is not "before every approval"');
+  assert(/X11/.test(await byId(page, 'verification-why').innerText()), 'Settings does not say why (X11)');
+  assert(await byId(page, 'verification-problem').isVisible(), 'Settings does not say the system cannot confirm here');
+  const never = page.locator('[data-testid="verification-mode"][value="never"]');
+  await pick(never);
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="verification-mode"][value="never"]')?.checked === true,
+    null,
+    { timeout: 20000 },
+  );
+}

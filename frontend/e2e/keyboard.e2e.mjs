@@ -17,7 +17,7 @@ import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, runSteps, shot, shotSizes } from './harness.mjs';
+import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, runSteps, shot, shotSizes, chooseNeverVerify } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const URL_ = process.env.YETT_E2E_URL || 'http://127.0.0.1:34115';
@@ -105,6 +105,19 @@ const steps = [
     await tabTo(page, 'setup-submit');
     await page.keyboard.press('Enter');
     await byId(page, 'view-connect').waitFor({ timeout: STEP_TIMEOUT });
+  }],
+
+  ['Settings, from the keyboard: approvals ask the system here, which cannot confirm a root Yett; Never is chosen with the arrow keys', async (page) => {
+    await openByShortcut(page, 'settings');
+    await chooseNeverVerify(page, {
+      open: async () => {},
+      pick: async () => {
+        await tabTo(page, 'verification-mode');
+        // The checked radio takes focus; each arrow moves to the next one and chooses it.
+        await page.keyboard.press('ArrowDown');
+        await page.keyboard.press('ArrowDown');
+      },
+    });
   }],
 
   ['a credential is added with the keyboard (Ctrl+N, Add, fields, Enter)', async (page) => {

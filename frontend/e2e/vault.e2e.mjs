@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { agentSteps } from './agent-steps.mjs';
 import { sshSteps } from './ssh-steps.mjs';
-import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, pageText, runSteps, shot, shotSizes } from './harness.mjs';
+import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, pageText, runSteps, shot, shotSizes, chooseNeverVerify } from './harness.mjs';
 
 const URL_ = process.env.YETT_E2E_URL || 'http://127.0.0.1:34115';
 const CANARY = process.env.YETT_E2E_CANARY || `CANARY-e2e-${randomBytes(8).toString('hex')}`;
@@ -87,6 +87,11 @@ const steps = [
     const command = (await byId(page, 'client-command').textContent()).trim();
     assert(/^claude mcp add --scope user yett -- \S*\/yett mcp$/.test(command) && !command.includes('/path/to'), `the Claude Code command is "${command}"`);
     await shot(page, '02-unlocked-empty');
+  }],
+
+  ['Settings says approvals ask the system here, which cannot confirm a root Yett; Never is chosen', async (page) => {
+    await chooseNeverVerify(page);
+    await shot(page, '02b-verification-settings');
   }],
 
   ['Lock now locks the vault and raises the epoch', async (page) => {
