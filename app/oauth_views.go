@@ -27,6 +27,9 @@ type PresetView struct {
 	Notes         string   `json:"notes"`
 	HasDevice     bool     `json:"hasDevice"`
 	HasRevocation bool     `json:"hasRevocation"`
+	// APIHosts are where the provider's API is: its accounts' operations
+	// may send their tokens only there.
+	APIHosts []string `json:"apiHosts"`
 }
 
 // DiscoveryView is an issuer's checked metadata.
@@ -76,6 +79,10 @@ type ConnectForm struct {
 	ReviewBy                    string   `json:"reviewBy"`
 	DisableProcedure            string   `json:"disableProcedure"`
 	DPoP                        bool     `json:"dpop"`
+	// APIHosts are the hosts of the account's API, where its named
+	// operations may send its token; empty: the preset's, or the
+	// provider's own.
+	APIHosts []string `json:"apiHosts"`
 }
 
 // String keeps the secret out of any %v.
@@ -123,6 +130,11 @@ func (f ConnectForm) request() (oauth.ConnectRequest, error) {
 	req.Environment, req.Unattended, req.Flow = f.Environment, f.Unattended, f.Flow
 	req.Owner, req.BackupRevoker, req.ReviewBy = f.Owner, f.BackupRevoker, reviewBy
 	req.DisableProcedure, req.DPoP = f.DisableProcedure, f.DPoP
+	for _, h := range f.APIHosts {
+		if h = strings.TrimSpace(h); h != "" {
+			req.APIHosts = append(req.APIHosts, h)
+		}
+	}
 	return req, nil
 }
 
@@ -167,6 +179,8 @@ type AuthorizationView struct {
 	ClientAuth       string   `json:"clientAuth"`
 	Controlled       bool     `json:"controlled"`
 	Problems         []string `json:"problems"`
+	// APIHosts are where its operations may send its token.
+	APIHosts []string `json:"apiHosts"`
 }
 
 // InventoryForm is what a person edits on a connected row.
@@ -222,6 +236,7 @@ func presetView(p providers.Preset) PresetView {
 	return PresetView{
 		ID: p.ID, Name: p.Name, DefaultScopes: nonNil(p.DefaultScopes), Tenant: p.Tenant, Notes: p.Notes,
 		HasDevice: p.Metadata.DeviceAuthorizationEndpoint != "", HasRevocation: p.Metadata.RevocationEndpoint != "",
+		APIHosts: nonNil(p.APIHosts),
 	}
 }
 
@@ -262,7 +277,7 @@ func authorizationView(a oauth.AuthorizationView, operations []string) Authoriza
 		CreatedHow: a.CreatedHow, ConnectedAt: rfc3339(a.ConnectedAt), LastRefresh: rfc3339(a.LastRefresh),
 		LastUsed: rfc3339(a.LastUsed), DisableProcedure: a.DisableProcedure,
 		Operations: nonNil(operations), State: a.State, StateReason: a.StateReason, Revocation: a.Revocation, Unattended: a.Unattended,
-		DPoP: a.DPoP, ClientAuth: a.ClientAuth, Problems: nonNil(a.Problems),
+		DPoP: a.DPoP, ClientAuth: a.ClientAuth, Problems: nonNil(a.Problems), APIHosts: nonNil(a.APIHosts),
 	}
 }
 

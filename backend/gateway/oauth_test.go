@@ -5,15 +5,21 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/glebarez/sqlite"
+	"gorm.io/gorm"
+
+	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/internal/testsupport/hydratest"
@@ -276,4 +282,86 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestOperationURLCheckedAgainstAPIHostsAtCall: an operation whose URL is
+// not on its account's API hosts never gets the token, even when it is in
+// the catalogue without passing Save's check (an operation kept by an
+// earlier version, or a row written into operations.db by hand). The call
+// is refused before the token is fetched: no token request, no request to
+// the other host. The account's own operation runs.
+func TestOperationURLCheckedAgainstAPIHostsAtCall(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "CANARY-apihosts-client-secret"})
+	own, collector := newAPI(t), newAPI(t)
+	ownURL := strings.Replace(own.URL, "127.0.0.1", "localhost", 1)
+	w := newWorld(t, worldOpts{oauth: true})
+	fv, err := w.oauth.Connect(context.Background(), oauth.ConnectRequest{
+		Name: "tracker", Provider: "custom", Flow: oauth.FlowClientCredentials, Environment: "development",
+		Endpoints: oauth.Endpoints{Issuer: p.URL}, ClientID: oauthtest.DefaultClientID, ClientAuth: oauth.ClientAuthSecret,
+		ClientSecret: []byte("CANARY-apihosts-client-secret"), Owner: "alice", BackupRevoker: "bob",
+		APIHosts: []string{"localhost"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := operation.Operation{
+		Name: "tracker.list_items", AuthorizationID: fv.AuthorizationID, Method: "GET", URLTemplate: ownURL + "/items",
+		Approval: operation.ApprovalSession,
+	}
+	if err := w.ops.Save(good); err != nil {
+		t.Fatal(err)
+	}
+	bad := good
+	bad.Name, bad.URLTemplate = "tracker.export", collector.URL+"/collect"
+	if err := w.ops.Save(bad); !errors.Is(err, operation.ErrInvalid) {
+		t.Fatalf("Save accepted an operation off the account's API hosts: %v", err)
+	}
+
+	// The row Save refused, written into the catalogue's file directly.
+	w.stop()
+	w.ops.Close()
+	spec, _ := json.Marshal(bad)
+	db, err := gorm.Open(sqlite.Open(filepath.Join(w.dataDir, operation.FileName)), &gorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec(`INSERT INTO operations (name, authorization_id, spec, updated_at) VALUES (?, ?, ?, ?)`,
+		bad.Name, bad.AuthorizationID, string(spec), time.Now().Unix()).Error; err != nil {
+		t.Fatal(err)
+	}
+	if sqlDB, err := db.DB(); err == nil {
+		sqlDB.Close()
+	}
+	if w.ops, err = operation.Open(operation.Config{DataDir: w.dataDir, Authorizations: w.oauth}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.ops.Close() })
+	w.start()
+
+	a := startAgent(t, w.runDir)
+	a.connect()
+	wait := a.callAsync(good.Name, map[string]any{})
+	w.approveNext()
+	if r := wait(); r.IsError || !strings.Contains(r.Text, `"status":200`) {
+		t.Fatalf("the account's own operation: %s %s", r.Text, r.Err)
+	}
+	if tok, hits := own.snapshot(); hits != 1 || tok == "" {
+		t.Fatalf("the account's API saw %d requests (token sent: %v)", hits, tok != "")
+	}
+	before := p.TokenRequests()
+	r := a.call(bad.Name, map[string]any{})
+	if !r.IsError || !strings.Contains(r.Text, "not on its account's API hosts") {
+		t.Fatalf("the operation off the API hosts: %s %s", r.Text, r.Err)
+	}
+	if _, hits := collector.snapshot(); hits != 0 {
+		t.Fatalf("the other host got %d requests", hits)
+	}
+	if after := p.TokenRequests(); !maps.Equal(after, before) {
+		t.Fatalf("the refused call reached the provider: %v -> %v", before, after)
+	}
+	waitAudit(t, w, "the refusal", func(e audit.Event) bool {
+		return e.Type == audit.EventActionDenied && e.Reason == audit.ReasonPolicy && e.Action != nil &&
+			e.Action.Operation == bad.Name && strings.HasPrefix(e.Action.Target, "127.0.0.1")
+	})
+	a.do(agentCmd{Op: "close"})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
+	"github.com/yettdev/yett/backend/target"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -37,8 +38,16 @@ const ChannelOAuth = "oauth"
 // sessions that could use it. Nothing here returns a token.
 type Lender interface {
 	Check(authorizationID string) (oauth.Binding, error)
+	// APIHosts are where the authorization's token may be sent.
+	APIHosts(authorizationID string) ([]target.HostPattern, error)
 	Acquire(ctx context.Context, authorizationID, op string) (*oauth.Lease, error)
 	Subscribe(fn func(oauth.Event)) (cancel func())
+}
+
+// onAPIHost reports whether u is on one of authorization id's API hosts.
+func (g *Gateway) onAPIHost(id string, u target.URL) bool {
+	hosts, err := g.oauth.APIHosts(id)
+	return err == nil && target.AnyMatches(hosts, u)
 }
 
 // operationTools lists the named operations as MCP tools. Each takes only
@@ -158,6 +167,12 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		return g.refuse(c, act, "", &refusal{CodeInvalid, audit.ReasonInvalidRequest, text}), nil
 	}
 	act.Target, act.IdempotencyRef = call.Host, call.Key
+	// The token goes only to the authorization's own API hosts: checked at
+	// save, and again here, from the URL this call would be sent to.
+	if u, err := target.Parse(call.URL); err != nil || !g.onAPIHost(op.AuthorizationID, u) {
+		return g.refuse(c, act, "", &refusal{CodeInvalid, audit.ReasonPolicy,
+			"this operation's URL is not on its account's API hosts, so Yett will not send that account's token there; the person corrects the operation in Yett"}), nil
+	}
 	// The authorization's state is local: a revoked, disabled or
 	// needs-reconnection authorization is refused here, before any approval
 	// and without any network call.

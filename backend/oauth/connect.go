@@ -68,6 +68,10 @@ type ConnectRequest struct {
 	ReviewBy         time.Time
 	DisableProcedure string
 	DPoP             bool
+	// APIHosts are the hosts the account's API is on, where a named
+	// operation may send its token (target.HostPattern); none means the
+	// preset's, or the provider's own hosts (APIHosts).
+	APIHosts []string
 	// CallbackPort is the loopback port the authorization code flow
 	// listens on for the browser's return; 0 picks a free one (RFC 8252
 	// §7.3). A person whose browser is on another machine forwards this
@@ -210,9 +214,14 @@ func (m *Manager) newRow(ctx context.Context, req ConnectRequest) (*row, error) 
 	if req.Unattended && req.Flow != FlowClientCredentials && offline != "" && !slices.Contains(scopes, offline) {
 		scopes = append(scopes, offline)
 	}
+	apiHosts, err := parseAPIHosts(req.APIHosts)
+	if err != nil {
+		return nil, err
+	}
 	id := randomID("az-", 12)
 	r := &row{
-		ID: id, Name: req.Name, Provider: provider, Issuer: md.Issuer,
+		APIHosts: apiHosts,
+		ID:       id, Name: req.Name, Provider: provider, Issuer: md.Issuer,
 		AuthorizationEndpoint: md.AuthorizationEndpoint, TokenEndpoint: md.TokenEndpoint,
 		RevocationEndpoint: md.RevocationEndpoint, IntrospectionEndpoint: md.IntrospectionEndpoint,
 		DeviceEndpoint: md.DeviceAuthorizationEndpoint, ClientID: req.ClientID, ClientAuth: req.ClientAuth,

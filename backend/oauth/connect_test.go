@@ -75,6 +75,11 @@ func TestConnectRefusesBadRequests(t *testing.T) {
 		"device w/o endpoint":   func(r *ConnectRequest) { r.Flow = FlowDeviceCode },
 		"unknown preset":        func(r *ConnectRequest) { r.Provider = "myspace" },
 		"microsoft bad tenant":  func(r *ConnectRequest) { r.Provider, r.Tenant = "microsoft", "not a tenant!" },
+		"API host with scheme":  func(r *ConnectRequest) { r.APIHosts = []string{"https://api.p.example"} },
+		"API host any name":     func(r *ConnectRequest) { r.APIHosts = []string{"*"} },
+		"API host with a path":  func(r *ConnectRequest) { r.APIHosts = []string{"api.p.example/v1"} },
+		"API host wildcard mid": func(r *ConnectRequest) { r.APIHosts = []string{"api.*.example"} },
+		"too many API hosts":    func(r *ConnectRequest) { r.APIHosts = make([]string, maxAPIHosts+1) },
 	} {
 		r := good
 		mut(&r)
@@ -85,6 +90,42 @@ func TestConnectRefusesBadRequests(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "s3cret-canary") {
 			t.Errorf("%s: the error echoes the secret", name)
+		}
+	}
+}
+
+// An authorization's tokens go only to its API: the hosts the person
+// declared, else the preset's, else the provider's own issuer and token
+// hosts. The view shows the list the gateway checks.
+func TestAPIHostsOfAnAuthorization(t *testing.T) {
+	e := newEnv(t, t.TempDir(), Config{})
+	custom := ConnectRequest{Name: "x", Provider: "custom", Flow: FlowAuthorizationCode, Environment: "development",
+		Endpoints: Endpoints{Issuer: "https://id.p.example", AuthorizationEndpoint: "https://id.p.example/auth", TokenEndpoint: "https://token.p.example/token"},
+		ClientID:  "c", ClientAuth: ClientAuthNone}
+	declared := custom
+	declared.APIHosts = []string{" API.P.example ", "*.files.p.example", "api.p.example", ""}
+	github := ConnectRequest{Name: "gh", Provider: "github", Flow: FlowAuthorizationCode, Environment: "development", ClientID: "c", ClientAuth: ClientAuthNone}
+	for name, c := range map[string]struct {
+		req  ConnectRequest
+		want string
+	}{
+		"custom provider": {custom, "id.p.example token.p.example"},
+		"declared":        {declared, "api.p.example *.files.p.example"},
+		"preset":          {github, "api.github.com uploads.github.com"},
+	} {
+		r, err := e.m.newRow(context.Background(), c.req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var got []string
+		for _, h := range apiHostsOf(r) {
+			got = append(got, string(h))
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%s: API hosts %q, want %q", name, got, c.want)
+		}
+		if v := e.m.view(r); strings.Join(v.APIHosts, " ") != c.want {
+			t.Errorf("%s: the view shows %q, want %q", name, v.APIHosts, c.want)
 		}
 	}
 }

@@ -19,6 +19,9 @@ const FileName = "oauth.db"
 
 var history = []store.Migration{
 	{Version: 1, Name: "oauth tables", Up: store.Statements(tables...)},
+	// The hosts an authorization's tokens may be sent to (APIHosts); ""
+	// for one connected before: its preset's, or its provider's own host.
+	{Version: 2, Name: "api hosts", Up: store.Statements(`ALTER TABLE oauth_authorizations ADD COLUMN api_hosts TEXT NOT NULL DEFAULT ''`)},
 }
 
 var tables = []string{
@@ -138,6 +141,7 @@ type row struct {
 	StateReason           string
 	Revocation            string
 	Generation            int64
+	APIHosts              string // space-separated target.HostPattern; "" for the default (apiHostsOf)
 	RefreshInFlight       int64
 	AccessExpiry          int64
 	SealedRefresh         []byte

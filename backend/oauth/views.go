@@ -22,12 +22,14 @@ type AuthorizationView struct {
 	LastRefresh      time.Time `json:"last_refresh"`
 	LastUsed         time.Time `json:"last_used"`
 	DisableProcedure string    `json:"disable_procedure"`
-	State            string    `json:"state"`
-	StateReason      string    `json:"state_reason"`
-	Revocation       string    `json:"revocation"`
-	Unattended       bool      `json:"unattended"`
-	DPoP             bool      `json:"dpop"`
-	ClientAuth       string    `json:"client_auth"`
+	// APIHosts are where its token may be sent (APIHosts).
+	APIHosts    []string `json:"api_hosts"`
+	State       string   `json:"state"`
+	StateReason string   `json:"state_reason"`
+	Revocation  string   `json:"revocation"`
+	Unattended  bool     `json:"unattended"`
+	DPoP        bool     `json:"dpop"`
+	ClientAuth  string   `json:"client_auth"`
 	// Problems are custody's own (who answers for it, its review date
 	// and whether it is under control are the owner inventory's:
 	// backend/inventory).
@@ -57,7 +59,10 @@ func (m *Manager) view(r *row) AuthorizationView {
 		CreatedHow: r.CreatedHow, ConnectedAt: fromUnix(r.ConnectedAt), LastRefresh: fromUnix(r.LastRefresh),
 		LastUsed: fromUnix(r.LastUsed), DisableProcedure: r.DisableProcedure,
 		State: r.State, StateReason: r.StateReason, Revocation: r.Revocation,
-		Unattended: r.Unattended, DPoP: r.DPoP, ClientAuth: r.ClientAuth,
+		Unattended: r.Unattended, DPoP: r.DPoP, ClientAuth: r.ClientAuth, APIHosts: []string{},
+	}
+	for _, h := range apiHostsOf(r) {
+		v.APIHosts = append(v.APIHosts, string(h))
 	}
 	if v.Scopes == nil {
 		v.Scopes = []string{}

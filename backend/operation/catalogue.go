@@ -15,6 +15,7 @@ import (
 
 	"github.com/yettdev/yett/backend/feed"
 	"github.com/yettdev/yett/backend/store"
+	"github.com/yettdev/yett/backend/target"
 	"github.com/yettdev/yett/backend/userdir"
 )
 
@@ -26,6 +27,8 @@ var ErrConfig = errors.New("operation: incomplete configuration")
 // saved for an authorization that is not there. *oauth.Manager satisfies it.
 type Authorizations interface {
 	AuthorizationExists(id string) (bool, error)
+	// APIHosts are the hosts the authorization's token may be sent to.
+	APIHosts(id string) ([]target.HostPattern, error)
 }
 
 // Config configures a Catalogue. Both fields are required.
@@ -121,6 +124,9 @@ func (c *Catalogue) Save(o Operation) error {
 	if !ok {
 		return fmt.Errorf("%w: the operation's authorization does not exist", ErrInvalid)
 	}
+	if err := c.checkHost(o); err != nil {
+		return err
+	}
 	spec, err := json.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("operation: %w", err)
@@ -142,6 +148,28 @@ func (c *Catalogue) Save(o Operation) error {
 		return fmt.Errorf("operation: %w", err)
 	}
 	c.notify(Change{Saved: &stored})
+	return nil
+}
+
+// checkHost refuses an operation whose URL is not on one of its
+// authorization's API hosts: the operation sends that account's token.
+func (c *Catalogue) checkHost(o Operation) error {
+	hosts, err := c.auth.APIHosts(o.AuthorizationID)
+	if err != nil {
+		return fmt.Errorf("operation: %w", err)
+	}
+	u, err := o.HostURL()
+	if err != nil {
+		return err
+	}
+	if !target.AnyMatches(hosts, u) {
+		names := make([]string, len(hosts))
+		for i, h := range hosts {
+			names[i] = string(h)
+		}
+		return fmt.Errorf("%w: %s is not one of the authorization's API hosts (%s): an operation sends that account's token, so it goes only to that account's API; declare the host when connecting the account",
+			ErrInvalid, u.Host, strings.Join(names, ", "))
+	}
 	return nil
 }
 

@@ -7,14 +7,40 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/yettdev/yett/backend/target"
 )
 
 // known is the authorizations that exist, as custody would say.
 type known map[string]bool
 
 func (k known) AuthorizationExists(id string) (bool, error) { return k[id], nil }
+
+// APIHosts: every test authorization's API is at api.example.test.
+func (k known) APIHosts(id string) ([]target.HostPattern, error) {
+	return []target.HostPattern{"api.example.test"}, nil
+}
+
+// Issue 18, item 9: an operation sends its authorization's token, so it is
+// saved only for a URL on one of that authorization's API hosts; before,
+// an operation could send a GitHub token to any HTTPS host.
+func TestOperationOnlyToTheAuthorizationsHosts(t *testing.T) {
+	c := openCatalogue(t, t.TempDir())
+	for _, u := range []string{"https://collector.example/x", "https://api.example.test.evil.example/x", "https://example.test/x",
+		"https://[::1]/x"} {
+		o := listOp("tracker.exfil", "az-1")
+		o.URLTemplate = u
+		if err := c.Save(o); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "API hosts") {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	if err := c.Save(listOp("tracker.list", "az-1")); err != nil {
+		t.Fatalf("an operation on the API host: %v", err)
+	}
+}
 
 func openCatalogue(t *testing.T, dir string) *Catalogue {
 	t.Helper()

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/yettdev/yett/backend/target"
 )
 
 // Errors callers branch on. Their texts are written for a person: they name
@@ -141,6 +143,20 @@ func (o *Operation) Validate() error {
 		}
 	}
 	return nil
+}
+
+// HostURL is the fixed scheme, host and port of the operation's URL
+// template, as backend/target reads them (the path is a placeholder's).
+func (o *Operation) HostURL() (target.URL, error) {
+	u, err := url.Parse(placeholder.ReplaceAllString(o.URLTemplate, "x"))
+	if err != nil || u.Host == "" {
+		return target.URL{}, fmt.Errorf("%w: url template must be an absolute URL", ErrInvalid)
+	}
+	t, err := target.Parse(u.Scheme + "://" + u.Host + "/")
+	if err != nil {
+		return target.URL{}, fmt.Errorf("%w: url template's host: %v", ErrInvalid, err)
+	}
+	return t, nil
 }
 
 func isLoopback(h string) bool { return h == "127.0.0.1" || h == "::1" || h == "localhost" }

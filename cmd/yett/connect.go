@@ -28,7 +28,7 @@ const connectUsage = `usage: yett connect --name NAME --client-id ID --environme
                     [--introspection-endpoint URL]
                     [--flow device|code|client-credentials] [--callback-port PORT]
                     [--client-auth none|secret|key] [--client-secret-fd N]
-                    [--scope SCOPE ...] [--unattended] [--dpop]
+                    [--scope SCOPE ...] [--api-host HOST ...] [--unattended] [--dpop]
                     --owner WHO --backup-revoker WHO [--review-by YYYY-MM-DD]
                     [--disable-procedure TEXT]
 
@@ -82,6 +82,8 @@ func runConnect(ctx context.Context, env *Env, args []string) error {
 	auth := fs.String("client-auth", "none", "none, secret or key")
 	secretFD := fs.Int("client-secret-fd", -1, "read the client secret from this file descriptor")
 	fs.Var(&scopes, "scope", "a scope to ask for (repeat for more)")
+	var apiHosts listFlag
+	fs.Var(&apiHosts, "api-host", "a host of the account's API, where operations may send its token (repeat for more; a preset knows its own)")
 	fs.StringVar(&req.Environment, "environment", "", "development, staging or production")
 	flow := fs.String("flow", "device", "device, code or client-credentials")
 	fs.IntVar(&req.CallbackPort, "callback-port", 0, "code flow: the loopback port to listen on")
@@ -100,6 +102,7 @@ func runConnect(ctx context.Context, env *Env, args []string) error {
 		req.Provider = *provider
 	}
 	req.Scopes = scopes
+	req.APIHosts = apiHosts
 	bad := func(why string) error {
 		fs.Usage()
 		return withExitCode(2, fmt.Errorf("connect: %s", why))

@@ -107,7 +107,7 @@ func TestHeadlessOAuth(t *testing.T) {
 		}
 		r.expect(t, `Connected "tracker"`)
 	}, "connect", "--name", "tracker", "--issuer", p.URL, "--client-id", "yett-test", "--environment", "development",
-		"--scope", "read", "--owner", "alice", "--backup-revoker", "bob")
+		"--scope", "read", "--api-host", "127.0.0.1", "--owner", "alice", "--backup-revoker", "bob")
 
 	// The authorization code flow: the address is printed, the browser (on
 	// another machine, through the forwarded port) consents, and comes back
@@ -133,6 +133,15 @@ func TestHeadlessOAuth(t *testing.T) {
 	runSetup(t, env, func(r *ptyRun) { r.expect(t, `Saved operation "tracker.list_items"`) },
 		"operation", "add", "--name", "tracker.list_items", "--account", "tracker", "--method", "get",
 		"--url", p.URL+"/resource", "--param", "state:string:required:allowed=open|closed", "--description", "List tracker items")
+	// The account's token goes only to its API hosts: an operation
+	// elsewhere is refused, with what to do.
+	off := startPTY(t, env, yettBin, "operation", "add", "--name", "tracker.export", "--account", "tracker", "--method", "post",
+		"--url", strings.Replace(p.URL, "127.0.0.1", "localhost", 1)+"/collect")
+	off.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	off.expect(t, "localhost is not one of the authorization's API hosts (127.0.0.1)")
+	if code := off.wait(t); code == 0 {
+		t.Fatal("yett operation add saved an operation off the account's API hosts")
+	}
 	runSetup(t, env, func(r *ptyRun) {
 		// One row per account, in either order, with its owner and backup
 		// revoker (the owner inventory's: the one that names no account

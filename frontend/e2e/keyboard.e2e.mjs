@@ -113,9 +113,9 @@ const steps = [
       open: async () => {},
       pick: async () => {
         await tabTo(page, 'verification-mode');
-        // The checked radio takes focus; each arrow moves to the next one and chooses it.
-        await page.keyboard.press('ArrowDown');
-        await page.keyboard.press('ArrowDown');
+        // The checked radio (the first) takes focus; an arrow up from the
+        // first wraps to the last one, Never, and chooses it.
+        await page.keyboard.press('ArrowUp');
       },
     });
   }],

@@ -22,6 +22,10 @@ type Preset struct {
 	// Metadata holds the fixed endpoints. Issuer is set only where the
 	// provider is an OpenID Connect issuer for the tokens Yett receives.
 	Metadata Metadata
+	// APIHosts are the hosts of the provider's APIs that its access tokens
+	// are for: a named operation of an authorization sends its token only
+	// to one of them (target.HostPattern).
+	APIHosts []string
 	// DefaultScopes are the scopes a new connection proposes before the
 	// person edits them. Empty when the provider has no sensible default.
 	DefaultScopes []string

@@ -17,8 +17,9 @@ const (
 func presetTable() []Preset {
 	return []Preset{
 		{
-			ID:   "github",
-			Name: "GitHub",
+			ID:       "github",
+			Name:     "GitHub",
+			APIHosts: []string{"api.github.com", "uploads.github.com"},
 			Metadata: Metadata{
 				AuthorizationEndpoint:             "https://github.com/login/oauth/authorize",
 				TokenEndpoint:                     "https://github.com/login/oauth/access_token",
@@ -37,8 +38,9 @@ func presetTable() []Preset {
 				"must be enabled in the app's settings.",
 		},
 		{
-			ID:   "google",
-			Name: "Google",
+			ID:       "google",
+			Name:     "Google",
+			APIHosts: []string{"*.googleapis.com"},
 			Metadata: Metadata{
 				Issuer:                            "https://accounts.google.com",
 				AuthorizationEndpoint:             "https://accounts.google.com/o/oauth2/v2/auth",
@@ -62,8 +64,9 @@ func presetTable() []Preset {
 			Discovery: "https://accounts.google.com",
 		},
 		{
-			ID:   "gitlab",
-			Name: "GitLab.com",
+			ID:       "gitlab",
+			Name:     "GitLab.com",
+			APIHosts: []string{"gitlab.com"},
 			Metadata: Metadata{
 				Issuer:                            "https://gitlab.com",
 				AuthorizationEndpoint:             "https://gitlab.com/oauth/authorize",
@@ -86,8 +89,9 @@ func presetTable() []Preset {
 			Discovery: "https://gitlab.com",
 		},
 		{
-			ID:   "microsoft",
-			Name: "Microsoft Entra ID",
+			ID:       "microsoft",
+			Name:     "Microsoft Entra ID",
+			APIHosts: []string{"graph.microsoft.com"},
 			Metadata: Metadata{
 				Issuer:                            "https://login.microsoftonline.com/{tenant}/v2.0",
 				AuthorizationEndpoint:             "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/authorize",
@@ -110,8 +114,9 @@ func presetTable() []Preset {
 			Discovery: "https://login.microsoftonline.com/{tenant}/v2.0",
 		},
 		{
-			ID:   "slack",
-			Name: "Slack",
+			ID:       "slack",
+			Name:     "Slack",
+			APIHosts: []string{"slack.com"},
 			Metadata: Metadata{
 				AuthorizationEndpoint:             "https://slack.com/oauth/v2/authorize",
 				TokenEndpoint:                     "https://slack.com/api/oauth.v2.access",
@@ -127,8 +132,9 @@ func presetTable() []Preset {
 				"HTTP 200 with \"ok\": false.",
 		},
 		{
-			ID:   "atlassian",
-			Name: "Atlassian",
+			ID:       "atlassian",
+			Name:     "Atlassian",
+			APIHosts: []string{"api.atlassian.com", "*.atlassian.net"},
 			Metadata: Metadata{
 				AuthorizationEndpoint:             "https://auth.atlassian.com/authorize",
 				TokenEndpoint:                     "https://auth.atlassian.com/oauth/token",

@@ -1071,6 +1071,8 @@ export interface PresetView {
   notes: string;
   hasDevice: boolean;
   hasRevocation: boolean;
+  /** Where the provider's API is: its accounts' operations may send their tokens only there. */
+  apiHosts: string[];
 }
 
 export interface DiscoveryView {
@@ -1117,6 +1119,8 @@ export interface ConnectForm {
   reviewBy: string;
   disableProcedure: string;
   dpop: boolean;
+  /** Hosts of the account's API, where its operations may send its token; [] for the preset's or the provider's own. */
+  apiHosts?: string[];
 }
 
 export interface FlowView {
@@ -1161,6 +1165,8 @@ export interface AuthorizationView {
   controlled: boolean;
   /** Sentences for a person, e.g. "no backup revoker". */
   problems: string[];
+  /** Where its operations may send its token. */
+  apiHosts: string[];
 }
 
 export interface InventoryUpdate {
@@ -1263,7 +1269,12 @@ export function parsePresetView(v: unknown): PresetView {
     { id: 'string', name: 'string', tenant: 'boolean', notes: 'string', hasDevice: 'boolean', hasRevocation: 'boolean' },
     'a provider preset',
   );
-  return { ...p, defaultScopes: strings((v as Record<string, unknown>).defaultScopes, 'a provider preset') };
+  const r = v as Record<string, unknown>;
+  return {
+    ...p,
+    defaultScopes: strings(r.defaultScopes, 'a provider preset'),
+    apiHosts: strings(r.apiHosts, 'a provider preset'),
+  };
 }
 
 export function parseDiscoveryView(v: unknown): DiscoveryView {
@@ -1302,7 +1313,7 @@ export function parseFlowView(v: unknown): FlowView {
 
 export function parseAuthorizationView(v: unknown): AuthorizationView {
   const what = 'an authorization';
-  const a = pick<Omit<AuthorizationView, 'scopes' | 'operations' | 'problems'>>(
+  const a = pick<Omit<AuthorizationView, 'scopes' | 'operations' | 'problems' | 'apiHosts'>>(
     v,
     {
       id: 'string', name: 'string', provider: 'string', providerHost: 'string', accountRef: 'string', owner: 'string',
@@ -1321,6 +1332,7 @@ export function parseAuthorizationView(v: unknown): AuthorizationView {
     scopes: strings(r.scopes, what),
     operations: strings(r.operations, what),
     problems: strings(r.problems, what),
+    apiHosts: strings(r.apiHosts, what),
   };
 }
 

@@ -11,11 +11,13 @@ export const CUSTOM_PROVIDER = 'custom';
  * What the form fields hold while the person types: the connect form, with
  * the fields the person types as free text before they are checked.
  */
-export interface ConnectDraft extends Omit<ConnectForm, 'provider' | 'scopes' | 'environment'> {
+export interface ConnectDraft extends Omit<ConnectForm, 'provider' | 'scopes' | 'environment' | 'apiHosts'> {
   /** A preset id, or 'custom' for another provider. */
   provider: string;
   /** Scopes separated by spaces or commas. */
   scopes: string;
+  /** The API's hosts, separated by spaces or commas; '' for the preset's or the provider's own. */
+  apiHosts: string;
   environment: Environment | '';
 }
 
@@ -53,6 +55,7 @@ export function emptyConnect(preset?: PresetView): ConnectDraft {
     reviewBy: '',
     disableProcedure: '',
     dpop: false,
+    apiHosts: '',
   };
 }
 
@@ -176,6 +179,7 @@ export function validateConnect(
     reviewBy: d.reviewBy,
     disableProcedure: trimmed(d.disableProcedure),
     dpop: custom && d.dpop,
+    apiHosts: splitScopes(d.apiHosts ?? ''),
   };
   return { errors, form };
 }

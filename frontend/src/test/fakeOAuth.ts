@@ -23,6 +23,7 @@ export function preset(over: Partial<PresetView> = {}): PresetView {
     notes: 'Register an OAuth app under Settings → Developer settings.',
     hasDevice: true,
     hasRevocation: true,
+    apiHosts: ['api.github.com'],
     ...over,
   };
 }
@@ -53,6 +54,7 @@ export function authorization(over: Partial<AuthorizationView> = {}): Authorizat
     clientAuth: 'none',
     controlled: true,
     problems: [],
+    apiHosts: ['api.github.com'],
     ...over,
   };
 }

@@ -239,10 +239,18 @@ describe('connect', () => {
     const oauth = await startConnect();
     expect(input('oc-scopes').value).toBe('repo read:org');
     expect((input('oc-flow-code') as HTMLInputElement).checked).toBe(true);
-    await fill({ ...basics, 'oc-scopes': 'repo  read:org, workflow', 'oc-review': '2027-01-31' });
+    expect(input('oc-api-hosts').placeholder).toBe('api.github.com');
+    expect(screen.getByTestId('oc-api-hosts-help').textContent).toContain('api.github.com');
+    await fill({
+      ...basics,
+      'oc-scopes': 'repo  read:org, workflow',
+      'oc-review': '2027-01-31',
+      'oc-api-hosts': 'api.github.com, uploads.github.com',
+    });
     await fireEvent.submit(screen.getByTestId('connect-form'));
     await waitFor(() => expect(oauth.OAuthService.Connect).toHaveBeenCalledTimes(1));
     expect(oauth.OAuthService.Connect).toHaveBeenCalledWith({
+      apiHosts: ['api.github.com', 'uploads.github.com'],
       name: 'tracker (production)',
       provider: 'github',
       tenant: '',
