@@ -167,7 +167,7 @@ func (c *Catalogue) checkHost(o Operation) error {
 		for i, h := range hosts {
 			names[i] = string(h)
 		}
-		return fmt.Errorf("%w: %s is not one of the authorization's API hosts (%s): an operation sends that account's token, so it goes only to that account's API; declare the host when connecting the account",
+		return fmt.Errorf("%w: the host %s is not one of the authorization's API hosts (%s): an operation sends that account's token, so it goes only to that account's API; declare the host when connecting the account",
 			ErrInvalid, u.Host, strings.Join(names, ", "))
 	}
 	return nil

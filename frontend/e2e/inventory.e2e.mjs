@@ -97,7 +97,7 @@ const steps = [
         revocationEndpoint: `${issuer}/oauth2/revoke`, introspectionEndpoint: `${admin}/admin/oauth2/introspect`,
         deviceAuthorizationEndpoint: '', clientId, clientAuth: 'client_secret', clientSecret: secret, clientKeyId: '',
         scopes: ['tracker.read'], environment: 'staging', unattended: false, flow: 'client_credentials', owner: '',
-        backupRevoker: '', reviewBy: '', disableProcedure: '', dpop: false,
+        backupRevoker: '', reviewBy: '', disableProcedure: '', dpop: false, apiHosts: ['api.example.test'],
       }),
       { name: NAME, issuer: ISSUER, admin: ADMIN, clientId: CLIENT_ID, secret: SECRET },
     );

@@ -154,6 +154,9 @@ const steps = [
     await byId(page, 'oc-auth-secret').check();
     await byId(page, 'oc-secret').fill(SECRET);
     await byId(page, 'oc-scopes').fill('tracker.read');
+    // Its operations call api.example.test (the receiver behind it), not
+    // Hydra's host: declared here, or Yett refuses to send the token there.
+    await byId(page, 'oc-api-hosts').fill('api.example.test');
     await byId(page, 'oc-environment').selectOption('staging');
     await byId(page, 'oc-flow-client').check();
     await byId(page, 'oc-owner').fill(OWNER);
@@ -189,6 +192,7 @@ const steps = [
     assert((await text(r.locator('[data-testid="authorization-environment"]'))) === 'staging', 'the environment is not staging');
     assert((await text(r.locator('[data-testid="authorization-account"]'))) === `client ${CLIENT_ID}`, 'the account is not the client');
     assert((await text(r.locator('[data-testid="authorization-scopes"]'))) === 'tracker.read', 'the scopes are not tracker.read');
+    assert((await text(r.locator('[data-testid="authorization-api-hosts"]'))) === 'api.example.test', 'the API hosts are not api.example.test');
     assert((await text(r.locator('[data-testid="authorization-owner"]'))) === OWNER, 'the owner is not shown');
     assert((await text(r.locator('[data-testid="authorization-backup"]'))) === BACKUP, 'the backup revoker is not shown');
     const all = await r.innerText();
