@@ -83,5 +83,19 @@ func TestEntitlements(t *testing.T) {
 		if strings.HasPrefix(k, "com.apple.developer.") {
 			t.Errorf("%s is restricted: without a provisioning profile the app is killed at launch", k)
 		}
+		// Each of these opens Yett's memory or code to other processes of
+		// the user: a debugger's task port, injected libraries, DYLD_*
+		// variables, writable code.
+		if k == "com.apple.security.get-task-allow" || strings.HasPrefix(k, "com.apple.security.cs.") {
+			t.Errorf("%s weakens the hardened runtime: another process of the user could read or change Yett's memory", k)
+		}
+	}
+	// Both programs are signed with the hardened runtime.
+	script, err := os.ReadFile("bundle.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(script), "codesign --force --options runtime"); n < 2 {
+		t.Errorf("bundle.sh signs %d program(s) with the hardened runtime, want the CLI and the app", n)
 	}
 }
