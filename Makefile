@@ -109,7 +109,7 @@ test-cross: windows
 test-frontend:
 	cd frontend && npm run check && npm test
 
-test-window: desktop
+test-window: desktop cli
 	build/scripts/window-test.sh $(BIN)/yett-desktop $(ARTIFACTS)
 
 # From a clean checkout: installs what it needs, builds, packages.

@@ -5,7 +5,8 @@
 # second launch defers to the first (single instance), that closing the
 # window keeps Yett running (the first close says so and leaves the window;
 # the next hides it) and that a second launch brings the hidden window back,
-# and shuts down with SIGTERM.
+# and shuts down with SIGTERM. Then xinput-attack.py sends the window
+# synthetic keys as an agent would (yett, the CLI, must be next to BINARY).
 #
 # usage: build/scripts/window-test.sh BINARY ARTIFACT_DIR
 set -euo pipefail
@@ -27,6 +28,16 @@ for _ in $(seq 100); do
 done
 [ -n "$wid" ] || { cat "$work/app.log"; echo "window-test: no window titled Yett"; exit 1; }
 echo "window-test: window $wid titled '$(xdotool getwindowname "$wid")'"
+
+# The app closed itself to the user's other processes before anything else
+# (backend/selfprotect): no core file, soft and hard (the hard limit is
+# unlimited by default here, so 0 is its doing). The non-dumpable flag set
+# with it cannot be read from outside; cmd/yett's
+# TestServeMemoryClosedToTheUsersProcesses proves its effect on yett serve
+# from a process of the same user without capabilities.
+grep -Eq '^Max core file size +0 +0 ' "/proc/$app_pid/limits" || {
+	grep 'core file' "/proc/$app_pid/limits"; echo "window-test: the app did not close itself (core file limit)"; exit 1; }
+echo "window-test: the app runs with no core file (selfprotect)"
 
 # Wait for the UI to render: the first-run screen must show up as non-blank
 # pixels. The colours are counted in the middle of the screen, inside the
@@ -78,4 +89,8 @@ for _ in $(seq 50); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$app_pid" 2>/dev/null; then echo "window-test: app ignored SIGTERM"; exit 1; fi
 app_pid=""
 if grep -q "CANARY" "$work/app.log"; then echo "window-test: canary in log"; exit 1; fi
-echo "window-test: 3 passed, 0 failed"
+echo "window-test: 4 passed, 0 failed"
+
+# Synthetic X11 input (xdotool) against the window's approval cards: an
+# agent's keys approve a card only where Yett asks no verification.
+python3 "$(dirname "$0")/xinput-attack.py" "$bin" "$(dirname "$bin")/yett" "$artifacts" "$work"
