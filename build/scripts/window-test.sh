@@ -5,8 +5,10 @@
 # second launch defers to the first (single instance), that closing the
 # window keeps Yett running (the first close says so and leaves the window;
 # the next hides it) and that a second launch brings the hidden window back,
-# and shuts down with SIGTERM. Then xinput-attack.py sends the window
-# synthetic keys as an agent would (yett, the CLI, must be next to BINARY).
+# and shuts down with SIGTERM. Then it starts the app as a throwaway user
+# who is not root (memory closed to that user's other processes, files
+# private), and xinput-attack.py sends the window synthetic keys as an
+# agent would (yett, the CLI, must be next to BINARY).
 #
 # usage: build/scripts/window-test.sh BINARY ARTIFACT_DIR
 set -euo pipefail
@@ -39,19 +41,23 @@ grep -Eq '^Max core file size +0 +0 ' "/proc/$app_pid/limits" || {
 	grep 'core file' "/proc/$app_pid/limits"; echo "window-test: the app did not close itself (core file limit)"; exit 1; }
 echo "window-test: the app runs with no core file (selfprotect)"
 
-# Wait for the UI to render: the first-run screen must show up as non-blank
-# pixels. The colours are counted in the middle of the screen, inside the
-# window's page: the title bar's text alone has dozens of colours while the
-# page is still empty.
+# Wait for the UI to render: the first-run form must show. The colours are
+# counted in the middle of the screen, inside the window's page (the title
+# bar's text alone has dozens while the page is empty). At this size the
+# first-run form has 550-650 (text, fields, the logo) and the brief
+# "Connecting to the vault" card before it about 300.
+first_run_form() { # SHOT: waits up to 30 s for the first-run form
+	for _ in $(seq 60); do
+		import -window root "$1"
+		colours=$(convert "$1" -gravity center -crop 50%x50%+0+0 +repage -format '%k' info:)
+		[ "$colours" -gt 450 ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
 shot="$artifacts/window.png"
-for _ in $(seq 60); do
-	import -window root "$shot"
-	colours=$(convert "$shot" -gravity center -crop 50%x50%+0+0 +repage -format '%k' info:)
-	[ "$colours" -gt 8 ] && break
-	sleep 0.5
-done
+first_run_form "$shot" || { echo "window-test: the first-run form never showed ($colours colours in the page)"; exit 1; }
 echo "window-test: screenshot $shot has $colours colours in the page"
-[ "$colours" -gt 8 ] || { echo "window-test: the window looks blank"; exit 1; }
 
 # A second launch must defer to the first and exit on its own.
 if ! timeout 20 "$bin" >"$work/second.log" 2>&1; then
@@ -89,8 +95,62 @@ for _ in $(seq 50); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$app_pid" 2>/dev/null; then echo "window-test: app ignored SIGTERM"; exit 1; fi
 app_pid=""
 if grep -q "CANARY" "$work/app.log"; then echo "window-test: canary in log"; exit 1; fi
-echo "window-test: 4 passed, 0 failed"
+
+
+# The app as a person who is not root (a throwaway account, removed on
+# exit): it starts, shows its window, keeps its files to that person, and
+# another process of the same person, without capabilities, can neither
+# read its memory nor attach to it, while it can do both to a plain process
+# of that person (the self-check: the kernel does allow same-user access).
+person="yett-w$$"
+phome=$(mktemp -d /tmp/yett-person.XXXXXX)
+useradd -M -d "$phome" -s /bin/sh "$person"
+person_cleanup() { pkill -9 -u "$person" 2>/dev/null || true; sleep 0.5; userdel "$person" 2>/dev/null || true; rm -rf "$phome"; }
+trap 'person_cleanup; cleanup' EXIT
+chown "$person:" "$phome"
+chmod 0700 "$phome"
+install -o "$person" -m 0755 "$bin" "$phome/yett-desktop"
+install -o "$person" -m 0755 "$(dirname "$0")/memory-peek.py" "$phome/memory-peek.py"
+as_person() {
+	exec setpriv --reuid="$person" --regid="$person" --init-groups --inh-caps=-all --bounding-set=-all -- \
+		env -i HOME="$phome" DISPLAY="$DISPLAY" PATH=/usr/bin:/bin NO_AT_BRIDGE=1 XDG_RUNTIME_DIR="$phome/run" "$@"
+}
+(as_person "$phome/yett-desktop" >"$work/person-app.log" 2>&1 </dev/null) &
+person_app=$!
+pwid=""
+for _ in $(seq 100); do
+	pwid=$(xdotool search --name '^Yett$' 2>/dev/null | head -1 || true)
+	[ -n "$pwid" ] && break
+	kill -0 "$person_app" 2>/dev/null || { cat "$work/person-app.log"; echo "window-test: the app exited early for $person"; exit 1; }
+	sleep 0.2
+done
+[ -n "$pwid" ] || { cat "$work/person-app.log"; echo "window-test: no window for $person"; exit 1; }
+[ "$(stat -c %U /proc/$person_app)" = "$person" ] || { echo "window-test: the app does not run as $person"; exit 1; }
+(as_person sleep 300 </dev/null) &
+person_sleep=$!
+sleep 1
+peek=$( (as_person python3 "$phome/memory-peek.py" "$person_sleep" "$person_app") )
+echo "$peek" | sed 's/^/window-test: memory-peek as '"$person"': /'
+echo "$peek" | grep -qx "$person_sleep read attached" || { echo "window-test: self-check: the person could not read its own plain process"; exit 1; }
+echo "$peek" | grep -Eqx "$person_app E[A-Z]+ E[A-Z]+" || { echo "window-test: another process of $person read or attached to the app"; exit 1; }
+# The first-run form shows for the person too (WebKit's processes run as
+# them).
+first_run_form "$artifacts/window-person.png" || {
+	cat "$work/person-app.log"; echo "window-test: the first-run form never showed for $person ($colours colours)"; exit 1; }
+if found=$(find "$phome" -not -user "$person" -print -quit) && [ -n "$found" ]; then
+	echo "window-test: $found is not $person's"; exit 1
+fi
+# Yett's own directories are private (WebKit keeps its cache and the
+# theme choice in ~/.local/share/yett-desktop, and GTK its accessibility
+# bus in the runtime directory, with modes of their own).
+[ -d "$phome/.local/share/yett" ] && [ -d "$phome/run/yett" ] || { ls -laR "$phome"; echo "window-test: no data directory for $person"; exit 1; }
+if found=$(find "$phome/.local/share/yett" "$phome/run/yett" -perm /077 -not -type l -print -quit 2>/dev/null) && [ -n "$found" ]; then
+	ls -la "$found"; echo "window-test: $found is open to others"; exit 1
+fi
+pkill -TERM -u "$person" yett-desktop
+echo "window-test: the app ran as $person, its files are private, and its memory is closed to the person's other processes"
 
 # Synthetic X11 input (xdotool) against the window's approval cards: an
 # agent's keys approve a card only where Yett asks no verification.
 python3 "$(dirname "$0")/xinput-attack.py" "$bin" "$(dirname "$bin")/yett" "$artifacts" "$work"
+echo "window-test: 5 passed, 0 failed"

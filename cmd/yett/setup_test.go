@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/internal/testsupport/nonroot"
+	"github.com/yettdev/yett/internal/testsupport/oauthtest"
 	"github.com/yettdev/yett/internal/testsupport/ptytest"
 )
 
@@ -75,7 +77,8 @@ func watchProcesses(t *testing.T, s string) (stop func()) {
 }
 
 // TestHeadlessPath is a new user on a fresh server: yett init, yett
-// credential add, yett serve, all typed into a shell on a terminal, and an
+// credential add, yett connect (the device flow), yett operation add and
+// yett serve, all typed into a shell on a terminal, and an
 // agent's call reaches the receiver with the credential, approved at the
 // serve terminal. The secret is typed at yett's prompt, so it is in no
 // command line, no environment, no shell history and no output; every
@@ -99,6 +102,7 @@ func headlessPath(t *testing.T, as *nonroot.User) {
 	env := homeEnv(home)
 	recvURL, recvLog := startReceiver(t)
 	host := strings.TrimPrefix(recvURL, "http://")
+	provider := oauthtest.New(t, oauthtest.Options{DeviceInterval: time.Second})
 	env = append(env, "PATH="+filepath.Dir(yett)+":"+os.Getenv("PATH"), "HISTFILE="+filepath.Join(home, ".bash_history"), "PS1=$ ")
 	stop := watchProcesses(t, setupCanary)
 	start := time.Now()
@@ -115,6 +119,20 @@ func headlessPath(t *testing.T, as *nonroot.User) {
 	sh.answer(t, "$ ", "yett credential show receiver")
 	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
 	sh.expect(t, "stored; write-only, never shown")
+	// An OAuth account by the device flow, and an operation on it: the
+	// commands that add authority, as this person.
+	sh.answer(t, "$ ", "yett connect --name tracker --issuer "+provider.URL+" --client-id yett-test --environment development"+
+		" --scope read --api-host 127.0.0.1 --owner alice --backup-revoker bob")
+	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	code := sh.capture(t, regexp.MustCompile(`enter the code\s+([A-Z0-9]{4}-[A-Z0-9]{4})`))
+	if err := provider.ApproveDevice(code); err != nil {
+		t.Fatalf("approving %q: %v", code, err)
+	}
+	sh.expect(t, `Connected "tracker"`)
+	sh.answer(t, "$ ", "yett operation add --name tracker.list_items --account tracker --method get --url "+provider.URL+"/resource"+
+		" --param state:string:required:allowed=open")
+	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	sh.expect(t, `Saved operation "tracker.list_items"`)
 	setupDone := time.Since(start)
 
 	sh.answer(t, "$ ", "yett serve --approval-timeout 30s")
@@ -141,8 +159,8 @@ func headlessPath(t *testing.T, as *nonroot.User) {
 		t.Errorf("the shell exited %d", code)
 	}
 	stop()
-	t.Logf("headless path for a new user%s: 3 commands (yett init, yett credential add, yett serve) and one approval; "+
-		"set up in %s, first agent call answered %s after the first command (including typing, three unlocks and one vault creation at the default Argon2id cost)",
+	t.Logf("headless path for a new user%s: yett init, credential add, connect, operation add, serve and one approval; "+
+		"set up in %s, first agent call answered %s after the first command (including typing, five unlocks, one device flow and one vault creation at the default Argon2id cost)",
 		asWho(as), setupDone.Round(10*time.Millisecond), total.Round(10*time.Millisecond))
 
 	history, err := os.ReadFile(filepath.Join(home, ".bash_history"))
@@ -211,7 +229,7 @@ func checkTerminalEntries(t *testing.T, home string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var created, setupLocks, approved, added int
+	var created, setupLocks, approved, added, connected, saved int
 	for e, err := range audit.ReadEvents(filepath.Join(dataDir, gateway.AuditDir, audit.LogFile), id) {
 		if err != nil {
 			t.Fatal(err)
@@ -235,6 +253,16 @@ func checkTerminalEntries(t *testing.T, home string) {
 			if c := e.Event.VaultChange; c == nil || c.Change != "credential_added" || c.Name != "receiver" || e.Event.Surface != originTerminal {
 				t.Errorf("vault_changed %+v with surface %q; want credential_added of receiver at the terminal", c, e.Event.Surface)
 			}
+		case e.Event.Type == audit.EventAuthorizationConnected:
+			connected++
+			if e.Event.Surface != originTerminal {
+				t.Errorf("the account's connection has surface %q", e.Event.Surface)
+			}
+		case e.Event.Type == audit.EventOperationSaved:
+			saved++
+			if e.Event.Surface != originTerminal || e.Event.NamedOperation == nil || e.Event.NamedOperation.Name != "tracker.list_items" {
+				t.Errorf("operation_saved %+v with surface %q", e.Event.NamedOperation, e.Event.Surface)
+			}
 		case e.Event.Type == audit.EventSessionApproved:
 			approved++
 			if e.Event.Surface != "terminal" {
@@ -247,9 +275,11 @@ func checkTerminalEntries(t *testing.T, home string) {
 			}
 		}
 	}
-	// init, credential add and credential show each lock the vault as they end.
-	if created != 1 || setupLocks != 3 || approved != 1 || added != 1 {
-		t.Errorf("%d creations, %d setup commands' locks, %d approvals, %d credential changes; want 1, 3, 1, 1", created, setupLocks, approved, added)
+	// init, credential add, credential show, connect and operation add each
+	// lock the vault as they end.
+	if created != 1 || setupLocks != 5 || approved != 1 || added != 1 || connected != 1 || saved != 1 {
+		t.Errorf("%d creations, %d setup commands' locks, %d approvals, %d credential changes, %d connections, %d operations saved; want 1, 5, 1, 1, 1, 1",
+			created, setupLocks, approved, added, connected, saved)
 	}
 }
 
