@@ -167,6 +167,21 @@ type chainProc struct {
 	out   *bufio.Reader
 }
 
+// startExecAgent starts the exec-agent role, waits for it to be ready and
+// returns it with a function that sends it one command line.
+func startExecAgent(t *testing.T, w *world) (*chainProc, func(string)) {
+	t.Helper()
+	a := startChain(t, w, "exec-agent")
+	if l := a.line(); l != "ready" {
+		t.Fatalf("exec-agent said %q", l)
+	}
+	return a, func(s string) {
+		if _, err := io.WriteString(a.stdin, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func startChain(t *testing.T, w *world, role string, env ...string) *chainProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -460,15 +475,7 @@ func (c *lineRPC) await(id int) (json.RawMessage, error) {
 // using the connection. The call must be refused, and nothing sent.
 func TestChainExecSameBinaryEndsApproval(t *testing.T) {
 	w := newWorld(t, worldOpts{})
-	a := startChain(t, w, "exec-agent")
-	if l := a.line(); l != "ready" {
-		t.Fatalf("exec-agent said %q", l)
-	}
-	send := func(s string) {
-		if _, err := io.WriteString(a.stdin, s+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a, send := startExecAgent(t, w)
 	args, _ := json.Marshal(w.req(tag("before-exec")))
 	send("call " + string(args))
 	w.approveNext()

@@ -12,7 +12,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net"
 	"path/filepath"
 	"strings"
@@ -137,15 +136,7 @@ func TestStatusOnlyForApprovedRuns(t *testing.T) {
 // disk changes nothing the process runs, TestReleaseExecutableReplacedOnDisk.)
 func TestIdentityCheckedAfterTheWait(t *testing.T) {
 	w := newWorld(t, worldOpts{perCall: true})
-	a := startChain(t, w, "exec-agent")
-	if l := a.line(); l != "ready" {
-		t.Fatalf("exec-agent said %q", l)
-	}
-	send := func(s string) {
-		if _, err := io.WriteString(a.stdin, s+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a, send := startExecAgent(t, w)
 	args, _ := json.Marshal(w.req(tag("first")))
 	send("call " + string(args))
 	w.approveNext()

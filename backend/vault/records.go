@@ -495,12 +495,7 @@ func (v *Vault) SetAutoLockAfter(d time.Duration) error {
 		v.mu.Unlock()
 		return err
 	}
-	ref := recordRef{ID: settingsID, Kind: kindSettings, Version: 1}
-	if old, ok := v.refs[settingsID]; ok {
-		ref.Version = old.Version + 1
-	}
-	pt, _ := json.Marshal(settingsRecord{AutoLockAfter: d, Controls: v.controls})
-	if _, err := v.putRecord(ref, pt); err != nil {
+	if err := v.putSettingsLocked(settingsRecord{AutoLockAfter: d, Controls: v.controls}); err != nil {
 		v.mu.Unlock()
 		return err
 	}
@@ -510,6 +505,21 @@ func (v *Vault) SetAutoLockAfter(d time.Duration) error {
 	v.mu.Unlock()
 	v.deliver()
 	return nil
+}
+
+// putSettingsLocked seals rec as the settings record's next version.
+// v.mu held.
+func (v *Vault) putSettingsLocked(rec settingsRecord) error {
+	ref := recordRef{ID: settingsID, Kind: kindSettings, Version: 1}
+	if old, ok := v.refs[settingsID]; ok {
+		ref.Version = old.Version + 1
+	}
+	pt, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = v.putRecord(ref, pt)
+	return err
 }
 
 // ControlsBlob returns the sealed controls, nil when none were set yet.
@@ -539,12 +549,7 @@ func (v *Vault) SetControlsBlob(b []byte, why string) error {
 		v.mu.Unlock()
 		return err
 	}
-	ref := recordRef{ID: settingsID, Kind: kindSettings, Version: 1}
-	if old, ok := v.refs[settingsID]; ok {
-		ref.Version = old.Version + 1
-	}
-	pt, _ := json.Marshal(settingsRecord{AutoLockAfter: v.autoLock, Controls: b})
-	if _, err := v.putRecord(ref, pt); err != nil {
+	if err := v.putSettingsLocked(settingsRecord{AutoLockAfter: v.autoLock, Controls: b}); err != nil {
 		v.mu.Unlock()
 		return err
 	}

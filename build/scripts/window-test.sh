@@ -21,14 +21,21 @@ mkdir -p "$artifacts"
 "$bin" >"$work/app.log" 2>&1 &
 app_pid=$!
 
-wid=""
-for _ in $(seq 100); do
-	wid=$(xdotool search --name '^Yett$' 2>/dev/null | head -1 || true)
-	[ -n "$wid" ] && break
-	kill -0 "$app_pid" 2>/dev/null || { cat "$work/app.log"; echo "window-test: app exited early"; exit 1; }
-	sleep 0.2
-done
-[ -n "$wid" ] || { cat "$work/app.log"; echo "window-test: no window titled Yett"; exit 1; }
+# yett_window PID LOG: waits up to 20 s for a window titled Yett, while PID
+# runs, and prints its id; on failure prints LOG and fails.
+yett_window() {
+	local w=""
+	for _ in $(seq 100); do
+		w=$(xdotool search --name '^Yett$' 2>/dev/null | head -1 || true)
+		[ -n "$w" ] && { echo "$w"; return 0; }
+		kill -0 "$1" 2>/dev/null || { cat "$2" >&2; echo "window-test: the app exited early" >&2; return 1; }
+		sleep 0.2
+	done
+	cat "$2" >&2
+	echo "window-test: no window titled Yett" >&2
+	return 1
+}
+wid=$(yett_window "$app_pid" "$work/app.log")
 echo "window-test: window $wid titled '$(xdotool getwindowname "$wid")'"
 
 # The app closed itself to the user's other processes before anything else
@@ -117,14 +124,7 @@ as_person() {
 }
 (as_person "$phome/yett-desktop" >"$work/person-app.log" 2>&1 </dev/null) &
 person_app=$!
-pwid=""
-for _ in $(seq 100); do
-	pwid=$(xdotool search --name '^Yett$' 2>/dev/null | head -1 || true)
-	[ -n "$pwid" ] && break
-	kill -0 "$person_app" 2>/dev/null || { cat "$work/person-app.log"; echo "window-test: the app exited early for $person"; exit 1; }
-	sleep 0.2
-done
-[ -n "$pwid" ] || { cat "$work/person-app.log"; echo "window-test: no window for $person"; exit 1; }
+pwid=$(yett_window "$person_app" "$work/person-app.log")
 [ "$(stat -c %U /proc/$person_app)" = "$person" ] || { echo "window-test: the app does not run as $person"; exit 1; }
 (as_person sleep 300 </dev/null) &
 person_sleep=$!

@@ -126,6 +126,29 @@ def find_window(app):
     return ""
 
 
+def colours(shot):
+    subprocess.run(["import", "-window", "root", shot], check=True)
+    out = subprocess.run(["convert", shot, "-gravity", "center", "-crop", "50%x50%+0+0", "+repage", "-format", "%k", "info:"],
+                         capture_output=True, text=True, check=True).stdout
+    with open(shot, "rb") as f:
+        return int(out), f.read()
+
+
+def settled(shot, app, seconds=60):
+    """Waits until the page shows a form (not the blank or "Connecting"
+    page: over 450 colours in its middle, where the unlock form has about
+    700 and the "Connecting to the vault" card about 300) and two screenshots half a second
+    apart are the same."""
+    deadline, last = time.time() + seconds, None
+    while time.time() < deadline and app.poll() is None:
+        n, img = colours(shot)
+        if n > 450 and img == last:
+            return True
+        last = img if n > 450 else None
+        time.sleep(0.5)
+    return False
+
+
 def wait_log(log, text, app, seconds=60):
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -153,13 +176,16 @@ def run(name, binary, cli, artifacts, work, port, extra_env):
         wid = find_window(app)
         if not wid:
             fail(f"{name}: no window titled Yett", log)
-        # The unlock screen's passphrase field has focus when it shows.
-        time.sleep(2)
+        # The unlock screen's passphrase field has focus when it shows: wait
+        # until the page has drawn it and stopped changing, then type.
+        if not settled(os.path.join(work, f"{name}-unlock.png"), app):
+            fail(f"{name}: the unlock screen never settled", log)
         xdo("windowfocus", "--sync", wid)
         xdo("mousemove", "--window", wid, "640", "400")
         xdo("type", "--delay", "15", PASSPHRASE)
         xdo("key", "Return")
         if not wait_log(log, "agent gateway listening", app):
+            subprocess.run(["import", "-window", "root", os.path.join(artifacts, f"xinput-{name}-unlock-failed.png")])
             fail(f"{name}: the vault did not unlock from the typed passphrase", log)
 
         before = Receiver.hits

@@ -319,12 +319,12 @@ func TestSetupRefusesWhileServeRuns(t *testing.T) {
 	runSetup(t, env, func(r *ptyRun) { r.expect(t, "No credentials") }, "credential", "list")
 }
 
-// TestInitWithKernelKeyring: yett init --keyring keeps a key in the kernel
-// keyring, so the next setup command opens the vault without asking for
-// the passphrase. The key is removed at the end.
-func TestInitWithKernelKeyring(t *testing.T) {
-	home := newHome(t)
-	env := homeEnv(home)
+// initWithKernelKeyring runs yett init --keyring in a new home, and removes
+// the vault's key from the kernel keyring when the test ends.
+func initWithKernelKeyring(t *testing.T) (home string, env []string) {
+	t.Helper()
+	home = newHome(t)
+	env = homeEnv(home)
 	runSetup(t, env, func(r *ptyRun) { r.expect(t, "or the kernel keyring until the next reboot") }, "init", "--keyring")
 	t.Cleanup(func() {
 		v, err := vault.Open(filepath.Join(home, "data"), vault.Options{Keyring: kernelkeyring.Default()})
@@ -341,6 +341,14 @@ func TestInitWithKernelKeyring(t *testing.T) {
 			t.Errorf("removing the test vault's key from the kernel keyring: %v", err)
 		}
 	})
+	return home, env
+}
+
+// TestInitWithKernelKeyring: yett init --keyring keeps a key in the kernel
+// keyring, so the next setup command opens the vault without asking for
+// the passphrase. The key is removed at the end.
+func TestInitWithKernelKeyring(t *testing.T) {
+	_, env := initWithKernelKeyring(t)
 	r := startPTY(t, env, yettBin, "credential", "list")
 	r.expect(t, "No credentials")
 	if code := r.wait(t); code != 0 || strings.Contains(r.screen.String(), "passphrase") {
@@ -356,24 +364,7 @@ func TestInitWithKernelKeyring(t *testing.T) {
 // asks for the vault passphrase every time (the agent does not know it),
 // while one that only reads still opens with the keyring.
 func TestKeyringNeverAuthorizesAChange(t *testing.T) {
-	home := newHome(t)
-	env := homeEnv(home)
-	runSetup(t, env, func(r *ptyRun) { r.expect(t, "or the kernel keyring until the next reboot") }, "init", "--keyring")
-	t.Cleanup(func() {
-		v, err := vault.Open(filepath.Join(home, "data"), vault.Options{Keyring: kernelkeyring.Default()})
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer v.Close()
-		if err := v.Unlock(vault.Passphrase(setupPassphrase)); err != nil {
-			t.Error(err)
-			return
-		}
-		if err := v.EnableKeyring(false); err != nil {
-			t.Errorf("removing the test vault's key from the kernel keyring: %v", err)
-		}
-	})
+	_, env := initWithKernelKeyring(t)
 	quote := func(args []string) string {
 		q := make([]string, len(args))
 		for i, a := range args {
