@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -52,6 +54,13 @@ func TestClosedWindowKeepsServingAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return a.Approvals.current() != nil })
+	// No notification server on this bus: nothing to trust or accept.
+	if ns := a.Desktop.Settings().NotificationServer; ns != (NotificationServerView{Trusted: true}) {
+		t.Fatalf("Settings shows the notification server %+v with none on the bus", ns)
+	}
+	if _, err := a.Desktop.AcceptNotificationServer(":1.5"); !errors.Is(err, keeper.ErrServerChanged) {
+		t.Fatalf("accepting a server that does not exist: %v", err)
+	}
 
 	ctx := context.Background()
 	if !a.beforeClose(ctx) {

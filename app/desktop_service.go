@@ -1,11 +1,14 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/yettdev/yett/backend/autostart"
+	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/notify"
 	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/vault"
@@ -41,6 +44,23 @@ type DesktopSettings struct {
 	// Verification is when Yett asks the system to confirm it is the
 	// person before an approval takes effect.
 	Verification VerificationView `json:"verification"`
+	// NotificationServer says whether the server showing notifications
+	// now is one the person trusts with Approve.
+	NotificationServer NotificationServerView `json:"notificationServer"`
+}
+
+// NotificationServerView is the notification server for Settings.
+type NotificationServerView struct {
+	// Current describes the server that owns the name now: product, bus
+	// name, pid and program ("" where there is none, or where the system
+	// shows notifications itself).
+	Current string `json:"current"`
+	// Name is its bus name, what AcceptNotificationServer takes.
+	Name string `json:"name"`
+	// Trusted: its notifications carry Approve and Deny. Otherwise Why
+	// says why not.
+	Trusted bool   `json:"trusted"`
+	Why     string `json:"why"`
 }
 
 // VerificationView is the sealed verification choice for Settings.
@@ -114,6 +134,8 @@ func (s *DesktopService) Settings() DesktopSettings {
 	p := k.NotificationPolicy()
 	out.Policy = NotificationPolicyView{SessionCards: p.SessionCards, CallCards: p.CallCards, WindowOnly: p.WindowOnly}
 	out.Sensitive = sensitiveChoices(s.a.vault, st.Operations)
+	ns := k.NotificationServerState()
+	out.NotificationServer = NotificationServerView{Current: ns.Current, Name: ns.Name, Trusted: ns.Trusted, Why: ns.Why}
 	mode, why := k.Verification()
 	ok, problem := k.CanVerify()
 	out.Verification = VerificationView{Mode: mode, Why: why, Available: ok, Problem: problem,
@@ -184,6 +206,21 @@ func (s *DesktopService) SetNotificationPolicy(p NotificationPolicyView) (Deskto
 // sealed in the vault and audited.
 func (s *DesktopService) SetVerification(mode string) (DesktopSettings, error) {
 	if err := s.a.keeper.SetVerification(mode); err != nil {
+		return s.Settings(), s.controlError(err)
+	}
+	return s.Settings(), nil
+}
+
+// AcceptNotificationServer trusts the notification server Settings shows
+// (by its bus name: if another took its place since, nothing is
+// accepted). Where the system can confirm it is the person, it asks first.
+func (s *DesktopService) AcceptNotificationServer(name string) (DesktopSettings, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := s.a.keeper.AcceptNotificationServer(ctx, name); err != nil {
+		if errors.Is(err, keeper.ErrServerChanged) || errors.Is(err, keeper.ErrNotConfirmed) {
+			return s.Settings(), err
+		}
 		return s.Settings(), s.controlError(err)
 	}
 	return s.Settings(), nil

@@ -4,7 +4,6 @@ import (
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/keeper"
-	"github.com/yettdev/yett/backend/notify"
 	"github.com/yettdev/yett/backend/oauth"
 )
 
@@ -15,9 +14,17 @@ import (
 type keeping struct {
 	broker *approval.Broker
 	oauth  *oauth.Manager
-	notes  notify.Status
+	notes  notesSeen
 	inv    *inventory.Inventory
 	cancel func()
+}
+
+// notesSeen is what Settings shows of notifications: a change of it is
+// pushed to the UI.
+type notesSeen struct {
+	available, actions bool
+	server, problem    string
+	trust              keeper.NotificationServer
 }
 
 // followKeeper attaches the running parts to the services now and after
@@ -34,9 +41,10 @@ func (a *App) attachParts(st keeper.State) {
 	k := &a.keeping
 	broker := st.Broker != k.broker
 	custody := st.OAuth != k.oauth
-	notes := st.Notifications != k.notes
+	seen := notesSeen{st.Notifications.Available, st.Notifications.Actions, st.Notifications.Server, st.Notifications.Problem, st.NotificationServer}
+	notes := seen != k.notes
 	inv := st.Inventory != k.inv
-	k.broker, k.oauth, k.notes, k.inv = st.Broker, st.OAuth, st.Notifications, st.Inventory
+	k.broker, k.oauth, k.notes, k.inv = st.Broker, st.OAuth, seen, st.Inventory
 	a.mu.Unlock()
 	if notes {
 		a.Desktop.push()

@@ -85,6 +85,10 @@ const (
 	// Reasons of answer_refused.
 	ReasonForgedAnswer Reason = "forged_answer" // not from the notification server, or not for its notification
 	ReasonWindowOnly   Reason = "window_only"   // the policy lets only the window answer this card
+	// ReasonServerNotAccepted: an Approve from a notification server the
+	// person has not accepted (it took the name after the unlock, or an
+	// agent run started it).
+	ReasonServerNotAccepted Reason = "server_not_accepted"
 )
 
 // ResultClass is the coarse outcome of a dispatched action.

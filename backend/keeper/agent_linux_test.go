@@ -3,6 +3,7 @@ package keeper
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,9 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,6 +73,11 @@ func agentMain() int {
 			params.Name, params.Arguments = gateway.ToolSSHExec, map[string]any{
 				"host": f[1], "command": "echo " + f[2], "idempotency_key": f[3],
 			}
+		case len(f) == 2 && f[0] == "spawn":
+			// "spawn BASE64-JSON": start {argv, env} as this agent's own
+			// child (what an agent's shell tool does), killed with it.
+			out.Encode(spawn(f[1]))
+			continue
 		default:
 			continue
 		}
@@ -87,6 +95,44 @@ func agentMain() int {
 		out.Encode(agentReply{Text: strings.Join(texts, "\n"), IsError: res.IsError})
 	}
 	return 0
+}
+
+type spawnRequest struct {
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+}
+
+func spawn(arg string) agentReply {
+	var req spawnRequest
+	b, err := base64.StdEncoding.DecodeString(arg)
+	if err == nil {
+		err = json.Unmarshal(b, &req)
+	}
+	if err != nil || len(req.Argv) == 0 {
+		return agentReply{Err: fmt.Sprintf("spawn: %q: %v", arg, err)}
+	}
+	cmd := exec.Command(req.Argv[0], req.Argv[1:]...)
+	cmd.Env = req.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return agentReply{Err: "spawn: " + err.Error()}
+	}
+	go cmd.Wait()
+	return agentReply{Text: strconv.Itoa(cmd.Process.Pid)}
+}
+
+// spawn makes the agent start argv with env as its child, and returns the
+// child's pid.
+func (a *agent) spawn(argv, env []string) int {
+	a.t.Helper()
+	b, _ := json.Marshal(spawnRequest{Argv: argv, Env: env})
+	fmt.Fprintf(a.in, "spawn %s\n", base64.StdEncoding.EncodeToString(b))
+	r := a.reply()
+	pid, err := strconv.Atoi(r.Text)
+	if err != nil {
+		a.t.Fatalf("the agent did not start %v: %+v", argv, r)
+	}
+	return pid
 }
 
 type agentReply struct {

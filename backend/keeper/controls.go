@@ -49,6 +49,18 @@ type Controls struct {
 	// BlockUncontrolled refuses every call that would use an owner
 	// inventory row not under control (nil: off, only marked).
 	BlockUncontrolled *bool `json:"block_uncontrolled,omitempty"`
+	// NotificationServer is the notification server the person last
+	// accepted in the window: an unlock trusts the server that owns the
+	// name then only if it runs this program.
+	NotificationServer *AcceptedServer `json:"notification_server,omitempty"`
+}
+
+// AcceptedServer is the program of a notification server the person
+// accepted.
+type AcceptedServer struct {
+	Exe     string `json:"exe"`
+	SHA256  string `json:"sha256"` // "sha256:<hex>" of the running image
+	Product string `json:"product,omitempty"`
 }
 
 func (c Controls) blockUncontrolled() bool { return c.BlockUncontrolled != nil && *c.BlockUncontrolled }

@@ -126,6 +126,9 @@ type State struct {
 	// Notifications says whether cards reach the person as notifications,
 	// with buttons, and if not why.
 	Notifications notify.Status
+	// NotificationServer says whether the server showing them is trusted
+	// with Approve, and why not.
+	NotificationServer NotificationServer
 }
 
 // Keeper is one process's custody of one data directory. Safe for
@@ -221,7 +224,7 @@ func (k *Keeper) State() State {
 
 func (k *Keeper) stateLocked() State {
 	st := State{OAuth: k.oauth, Operations: k.ops, Inventory: k.inventory.inv, AuditWriting: k.audit != nil, AuditProblem: k.problem, AuditHeldElsewhere: k.elsewhere, AuditRecipient: k.recipient, BootID: k.BootID(),
-		GatewayProblem: k.gwProblem, Notifications: k.notificationStatusLocked()}
+		GatewayProblem: k.gwProblem, Notifications: k.notificationStatusLocked(), NotificationServer: k.notificationServerLocked()}
 	if k.gw != nil {
 		st.Broker, st.SocketPath = k.gw.Broker(), k.gw.SocketPath()
 	}
@@ -317,6 +320,9 @@ func (k *Keeper) onVaultEvent(e vault.Event) {
 		k.startLocked()
 		if running {
 			k.logGatewayReadyLocked() // startLocked logged it otherwise
+			// The gateway kept running while locked: the server trusted
+			// now is the one that owns the name at this unlock.
+			k.pinNotificationServerLocked()
 		}
 		// Drills that came due while the vault was locked (or Yett was
 		// not running) can run now.

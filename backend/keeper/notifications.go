@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/notify"
+	"github.com/yettdev/yett/backend/presence"
 )
 
 // notifications is the keeper's part that shows the gateway's cards as
@@ -18,6 +21,22 @@ type notifications struct {
 	notifier notify.Notifier // nil when the front end wants none or the desktop has none
 	problem  string          // why there is no notifier
 	relay    *notify.Relay   // the running gateway's; k.mu
+	// pinned is the notification server trusted at the last unlock or
+	// accepted by the person since: only it gets Approve and Deny. nil:
+	// none (no server ran at unlock, or it was not the one the person
+	// accepted before).
+	pinned atomic.Pointer[pin]
+	// broker is the relayed gateway's broker, for the relay's questions.
+	broker atomic.Pointer[approval.Broker]
+}
+
+// pin is a trusted notification server, or why the one at unlock was not
+// trusted.
+type pin struct {
+	server notify.Server
+	// refused, when set, says why the server that owned the name at the
+	// unlock was not pinned.
+	refused string
 }
 
 // openNotifications opens the front end's notifier with handlers that go to
@@ -55,7 +74,13 @@ func (k *Keeper) withRelay(fn func(*notify.Relay)) {
 	}
 }
 
+// notificationServerChanged: another server owns the name, or none does.
+// The new owner is not pinned: its notifications say "open Yett" until the
+// person accepts it in the window.
 func (k *Keeper) notificationServerChanged() {
+	if n := k.notes.notifier; n != nil {
+		k.log.Warn("the notification server changed", "now", n.Status().Owner.String())
+	}
 	k.withRelay(func(rl *notify.Relay) { rl.Forget() })
 	k.mu.Lock()
 	st := k.stateLocked()
@@ -72,14 +97,192 @@ func (k *Keeper) startRelayLocked(b *approval.Broker) {
 	if k.cfg.Notify == nil && k.cfg.Raise == nil {
 		return
 	}
+	k.pinNotificationServerLocked()
+	k.notes.broker.Store(b)
 	k.notes.relay = notify.StartRelay(notify.RelayConfig{
 		Broker: b, Notifier: k.notes.notifier, Policy: k.NotificationPolicy, Raise: k.cfg.Raise,
 		Record: k.recordAnswer, Logger: k.log,
 		// An approval from a notification needs the person's system
-		// verification: where there is none, notifications carry no
-		// Approve at all.
-		CanApprove: func() bool { ok, _ := k.CanVerify(); return ok },
+		// verification and the server they trust: otherwise
+		// notifications carry no Approve at all.
+		Trust: k.notificationTrust,
 	})
+}
+
+// pinNotificationServerLocked trusts the server that owns the name now,
+// at an unlock: unless it runs another program than the one the person
+// last accepted (sealed in the controls). Whether an agent run started it
+// is checked whenever trust is asked. k.mu held.
+func (k *Keeper) pinNotificationServerLocked() {
+	n := k.notes.notifier
+	if n == nil {
+		return
+	}
+	// Asked afresh: a server that took the name a moment ago may not have
+	// reached the notifier's cached status yet.
+	st := n.Status()
+	if r, ok := n.(interface{ Refresh() notify.Status }); ok {
+		st = r.Refresh()
+	}
+	owner := st.Owner
+	switch acc := k.currentControls().NotificationServer; {
+	case owner.Name == "":
+		k.notes.pinned.Store(nil)
+	case acc != nil && (acc.Exe != owner.Process.ExePath || acc.SHA256 != owner.Process.ExeHash()):
+		k.notes.pinned.Store(&pin{refused: fmt.Sprintf("it runs %s, not %s, which you accepted", orUnknown(owner.Process.ExePath), acc.Exe)})
+		k.log.Warn("the notification server at unlock is not the one accepted", "server", owner.String(), "accepted", acc.Exe)
+	default:
+		k.notes.pinned.Store(&pin{server: owner})
+	}
+	if rl := k.notes.relay; rl != nil {
+		rl.Resync()
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "an unknown program"
+	}
+	return s
+}
+
+// NotificationServer is what Settings shows of the notification server.
+type NotificationServer struct {
+	// Current describes the server that owns the name now ("" for none,
+	// or where the OS shows notifications itself).
+	Current string
+	// Name is its unique bus name: what AcceptNotificationServer takes.
+	Name string
+	// Trusted: it may carry Approve and Deny. Otherwise Why says why not.
+	Trusted bool
+	Why     string
+}
+
+// NotificationServerState says whether the server that owns the name now
+// is the trusted one, and why not.
+func (k *Keeper) NotificationServerState() NotificationServer {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.notificationServerLocked()
+}
+
+// notificationServerLocked: k.mu held.
+func (k *Keeper) notificationServerLocked() NotificationServer {
+	n := k.notes.notifier
+	if n == nil {
+		return NotificationServer{Trusted: true}
+	}
+	owner := n.Status().Owner
+	if owner.Name == "" {
+		return NotificationServer{Trusted: true}
+	}
+	ok, why := k.serverTrusted(owner, k.brokerLocked())
+	return NotificationServer{Current: owner.String(), Name: owner.Name, Trusted: ok, Why: why}
+}
+
+func (k *Keeper) brokerLocked() *approval.Broker {
+	if k.gw == nil {
+		return nil
+	}
+	return k.gw.Broker()
+}
+
+// serverTrusted says whether owner is the pinned server and no agent run
+// of b is among its ancestors (an agent that started its own server before
+// the unlock).
+func (k *Keeper) serverTrusted(owner notify.Server, b *approval.Broker) (bool, string) {
+	p := k.notes.pinned.Load()
+	switch {
+	case p != nil && p.refused != "":
+		return false, "this notification server is not the one you accepted: " + p.refused + "."
+	case p == nil:
+		return false, "this notification server started after you unlocked Yett, and no server you trust was running then."
+	case p.server.Name != owner.Name:
+		return false, "the notification server changed since you unlocked Yett (it was " + p.server.String() + ")."
+	}
+	if b == nil {
+		return true, ""
+	}
+	runs := map[int]string{}
+	for _, r := range b.Pending() {
+		runs[r.Who.PID], runs[r.Who.ShimPID] = r.Who.Name, "yett mcp"
+	}
+	for _, s := range b.Sessions() {
+		runs[s.Who.PID] = s.Who.Name
+	}
+	for pid, name := range runs {
+		if pid > 0 && owner.Process.HasAncestor(pid) {
+			return false, fmt.Sprintf("this notification server was started by an agent run (%s, pid %d).", name, pid)
+		}
+	}
+	return true, ""
+}
+
+// notificationTrust is the relay's Trust: the server that may carry
+// Approve, or why none may.
+func (k *Keeper) notificationTrust() (string, bool, string) {
+	if ok, _ := k.CanVerify(); !ok {
+		return "", false, "approving from a notification needs your system's verification, which is not available here"
+	}
+	n := k.notes.notifier
+	if n == nil {
+		return "", true, ""
+	}
+	owner := n.Status().Owner
+	if owner.Name == "" {
+		return "", true, ""
+	}
+	// Not k.mu: the relay asks this on its goroutine, which stopping the
+	// relay under k.mu waits for.
+	if ok, why := k.serverTrusted(owner, k.notes.broker.Load()); !ok {
+		return "", false, strings.TrimSuffix(why, ".") + "; accept it in Yett's Settings to answer from notifications"
+	}
+	return owner.Name, true, ""
+}
+
+// Errors of AcceptNotificationServer, in words for the person.
+var (
+	ErrServerChanged = errors.New("The notification server is not the one Settings showed (it changed, or there is none): look again before you accept it.")
+	ErrNotConfirmed  = errors.New("Your system did not confirm it is you, so the notification server was not accepted.")
+)
+
+// AcceptNotificationServer trusts the server that owns the name now, which
+// must still be name (what Settings showed): the person saw it and
+// accepted it in the window. Where the system can verify the person, it
+// asks first. The program it runs is sealed in the controls (an unlock
+// later trusts only a server running that program), and the acceptance
+// is audited as a change of the controls.
+func (k *Keeper) AcceptNotificationServer(ctx context.Context, name string) error {
+	n := k.notes.notifier
+	if n == nil {
+		return ErrServerChanged
+	}
+	owner := n.Status().Owner
+	if owner.Name == "" || owner.Name != name {
+		return ErrServerChanged
+	}
+	if ok, _ := k.CanVerify(); ok {
+		if _, err := k.presence().Verify(ctx, presence.Request{Card: "notification-server:" + name,
+			Summary: "Trust " + owner.String() + " to answer Yett's approval cards"}); err != nil {
+			k.log.Info("accepting a notification server: the system did not confirm the person", "err", err)
+			return ErrNotConfirmed
+		}
+	}
+	why := "notification server accepted: " + owner.String()
+	err := k.changeControls(why, func(c *Controls) {
+		c.NotificationServer = &AcceptedServer{Exe: owner.Process.ExePath, SHA256: owner.Process.ExeHash(), Product: owner.Product}
+	})
+	if err != nil {
+		return err
+	}
+	k.notes.pinned.Store(&pin{server: owner})
+	k.log.Info("notification server accepted", "server", owner.String())
+	k.withRelay(func(rl *notify.Relay) { rl.Forget() })
+	k.mu.Lock()
+	st := k.stateLocked()
+	k.mu.Unlock()
+	k.changes.Publish(st)
+	return nil
 }
 
 // stopRelayLocked withdraws the notifications of the stopping gateway's
@@ -89,6 +292,7 @@ func (k *Keeper) stopRelayLocked() {
 		k.notes.relay = nil
 		rl.Close()
 	}
+	k.notes.broker.Store(nil)
 }
 
 func (k *Keeper) closeNotifications() {

@@ -371,7 +371,9 @@ func TestSensitiveCallsAnsweredOnlyInTheWindow(t *testing.T) {
 	}
 	// The same answer as the notifier hands it on: refused, audited,
 	// the window raised with the card.
-	d.withRelay(func(rl *notify.Relay) { rl.Respond(notify.Response{Card: c.ID, Action: notify.ActionApprove}) })
+	d.withRelay(func(rl *notify.Relay) {
+		rl.Respond(notify.Response{Card: c.ID, Action: notify.ActionApprove, Server: d.k.notes.notifier.Status().Owner})
+	})
 	if !d.pending(c.ID) || d.recv.n.Load() != 0 {
 		t.Fatal("a refused answer released the call")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/yettdev/yett/backend/busconn"
+	"github.com/yettdev/yett/backend/procid"
 )
 
 // The freedesktop Desktop Notifications interface and the bus itself.
@@ -45,6 +46,8 @@ type freedesktop struct {
 	// callMu keeps calls to the server in order (a withdraw never passes
 	// the show it withdraws).
 	callMu sync.Mutex
+	// refreshMu keeps status refreshes in order.
+	refreshMu sync.Mutex
 
 	mu      sync.Mutex
 	byCard  map[string]*shown
@@ -117,8 +120,18 @@ func (f *freedesktop) owner() (string, error) {
 	return owner, err
 }
 
-// refreshStatus asks the server what it is and what it can do.
+// Refresh asks the bus again who owns the service and what it is, and
+// returns the status that follows.
+func (f *freedesktop) Refresh() Status {
+	f.refreshStatus()
+	return f.Status()
+}
+
+// refreshStatus asks the server what it is and what it can do. One at a
+// time: the last to finish asked last.
 func (f *freedesktop) refreshStatus() {
+	f.refreshMu.Lock()
+	defer f.refreshMu.Unlock()
 	st := Status{}
 	var caps []string
 	owner, err := f.owner()
@@ -131,6 +144,15 @@ func (f *freedesktop) refreshStatus() {
 		var name, vendor, version, spec string
 		if obj.CallWithContext(ctx, fdoInterface+".GetServerInformation", 0).Store(&name, &vendor, &version, &spec) == nil {
 			st.Server = strings.TrimSpace(name + " " + version)
+		}
+		st.Owner = Server{Name: owner, Product: st.Server}
+		var pid uint32
+		if f.conn.BusObject().CallWithContext(ctx, busName+".GetConnectionUnixProcessID", 0, owner).Store(&pid) == nil {
+			if p, err := procid.Describe(int(pid)); err == nil {
+				st.Owner.Process = p
+			} else {
+				f.opts.Logger.Warn("notify: the notification server's process could not be inspected", "pid", pid, "err", err)
+			}
 		}
 		cancel()
 		switch {
@@ -146,6 +168,16 @@ func (f *freedesktop) refreshStatus() {
 	f.mu.Lock()
 	f.status, f.caps = st, caps
 	f.mu.Unlock()
+}
+
+// server is the owner as last inspected, if it still is name.
+func (f *freedesktop) server(name string) Server {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.status.Owner.Name == name {
+		return f.status.Owner
+	}
+	return Server{Name: name}
 }
 
 func (f *freedesktop) Status() Status {
@@ -188,7 +220,9 @@ func (f *freedesktop) Show(n Notification) error {
 	var actions []string
 	if st.Actions {
 		actions = []string{defaultAction, "Open Yett"}
-		if n.Answerable {
+		// Approve and Deny go only to the server the caller trusted; one
+		// that took the name since gets "open Yett".
+		if n.Answerable && (n.Server == "" || n.Server == owner) {
 			actions = append(actions, "approve-"+nonce, "Approve", "deny-"+nonce, "Deny")
 		}
 	}
@@ -339,18 +373,18 @@ func (f *freedesktop) actionInvoked(sig *dbus.Signal) {
 	case s == nil && isRetired:
 		// A click on a notification Yett had just withdrawn: the card is
 		// gone, and the person is told so.
-		f.respond(Response{Card: retiredCard, Action: Action(strings.SplitN(key, "-", 2)[0])})
+		f.respond(Response{Card: retiredCard, Action: Action(strings.SplitN(key, "-", 2)[0]), Server: f.server(owner)})
 	case s == nil:
 		// Another application's notification: not Yett's business.
 	case s.owner != sig.Sender:
 		f.reject(Rejected{Card: card, Action: key, Sender: sig.Sender, NotificationID: id,
 			Why: "the id belongs to a notification an earlier notification server showed"})
 	case key == defaultAction:
-		f.respond(Response{Card: card, Action: ActionOpen})
+		f.respond(Response{Card: card, Action: ActionOpen, Server: f.server(owner)})
 	case key == "approve-"+s.nonce:
-		f.respond(Response{Card: card, Action: ActionApprove})
+		f.respond(Response{Card: card, Action: ActionApprove, Server: f.server(owner)})
 	case key == "deny-"+s.nonce:
-		f.respond(Response{Card: card, Action: ActionDeny})
+		f.respond(Response{Card: card, Action: ActionDeny, Server: f.server(owner)})
 	default:
 		f.reject(Rejected{Card: card, Action: key, Sender: sig.Sender, NotificationID: id,
 			Why: "the action is not one Yett offered on that notification"})

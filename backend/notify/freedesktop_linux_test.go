@@ -3,6 +3,7 @@
 package notify
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -185,9 +186,17 @@ func TestOnlyTheServerAnswers(t *testing.T) {
 	h.wait(t, "the body click")
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	want := []Response{{Card: "rq-b", Action: ActionDeny}, {Card: "rq-a", Action: ActionOpen}}
-	if !slices.Equal(h.responses, want) {
+	// Each names the server that reported it: its unique name and its
+	// process (this test's own: the fake server's connection is ours).
+	server := Server{Name: srv.conn.Names()[0], Product: "fake 1.0"}
+	want := []Response{{Card: "rq-b", Action: ActionDeny, Server: server}, {Card: "rq-a", Action: ActionOpen, Server: server}}
+	if !slices.EqualFunc(h.responses, want, sameResponse) {
 		t.Fatalf("responses %+v, want %+v", h.responses, want)
+	}
+	for _, r := range h.responses {
+		if exe, _ := os.Executable(); r.Server.Process.PID != os.Getpid() || r.Server.Process.ExePath != exe || r.Server.Process.ExeSHA256 == ([32]byte{}) {
+			t.Fatalf("the response names the process %+v, want this test's (pid %d, %s)", r.Server.Process, os.Getpid(), exe)
+		}
 	}
 }
 
@@ -213,7 +222,7 @@ func TestWithdrawnAndServerChanges(t *testing.T) {
 	srv.emitAction(id, "approve-"+nonceOf(t, note))
 	h.wait(t, "the late click")
 	h.mu.Lock()
-	if len(h.responses) != 1 || h.responses[0] != (Response{Card: "rq-1", Action: ActionApprove}) {
+	if len(h.responses) != 1 || !sameResponse(h.responses[0], Response{Card: "rq-1", Action: ActionApprove, Server: Server{Name: srv.conn.Names()[0], Product: "fake 1.0"}}) {
 		t.Fatalf("late click: %+v", h.responses)
 	}
 	h.mu.Unlock()
@@ -260,4 +269,10 @@ func TestMarkupIsNeutralised(t *testing.T) {
 		n.Close()
 		srv.conn.Close()
 	}
+}
+
+// sameResponse compares what a response says, and who reported it by bus
+// name and product (the process is checked apart).
+func sameResponse(a, b Response) bool {
+	return a.Card == b.Card && a.Action == b.Action && a.Server.Name == b.Server.Name && a.Server.Product == b.Server.Product
 }

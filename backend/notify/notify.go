@@ -2,8 +2,11 @@ package notify
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/yettdev/yett/backend/procid"
 )
 
 // ErrUnavailable: this desktop cannot show notifications now (no server,
@@ -33,6 +36,12 @@ type Notification struct {
 	// Answerable offers Approve and Deny. Otherwise clicking the
 	// notification only opens the card in the window.
 	Answerable bool
+	// Server is the notification server trusted to carry Approve and
+	// Deny (its unique bus name). Show offers them only if that server
+	// owns the service when the notification is sent: a server that took
+	// the name since the caller decided gets "open Yett" only. "" where
+	// the OS's own notification centre shows them (nothing to pin).
+	Server string
 	// Expires is when the card times out; the notification need not
 	// outlive it.
 	Expires time.Time
@@ -52,6 +61,8 @@ const (
 type Response struct {
 	Card   string
 	Action Action
+	// Server is who reported it: the owner of the service when it did.
+	Server Server
 }
 
 // Rejected is something that claimed to answer a card and was not
@@ -82,9 +93,39 @@ type Status struct {
 	Actions bool
 	// Server names the notification service ("dunst 1.9.0").
 	Server string
+	// Owner is the process that owns the service now, where one does
+	// (freedesktop); zero where the OS shows notifications itself.
+	Owner Server
 	// Problem says, in words for the person, why notifications (or their
 	// buttons) are not available; "" when they are.
 	Problem string
+}
+
+// Server is a notification server on the session bus: the unique name
+// that owns org.freedesktop.Notifications and the process behind it.
+type Server struct {
+	// Name is its unique bus name (":1.42"); a bus never gives one twice.
+	Name string
+	// Product is what it says it is ("dunst 1.9.0").
+	Product string
+	// Process is the connection's process as the bus reports it (zero
+	// PID when the bus would not say).
+	Process procid.Process
+}
+
+// String describes s for the person and the audit log.
+func (s Server) String() string {
+	if s.Name == "" {
+		return "the system's notifications"
+	}
+	what := s.Product
+	if what == "" {
+		what = "a notification server"
+	}
+	if s.Process.PID == 0 {
+		return fmt.Sprintf("%s (bus name %s, process unknown)", what, s.Name)
+	}
+	return fmt.Sprintf("%s (bus name %s, pid %d, %s)", what, s.Name, s.Process.PID, s.Process.ExePath)
 }
 
 // Options configure Open.

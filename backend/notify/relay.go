@@ -23,11 +23,15 @@ type RelayConfig struct {
 	Raise func(card string)
 	// Record writes an audit entry (a refused answer); nil records nothing.
 	Record func(audit.Event) error
-	// CanApprove says whether an Approve from a notification can take
-	// effect now (the person's system verification is available); when it
-	// cannot, notifications offer no Approve. nil: always.
-	CanApprove func() bool
-	Logger     *slog.Logger
+	// Trust says whether an Approve from a notification can take effect
+	// now (the person's system verification is available, and the server
+	// is the one the person trusts), which server may carry it (its
+	// unique bus name, "" for the OS's own notifications) and, when none
+	// may, why in words for the person. Notifications offer Approve only
+	// to that server, and an Approve from any other is refused. nil:
+	// always, from any server.
+	Trust  func() (server string, ok bool, why string)
+	Logger *slog.Logger
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -165,17 +169,18 @@ func (r *Relay) sync() {
 	}
 	policy := r.cfg.Policy()
 	now := r.cfg.Now()
-	canApprove := r.cfg.CanApprove == nil || r.cfg.CanApprove()
+	server, canApprove, untrusted := r.trust()
 	for _, p := range pending {
 		why := "you chose to answer this only in the Yett window"
 		if !canApprove {
-			why = "approving from a notification needs your system's verification, which is not available here"
+			why = untrusted
 		}
 		want := ComposeWhy(p, canApprove && policy.Allows(p), why, now)
+		want.Server = server
 		r.mu.Lock()
 		had, ok := r.shown[p.ID]
 		r.mu.Unlock()
-		if ok && had.Answerable == want.Answerable {
+		if ok && had.Answerable == want.Answerable && had.Server == want.Server {
 			continue
 		}
 		if n == nil {
@@ -198,6 +203,13 @@ func (r *Relay) sync() {
 	}
 }
 
+func (r *Relay) trust() (server string, ok bool, why string) {
+	if r.cfg.Trust == nil {
+		return "", true, ""
+	}
+	return r.cfg.Trust()
+}
+
 // raise brings the window up with card, once per card.
 func (r *Relay) raise(card string) {
 	r.mu.Lock()
@@ -217,7 +229,27 @@ func (r *Relay) Respond(resp Response) {
 		}
 		return
 	}
-	err := r.cfg.Broker.Answer(resp.Card, resp.Action == ActionApprove, approval.SurfaceNotification)
+	if resp.Action == ActionApprove {
+		// Checked again as the answer arrives: the server may have
+		// changed, or an agent run may have turned out to be its parent,
+		// since the notification was shown.
+		if server, ok, why := r.trust(); !ok || server != resp.Server.Name {
+			if ok {
+				why = "the notification server changed since the notification was shown"
+			}
+			r.log.Warn("notify: refused an Approve from a notification server the person has not accepted", "card", resp.Card, "server", resp.Server.String(), "why", why)
+			r.record(audit.ReasonServerNotAccepted, Rejected{Card: resp.Card, Action: string(resp.Action), Sender: resp.Server.Name})
+			if r.cfg.Raise != nil {
+				r.cfg.Raise(resp.Card)
+			}
+			return
+		}
+	}
+	via := approval.Via{Surface: approval.SurfaceNotification}
+	if resp.Server.Name != "" {
+		via.Detail = resp.Server.String()
+	}
+	err := r.cfg.Broker.AnswerVia(resp.Card, resp.Action == ActionApprove, via)
 	switch {
 	case err == nil:
 		return

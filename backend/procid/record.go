@@ -170,7 +170,9 @@ func (r *RunRecord) Close() error {
 }
 
 // ExeHash returns the executable hash as "sha256:<hex>".
-func (r *RunRecord) ExeHash() string { return "sha256:" + hex.EncodeToString(r.ExeSHA256[:]) }
+func (r *RunRecord) ExeHash() string { return hashString(r.ExeSHA256) }
+
+func hashString(sum [32]byte) string { return "sha256:" + hex.EncodeToString(sum[:]) }
 
 func (r *RunRecord) String() string {
 	return fmt.Sprintf("pid %d %s (%s, %s)", r.PID, r.Name, r.Signer, r.ExeHash()[:19])

@@ -25,6 +25,7 @@ mkdir -p "$work/dunst"
 printf '[global]\nshow_indicators = yes\n' >"$work/dunst/dunstrc"
 XDG_CONFIG_HOME="$work/dunst" dunst -config "$work/dunst/dunstrc" >"$work/dunst.log" 2>&1 &
 dunst_pid=$!
+export YETT_E2E_DUNST_PID=$dunst_pid
 for i in $(seq 100); do
 	dunstctl count displayed >/dev/null 2>&1 && break
 	kill -0 "$dunst_pid" 2>/dev/null || { cat "$work/dunst.log"; echo "e2e-notifications: dunst exited early"; exit 1; }

@@ -31,6 +31,7 @@ const arrivals = [];
 let receiver;
 let receiverHost = '';
 let agent;
+let replacement;
 
 const dunstctl = (...args) => execFileSync('dunstctl', args, { encoding: 'utf8' }).trim();
 const displayed = () => Number(dunstctl('count', 'displayed'));
@@ -132,6 +133,28 @@ const steps = [
     assert(!received.some((f) => f.includes(CANARY)), 'the secret reached the page');
     agent.stop();
   }],
+
+  ['a notification server that takes dunst’s place is not trusted until the person accepts it in Settings', async (page) => {
+    const first = Number(process.env.YETT_E2E_DUNST_PID);
+    assert(first > 0, 'e2e-notifications.sh did not say which dunst it started');
+    await byId(page, 'nav-settings').click();
+    const trusted = byId(page, 'notify-server-current');
+    await trusted.waitFor({ timeout: STEP_TIMEOUT });
+    assert((await trusted.innerText()).includes(`pid ${first}`), `Settings names ${await trusted.innerText()}, not the dunst that ran at the unlock`);
+    process.kill(first);
+    replacement = spawn('dunst', [], { stdio: 'ignore' });
+    const change = byId(page, 'notify-server-change');
+    await change.waitFor({ timeout: STEP_TIMEOUT });
+    const words = await change.innerText();
+    assert(words.includes(`pid ${replacement.pid}`) && words.includes('Not trusted') && words.includes('changed since you unlocked'), `Settings says: ${words}`);
+    await change.scrollIntoViewIfNeeded();
+    await shot(page, 'notification-server-not-trusted');
+    await byId(page, 'notify-server-accept').click();
+    await until('the notice to go', async () => (await change.count()) === 0);
+    const now = await byId(page, 'notify-server-current').innerText();
+    assert(now.includes(`pid ${replacement.pid}`), `after accepting, Settings says: ${now}`);
+    await shot(page, 'notification-server-accepted');
+  }],
 ];
 
 runSteps(steps, {
@@ -139,6 +162,7 @@ runSteps(steps, {
   failureShot: 'notifications-failure',
   cleanup: () => {
     agent?.proc.kill();
+    replacement?.kill();
     receiver?.close();
     log(`receiver saw ${arrivals.length} call(s)`);
   },

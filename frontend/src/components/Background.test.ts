@@ -184,6 +184,48 @@ describe('Settings: background and notifications', () => {
   });
 });
 
+describe('the notification server', () => {
+  it('a server the person has not trusted is shown with who it is and why, and Trust accepts that very one', async () => {
+    const { desktop } = await openApp([], {
+      notificationServer: {
+        current: 'dunst 1.9.0 (bus name :1.42, pid 5120, /usr/bin/python3)',
+        name: ':1.42',
+        trusted: false,
+        why: 'the notification server changed since you unlocked Yett (it was dunst 1.9.0 (bus name :1.7, pid 1432, /usr/bin/dunst)).',
+      },
+    });
+    await userEvent.click(screen.getByTestId('nav-settings'));
+    const change = await screen.findByTestId('notify-server-change');
+    expect(within(change).getByTestId('notify-server-current').textContent).toContain('pid 5120, /usr/bin/python3');
+    expect(change.textContent).toContain('without Approve or Deny');
+    expect(change.textContent).toContain('The notification server changed since you unlocked Yett');
+    await userEvent.click(within(change).getByTestId('notify-server-accept'));
+    expect(desktop.DesktopService.AcceptNotificationServer).toHaveBeenCalledWith(':1.42');
+    await waitFor(() => expect(screen.queryByTestId('notify-server-change')).toBeNull());
+    expect(screen.getByTestId('notify-server-current').textContent).toContain('/usr/bin/python3');
+  });
+
+  it('a refused acceptance says why and keeps the warning', async () => {
+    const { desktop } = await openApp([], {
+      notificationServer: { current: 'dunst 1.9.0 (bus name :1.42, pid 5120, /usr/bin/dunst)', name: ':1.42', trusted: false, why: 'x.' },
+    });
+    desktop.DesktopService.AcceptNotificationServer.mockRejectedValueOnce(
+      new Error('Your system did not confirm it is you, so the notification server was not accepted.'),
+    );
+    await userEvent.click(screen.getByTestId('nav-settings'));
+    await userEvent.click(await screen.findByTestId('notify-server-accept'));
+    await screen.findByText(/did not confirm it is you/);
+    expect(screen.getByTestId('notify-server-change')).toBeTruthy();
+  });
+
+  it('refuses settings without the server’s trust', async () => {
+    const { parseDesktopSettings } = await import('../lib/backend');
+    const { desktopSettingsFixture } = await import('../test/fakeDesktop');
+    const bad = { ...desktopSettingsFixture(), notificationServer: { current: 'x', name: ':1.1', why: '' } };
+    expect(() => parseDesktopSettings(bad)).toThrow();
+  });
+});
+
 describe('confirming it is the person', () => {
   it('shows when Yett asks the system to confirm, why, and changes it (sealed in the vault)', async () => {
     const { desktop } = await openApp([], {

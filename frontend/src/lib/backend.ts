@@ -1573,6 +1573,17 @@ export interface VerificationSettings {
   editable: boolean;
 }
 
+/** Whether the server showing notifications now is trusted with Approve and Deny. */
+export interface NotificationServerStatus {
+  /** The server that owns the name now: product, bus name, pid and program; '' for none. */
+  current: string;
+  /** Its bus name, what acceptNotificationServer takes. */
+  name: string;
+  trusted: boolean;
+  /** Why it is not trusted ('' when it is). */
+  why: string;
+}
+
 export interface DesktopSettings {
   autostart: boolean;
   autostartAvailable: boolean;
@@ -1582,6 +1593,7 @@ export interface DesktopSettings {
   policy: NotificationPolicy;
   sensitive: SensitiveChoice[];
   verification: VerificationSettings;
+  notificationServer: NotificationServerStatus;
 }
 
 export const DESKTOP_CHANGED_EVENT = 'desktop:changed';
@@ -1594,6 +1606,7 @@ interface DesktopServiceBinding {
   SetAutostart(on: boolean): Promise<unknown>;
   SetNotificationPolicy(p: NotificationPolicy): Promise<unknown>;
   SetVerification(mode: VerificationMode): Promise<unknown>;
+  AcceptNotificationServer(name: string): Promise<unknown>;
   KeepRunningInBackground(): Promise<void>;
   Quit(): Promise<void>;
 }
@@ -1608,7 +1621,7 @@ const SENSITIVE_KINDS: readonly SensitiveChoice['kind'][] = ['credential', 'oper
 
 export function parseDesktopSettings(v: unknown): DesktopSettings {
   const what = 'the background and notification settings';
-  const head = pick<Omit<DesktopSettings, 'notifications' | 'policy' | 'sensitive' | 'verification'>>(
+  const head = pick<Omit<DesktopSettings, 'notifications' | 'policy' | 'sensitive' | 'verification' | 'notificationServer'>>(
     v,
     { autostart: 'boolean', autostartAvailable: 'boolean', autostartWhere: 'string', autostartProblem: 'string' },
     what,
@@ -1632,7 +1645,17 @@ export function parseDesktopSettings(v: unknown): DesktopSettings {
     what,
   );
   oneOf(verification.mode, VERIFICATION_MODES, what);
-  return { ...head, notifications, policy: { ...policyHead, windowOnly }, sensitive, verification };
+  const notificationServer = pick<NotificationServerStatus>(
+    r.notificationServer,
+    { current: 'string', name: 'string', trusted: 'boolean', why: 'string' },
+    what,
+  );
+  return { ...head, notifications, policy: { ...policyHead, windowOnly }, sensitive, verification, notificationServer };
+}
+
+/** Trusts the notification server Settings shows (by bus name); the system may ask to confirm it is you. */
+export function acceptNotificationServer(name: string): Promise<DesktopSettings> {
+  return call(async () => parseDesktopSettings(await boundDesktop().DesktopService.AcceptNotificationServer(name)));
 }
 
 const VERIFICATION_MODES: readonly VerificationMode[] = ['every', 'sensitive', 'never'];

@@ -22,6 +22,12 @@ export function desktopSettingsFixture(over: Partial<DesktopSettings> = {}): Des
       problem: '',
       editable: true,
     },
+    notificationServer: {
+      current: 'dunst 1.9.0 (bus name :1.7, pid 1432, /usr/bin/dunst)',
+      name: ':1.7',
+      trusted: true,
+      why: '',
+    },
     ...over,
   };
 }
@@ -44,6 +50,11 @@ export function installDesktop(initial: Partial<DesktopSettings> = {}) {
     }),
     SetVerification: vi.fn(async (mode: DesktopSettings['verification']['mode']): Promise<unknown> => {
       state.verification = { ...state.verification, mode };
+      return structuredClone(state);
+    }),
+    AcceptNotificationServer: vi.fn(async (name: string): Promise<unknown> => {
+      if (name !== state.notificationServer.name) throw new Error('The notification server is not the one Settings showed.');
+      state.notificationServer = { ...state.notificationServer, trusted: true, why: '' };
       return structuredClone(state);
     }),
     KeepRunningInBackground: vi.fn(async (): Promise<void> => {}),

@@ -120,33 +120,20 @@ type Dunst struct {
 	t    testing.TB
 	env  []string
 	dir  string
-	cmd  *exec.Cmd
-	pick string // file the menu script reads the wanted entry from
-	menu string // file the menu script copies the offered entries to
+	argv []string
+	cmd  *exec.Cmd // nil when another process started it
+	pick string    // file the menu script reads the wanted entry from
+	menu string    // file the menu script copies the offered entries to
 }
 
 // StartDunst runs dunst on display and bus, owning
 // org.freedesktop.Notifications there, and waits until it does.
 func StartDunst(t testing.TB, display, bus string) *Dunst {
 	t.Helper()
-	dir := t.TempDir()
-	d := &Dunst{t: t, dir: dir, pick: filepath.Join(dir, "pick"), menu: filepath.Join(dir, "menu")}
-	script := filepath.Join(dir, "dmenu.sh")
-	// The menu gets one line per action ("#Approve (summary) [id,key]") on
-	// stdin and answers with the chosen line. It copies what it was offered
-	// to d.menu last, so the test knows the menu is about to close.
-	if err := os.WriteFile(script, fmt.Appendf(nil, "#!/bin/sh\ncat >%q.in\nout=$(grep -F -m1 -e \"$(cat %q)\" %q.in)\nmv %q.in %q\nprintf '%%s\\n' \"$out\"\n",
-		d.menu, d.pick, d.menu, d.menu, d.menu), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "dunstrc")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[global]\ndmenu = %s\nshow_indicators = yes\n", script), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d.env = append(os.Environ(), "DISPLAY="+display, "DBUS_SESSION_BUS_ADDRESS="+bus, "XDG_CONFIG_HOME="+dir)
-	d.cmd = exec.Command("dunst", "-config", cfg)
+	d := NewDunst(t, display, bus)
+	d.cmd = exec.Command(d.argv[0], d.argv[1:]...)
 	d.cmd.Env = d.env
-	log, err := os.Create(filepath.Join(dir, "dunst.log"))
+	log, err := os.Create(filepath.Join(d.dir, "dunst.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,17 +150,54 @@ func StartDunst(t testing.TB, display, bus string) *Dunst {
 			t.Logf("dunst log:\n%s", b)
 		}
 	})
+	d.WaitReady()
+	return d
+}
+
+// NewDunst prepares a dunst for display and bus (its configuration and
+// menu script) without starting it: Command says how, for a test whose
+// agent starts it as its own child; WaitReady waits for it.
+func NewDunst(t testing.TB, display, bus string) *Dunst {
+	t.Helper()
+	dir := t.TempDir()
+	d := &Dunst{t: t, dir: dir, pick: filepath.Join(dir, "pick"), menu: filepath.Join(dir, "menu")}
+	script := filepath.Join(dir, "dmenu.sh")
+	// The menu gets one line per action ("#Approve (summary) [id,key]") on
+	// stdin and answers with the chosen line. It copies what it was offered
+	// to d.menu last, so the test knows the menu is about to close.
+	if err := os.WriteFile(script, fmt.Appendf(nil, "#!/bin/sh\ncat >%q.in\nout=$(grep -F -m1 -e \"$(cat %q)\" %q.in)\nmv %q.in %q\nprintf '%%s\\n' \"$out\"\n",
+		d.menu, d.pick, d.menu, d.menu, d.menu), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "dunstrc")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[global]\ndmenu = %s\nshow_indicators = yes\n", script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.env = append(os.Environ(), "DISPLAY="+display, "DBUS_SESSION_BUS_ADDRESS="+bus, "XDG_CONFIG_HOME="+dir)
+	d.argv = []string{"dunst", "-config", cfg}
+	return d
+}
+
+// Command is the command line and environment that start this dunst.
+func (d *Dunst) Command() (argv, env []string) { return d.argv, d.env }
+
+// WaitReady waits until dunst answers dunstctl on its bus.
+func (d *Dunst) WaitReady() {
+	d.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if _, err := d.ctl("count", "displayed"); err == nil {
-			return d
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("dunst did not start")
+			d.t.Fatal("dunst did not start")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// PID is the pid of the dunst StartDunst started.
+func (d *Dunst) PID() int { return d.cmd.Process.Pid }
 
 func (d *Dunst) ctl(args ...string) (string, error) {
 	cmd := exec.Command("dunstctl", args...)
@@ -307,6 +331,9 @@ func StartRogue(t testing.TB, bus string) *Rogue {
 	t.Cleanup(func() { conn.Close() })
 	return r
 }
+
+// Name is the rogue's unique bus name.
+func (r *Rogue) Name() string { return r.conn.Names()[0] }
 
 // Owns reports whether the rogue owns the notification name now.
 func (r *Rogue) Owns() bool {
