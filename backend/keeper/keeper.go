@@ -224,7 +224,7 @@ func (k *Keeper) State() State {
 
 func (k *Keeper) stateLocked() State {
 	st := State{OAuth: k.oauth, Operations: k.ops, Inventory: k.inventory.inv, AuditWriting: k.audit != nil, AuditProblem: k.problem, AuditHeldElsewhere: k.elsewhere, AuditRecipient: k.recipient, BootID: k.BootID(),
-		GatewayProblem: k.gwProblem, Notifications: k.notificationStatusLocked(), NotificationServer: k.notificationServerLocked()}
+		GatewayProblem: k.gwProblem, Notifications: k.notificationStatusLocked(), NotificationServer: k.NotificationServerState()}
 	if k.gw != nil {
 		st.Broker, st.SocketPath = k.gw.Broker(), k.gw.SocketPath()
 	}

@@ -161,30 +161,28 @@ type NotificationServer struct {
 // NotificationServerState says whether the server that owns the name now
 // is the trusted one, and why not.
 func (k *Keeper) NotificationServerState() NotificationServer {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.notificationServerLocked()
-}
-
-// notificationServerLocked: k.mu held.
-func (k *Keeper) notificationServerLocked() NotificationServer {
-	n := k.notes.notifier
-	if n == nil {
-		return NotificationServer{Trusted: true}
-	}
-	owner := n.Status().Owner
+	owner, ok, why := k.serverNow()
 	if owner.Name == "" {
 		return NotificationServer{Trusted: true}
 	}
-	ok, why := k.serverTrusted(owner, k.brokerLocked())
 	return NotificationServer{Current: owner.String(), Name: owner.Name, Trusted: ok, Why: why}
 }
 
-func (k *Keeper) brokerLocked() *approval.Broker {
-	if k.gw == nil {
-		return nil
+// serverNow is the server that owns the name now ("" where there is none
+// to pin), whether it is trusted, and why not. It takes no lock of the
+// keeper's: the relay asks it on its goroutine, which stopping the relay
+// under k.mu waits for, and stateLocked asks it under k.mu.
+func (k *Keeper) serverNow() (notify.Server, bool, string) {
+	n := k.notes.notifier
+	if n == nil {
+		return notify.Server{}, true, ""
 	}
-	return k.gw.Broker()
+	owner := n.Status().Owner
+	if owner.Name == "" {
+		return owner, true, ""
+	}
+	ok, why := k.serverTrusted(owner, k.notes.broker.Load())
+	return owner, ok, why
 }
 
 // serverTrusted says whether owner is the pinned server and no agent run
@@ -224,17 +222,8 @@ func (k *Keeper) notificationTrust() (string, bool, string) {
 	if ok, _ := k.CanVerify(); !ok {
 		return "", false, "approving from a notification needs your system's verification, which is not available here"
 	}
-	n := k.notes.notifier
-	if n == nil {
-		return "", true, ""
-	}
-	owner := n.Status().Owner
-	if owner.Name == "" {
-		return "", true, ""
-	}
-	// Not k.mu: the relay asks this on its goroutine, which stopping the
-	// relay under k.mu waits for.
-	if ok, why := k.serverTrusted(owner, k.notes.broker.Load()); !ok {
+	owner, ok, why := k.serverNow()
+	if !ok {
 		return "", false, strings.TrimSuffix(why, ".") + "; accept it in Yett's Settings to answer from notifications"
 	}
 	return owner.Name, true, ""
