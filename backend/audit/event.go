@@ -40,7 +40,10 @@ const (
 	EventAuthorizationDisabled  EventType = "authorization_disabled"
 	EventAuthorizationRevoked   EventType = "authorization_revoked"
 	EventDrillStep              EventType = "drill_step"
-	EventSSHHostKeyChanged      EventType = "ssh_host_key_changed"
+	// A person changed where an authorization is revoked or verified at
+	// the provider (oauth.step says what).
+	EventAuthorizationEdited EventType = "authorization_edited"
+	EventSSHHostKeyChanged   EventType = "ssh_host_key_changed"
 
 	// A person saved or removed a named operation (named_operation says
 	// which; authorization_id, the account it uses).
@@ -59,7 +62,7 @@ var knownTypes = map[EventType]bool{
 	EventActionResult: true, EventApprovalTimeout: true, EventAuditRecovered: true, EventAnswerRefused: true,
 	EventAuthorizationConnected: true, EventTokenRefreshed: true,
 	EventAuthorizationDisabled: true, EventAuthorizationRevoked: true,
-	EventDrillStep: true, EventSSHHostKeyChanged: true,
+	EventDrillStep: true, EventSSHHostKeyChanged: true, EventAuthorizationEdited: true,
 	EventOperationSaved: true, EventOperationRemoved: true, EventVaultChanged: true,
 }
 

@@ -106,6 +106,9 @@ type flow struct {
 	view   FlowView
 	cancel context.CancelFunc
 	done   chan struct{}
+	// name is the new authorization's name while the flow waits: no
+	// second connection may take it (empty for a reconnection).
+	name string
 }
 
 func randomID(prefix string, n int) string {
@@ -128,6 +131,28 @@ func (m *Manager) Connect(ctx context.Context, req ConnectRequest) (FlowView, er
 		return FlowView{}, err
 	}
 	return m.start(ctx, r, false, req.CallbackPort)
+}
+
+// nameFree refuses a name an authorization or a waiting connection already
+// has. It runs before any browser opens or any code is asked for: a name
+// refused after the person consented would leave the provider holding a
+// grant Yett never kept.
+func (m *Manager) nameFree(name string) error {
+	var n int64
+	if err := m.db.Model(&row{}).Where("name = ?", name).Count(&n).Error; err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: an authorization named %q exists: choose another name, or reconnect that one from Connections", ErrInvalid, name)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range m.flows {
+		if f.name == name && f.view.State == FlowWaiting {
+			return fmt.Errorf("%w: a connection named %q is waiting for its sign-in: finish or cancel it first", ErrInvalid, name)
+		}
+	}
+	return nil
 }
 
 // Reconnect starts the same flow again for an authorization that needs its
@@ -165,6 +190,9 @@ func (m *Manager) newRow(ctx context.Context, req ConnectRequest) (*row, error) 
 		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
 	}
 	if err := checkText("name", req.Name, 1, 80); err != nil {
+		return nil, err
+	}
+	if err := m.nameFree(req.Name); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(Environments, req.Environment) {
@@ -351,6 +379,9 @@ func (m *Manager) start(ctx context.Context, r *row, reconnect bool, port int) (
 	f := &flow{cancel: cancel, done: make(chan struct{}), view: FlowView{
 		ID: randomID("fl-", 9), Flow: r.CreatedHow, State: FlowWaiting, ExpiresAt: m.now().Add(m.cfg.FlowTimeout).UTC(),
 	}}
+	if !reconnect {
+		f.name = r.Name
+	}
 	conf, err := m.config(r, "")
 	if err != nil {
 		cancel()
@@ -371,7 +402,7 @@ func (m *Manager) start(ctx context.Context, r *row, reconnect bool, port int) (
 			return FlowView{}, flowError(err)
 		}
 		if err := m.finish(ctx, r, tok, reconnect); err != nil {
-			return FlowView{}, err
+			return FlowView{}, m.abandon(ctx, r, tok, err)
 		}
 		f.view.State, f.view.AuthorizationID = FlowConnected, r.ID
 		close(f.done)
@@ -524,7 +555,10 @@ func (m *Manager) callback(ctx context.Context, r *row, conf *oauth2.Config, ver
 	if err != nil {
 		return flowError(err)
 	}
-	return m.finish(ctx, r, tok, reconnect)
+	if err := m.finish(ctx, r, tok, reconnect); err != nil {
+		return m.abandon(ctx, r, tok, err)
+	}
+	return nil
 }
 
 func page(w http.ResponseWriter, name string, err error) {
@@ -560,7 +594,9 @@ func (m *Manager) startDevice(ctx context.Context, f *flow, r *row, conf *oauth2
 			err = checkToken(tok, r.DPoP)
 		}
 		if err == nil {
-			err = m.finish(ctx, r, tok, reconnect)
+			if err = m.finish(ctx, r, tok, reconnect); err != nil {
+				err = m.abandon(ctx, r, tok, err)
+			}
 		} else {
 			err = flowError(err)
 		}

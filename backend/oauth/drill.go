@@ -165,6 +165,9 @@ type RefreshCheck struct {
 	Introspected bool `json:"introspected"`
 	Active       bool `json:"active"`
 	Status       int  `json:"status,omitempty"`
+	// NoEndpoint: Yett knows no introspection endpoint for the provider,
+	// so nothing was asked (SetEndpoints adds one).
+	NoEndpoint bool `json:"no_endpoint,omitempty"`
 }
 
 // CheckRefreshToken asks the provider's introspection (RFC 7662) whether
@@ -185,6 +188,7 @@ func (m *Manager) CheckRefreshToken(ctx context.Context, id string) (RefreshChec
 	defer clear(rt)
 	c := RefreshCheck{Held: true}
 	if r.IntrospectionEndpoint == "" {
+		c.NoEndpoint = true
 		return c, nil
 	}
 	c.Active, c.Status = m.introspect(ctx, r, rt, "refresh_token")

@@ -35,6 +35,10 @@ type RevokeStep struct {
 	// for it, 0 when it was not reached. Evidence for a revocation drill.
 	TokenType string `json:"token_type,omitempty"`
 	Status    int    `json:"status,omitempty"`
+	// Unverified: a verification step the provider gave no way to check
+	// (no introspection endpoint): the revocation was accepted, and
+	// nothing says the token is dead.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // RevokeReport says what Revoke did.
@@ -215,7 +219,7 @@ func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps [
 		m.finishRevocation(r, RevocationFailed)
 		return steps, false
 	}
-	allOK := true
+	allOK, unverified := true, false
 	for _, q := range qs {
 		tok, err := m.vault.OpenBlob(purposeRevocation, tokenAD(q.ID, q.TokenTypeHint, 0), q.SealedToken)
 		if err != nil {
@@ -257,11 +261,16 @@ func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps [
 			mark(status)
 			m.record(ctx, audit.EventAuthorizationRevoked, r, StepProviderRevocation, q.TokenTypeHint, true, "")
 		}
-		ok, detail := m.verify(ctx, r, tok, q.TokenTypeHint)
+		v, detail := m.verify(ctx, r, tok, q.TokenTypeHint)
 		clear(tok)
+		ok := v != notDead
 		step(StepVerification, ok, "%s", detail)
 		mark(0)
-		m.record(ctx, audit.EventAuthorizationRevoked, r, StepVerification, q.TokenTypeHint, ok, "")
+		code := q.TokenTypeHint
+		if v == unverifiable {
+			steps[len(steps)-1].Unverified, unverified, code = true, true, "unverified_"+q.TokenTypeHint
+		}
+		m.record(ctx, audit.EventAuthorizationRevoked, r, StepVerification, code, ok, "")
 		if !ok {
 			allOK = false
 		}
@@ -275,6 +284,8 @@ func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps [
 	switch {
 	case !allOK:
 		m.finishRevocation(r, RevocationFailed)
+	case unverified:
+		m.finishRevocation(r, RevocationUnverified)
 	case !pending && left == 0:
 		m.finishRevocation(r, RevocationDone)
 	}
@@ -283,55 +294,73 @@ func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps [
 
 func hintName(h string) string { return strings.ReplaceAll(h, "_", " ") }
 
-// finishRevocation marks r revoked, its provider step done or failed. A
-// failure stands: tokens revoked later (a retry, or a refresh that raced
-// the revoke) do not turn it into done.
+// finishRevocation marks r revoked, its provider step done, unverified or
+// failed. A failure stands: tokens revoked later (a retry, or a refresh
+// that raced the revoke) do not turn it into done; and a token that could
+// not be verified keeps it unverified.
 func (m *Manager) finishRevocation(r *row, how string) {
-	m.db.Exec(`UPDATE oauth_authorizations SET state = ?, revocation = CASE WHEN revocation = ? THEN revocation ELSE ? END WHERE id = ?`,
-		StateRevoked, RevocationFailed, how, r.ID)
+	m.db.Exec(`UPDATE oauth_authorizations SET state = ?, revocation = CASE
+		WHEN revocation = ? THEN revocation
+		WHEN revocation = ? AND ? = ? THEN revocation
+		ELSE ? END WHERE id = ?`,
+		StateRevoked, RevocationFailed, RevocationUnverified, how, RevocationDone, how, r.ID)
 	m.changed()
 }
+
+// Verdicts of verify.
+type verdict int
+
+const (
+	// verifiedDead: the provider says the token is inactive.
+	verifiedDead verdict = iota
+	// notDead: the provider says it is active, or its answer could not be
+	// had or read.
+	notDead
+	// unverifiable: the provider offers no way to ask (no introspection,
+	// and no refresh to try for an access token).
+	unverifiable
+)
 
 // verify checks a revoked token is inactive: by introspection (RFC 7662)
 // when the provider has an endpoint; else, for a refresh token, by a
 // refresh that must fail (harmless: the token is already revoked).
-func (m *Manager) verify(ctx context.Context, r *row, tok []byte, hint string) (bool, string) {
+func (m *Manager) verify(ctx context.Context, r *row, tok []byte, hint string) (verdict, string) {
 	if r.IntrospectionEndpoint != "" {
 		body, status, err := m.postRead(ctx, r, r.IntrospectionEndpoint, url.Values{"token": {string(tok)}, "token_type_hint": {hint}})
 		if err != nil || status != http.StatusOK {
-			return false, fmt.Sprintf("introspection of the %s failed (%s)", hintName(hint), statusText(status, err))
+			return notDead, fmt.Sprintf("introspection of the %s failed (%s)", hintName(hint), statusText(status, err))
 		}
 		var ans struct {
 			Active *bool `json:"active"`
 		}
 		if json.Unmarshal(body, &ans) != nil || ans.Active == nil {
-			return false, "the introspection answer could not be read"
+			return notDead, "the introspection answer could not be read"
 		}
 		if *ans.Active {
-			return false, fmt.Sprintf("the provider still reports the %s active", hintName(hint))
+			return notDead, fmt.Sprintf("the provider still reports the %s active", hintName(hint))
 		}
-		return true, fmt.Sprintf("introspection reports the %s inactive", hintName(hint))
+		return verifiedDead, fmt.Sprintf("introspection reports the %s inactive", hintName(hint))
 	}
 	if hint == "refresh_token" && r.CreatedHow != FlowClientCredentials {
 		conf, err := m.config(r, "")
 		if err != nil {
-			return false, "the refresh check could not be prepared"
+			return notDead, "the refresh check could not be prepared"
 		}
 		tctx, err := m.tokenContext(ctx, r, nil)
 		if err != nil {
-			return false, "the refresh check could not be prepared"
+			return notDead, "the refresh check could not be prepared"
 		}
 		_, err = conf.TokenSource(tctx, &oauth2.Token{RefreshToken: string(tok), Expiry: time.Unix(1, 0)}).Token()
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
-			return true, "a refresh with the revoked token is refused (invalid_grant)"
+			return verifiedDead, "a refresh with the revoked token is refused (invalid_grant)"
 		}
 		if err == nil {
-			return false, "the provider still accepted the refresh token"
+			return notDead, "the provider still accepted the refresh token"
 		}
-		return false, "the refresh check was inconclusive"
+		return notDead, "the refresh check was inconclusive"
 	}
-	return false, fmt.Sprintf("the provider offers no introspection; the %s stays valid at most until it expires", hintName(hint))
+	return unverifiable, fmt.Sprintf("not verified: the provider offers no introspection endpoint Yett knows of, so the %s stays valid at most until it expires; add the endpoint in Connections to verify next time", hintName(hint))
 }
 
 func statusText(status int, err error) string {

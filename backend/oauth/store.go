@@ -168,6 +168,17 @@ const (
 	RevocationPending = "pending" // provider not reached yet; retried
 	RevocationDone    = "done"
 	RevocationFailed  = "failed" // the provider refused, or has no endpoint: manual step
+	// RevocationUnverified: the provider accepted every revocation but
+	// offers no way to check one of them (no introspection endpoint).
+	RevocationUnverified = "unverified"
+)
+
+// States and Revocations are every value an AuthorizationView's State
+// and Revocation can hold: the window's contract (internal/uicontract)
+// is generated from them.
+var (
+	States      = []string{StateActive, StateNeedsReconnection, StateSuspended, StateDisabled, StateRevoked}
+	Revocations = []string{RevocationNone, RevocationPending, RevocationDone, RevocationUnverified, RevocationFailed}
 )
 
 var errNoAuthorization = errors.New("oauth: no such authorization")

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
+
+	"github.com/yettdev/yett/backend/target"
 )
 
 // Errors callers can branch on with errors.Is. Each is wrapped with the name
@@ -161,20 +162,10 @@ func checkURL(field, raw string, requireLoopbackOrHTTPS bool) error {
 	if u.Fragment != "" || strings.Contains(raw, "#") {
 		return fmt.Errorf("%w: %s has a fragment", ErrInvalidMetadata, field)
 	}
-	if requireLoopbackOrHTTPS && u.Scheme != "https" && !isLoopbackHost(u.Hostname()) {
+	if requireLoopbackOrHTTPS && u.Scheme != "https" && !target.PlainHTTPAllowed(u.Hostname()) {
 		return fmt.Errorf("%s: %w", field, ErrInsecureEndpoint)
 	}
 	return nil
-}
-
-// isLoopbackHost reports whether host (without port or brackets) names this
-// machine: a loopback IP literal or the name localhost.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // quoteShort quotes untrusted text for an error message, cut to a length

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,16 +19,25 @@ const maxTokenRequestBody = 1 << 20
 
 // Counter is a reverse proxy in front of Hydra's public port that counts the
 // requests to /oauth2/token, for tests that must prove how many token
-// requests reached the provider. It keeps hashes of refresh tokens, never
-// the tokens.
+// requests reached the provider. It keeps hashes of the refresh tokens
+// presented; the tokens Hydra issued it keeps in memory (Issued), for a
+// test to ask Hydra about, and never prints.
 type Counter struct {
 	URL string // base URL of the proxy; its token endpoint is URL+"/oauth2/token"
 
 	mu        sync.Mutex
 	byGrant   map[string]int
 	presented []string
+	issued    []Issued
 	hook      func(grantType string)
 	respHook  func(grantType string, status int)
+}
+
+// Issued is a token Hydra issued through a Counter.
+type Issued struct {
+	Grant string // the request's grant_type
+	Hint  string // access_token or refresh_token
+	Value string
 }
 
 type grantTypeKey struct{}
@@ -46,6 +56,28 @@ func (h *Hydra) CountingProxy(t testing.TB) *Counter {
 		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
 		Transport: tr,
 		ModifyResponse: func(resp *http.Response) error {
+			if gt, ok := resp.Request.Context().Value(grantTypeKey{}).(string); ok && resp.StatusCode == http.StatusOK {
+				body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenRequestBody))
+				resp.Body.Close()
+				if err != nil {
+					return err
+				}
+				resp.Body = io.NopCloser(bytes.NewReader(body))
+				var t struct {
+					Access  string `json:"access_token"`
+					Refresh string `json:"refresh_token"`
+				}
+				if json.Unmarshal(body, &t) == nil {
+					c.mu.Lock()
+					if t.Access != "" {
+						c.issued = append(c.issued, Issued{gt, "access_token", t.Access})
+					}
+					if t.Refresh != "" {
+						c.issued = append(c.issued, Issued{gt, "refresh_token", t.Refresh})
+					}
+					c.mu.Unlock()
+				}
+			}
 			if gt, ok := resp.Request.Context().Value(grantTypeKey{}).(string); ok {
 				if hook := c.responseHook(); hook != nil {
 					hook(gt, resp.StatusCode)
@@ -126,6 +158,13 @@ func (c *Counter) RefreshTokensPresented() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.presented...)
+}
+
+// Issued returns every token Hydra issued through the proxy, in order.
+func (c *Counter) Issued() []Issued {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Issued(nil), c.issued...)
 }
 
 // SetHook sets a function called with the grant type of each token request
