@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -53,6 +52,7 @@ type Custody interface {
 	Resume(ctx context.Context, id string) error
 	ProbeRevocation(ctx context.Context, id string) (oauth.RevocationProbe, error)
 	CheckRefreshToken(ctx context.Context, id string) (oauth.RefreshCheck, error)
+	Authorization(id string) (oauth.AuthorizationView, error)
 }
 
 // Bindings is the vault's binding decision (*vault.Vault satisfies it):
@@ -95,9 +95,16 @@ type Report struct {
 	// NotExercised names the full drill's steps this drill did not
 	// exercise, and why (an unattended drill's report says so plainly).
 	NotExercised []string `json:"not_exercised"`
-	// EndState is the authorization's state when the drill ended; Advice
-	// says what its owner should do now.
+	// NotChecked names what a step that passed could not verify, and why
+	// (a revocation the provider accepted with no introspection to ask
+	// afterwards, a refresh token no introspection could be asked about).
+	NotChecked []string `json:"not_checked"`
+	// EndState is the authorization's state when the drill ended (custody's
+	// own, as Connections and the Inventory show it); Resumed says an
+	// unattended drill switched it back on, after its steps or after a
+	// failure. Advice says what its owner should do now.
 	EndState string `json:"end_state"`
+	Resumed  bool   `json:"resumed"`
 	Advice   string `json:"advice"`
 }
 
@@ -109,6 +116,10 @@ type drill struct {
 	client  *drillClient
 	self    int // this process's pid: the drill client's calls are recorded under it
 	stopped string
+	// suspended: this drill switched the authorization off (unattended).
+	suspended bool
+	// notChecked collects Report.NotChecked.
+	notChecked []string
 }
 
 // stepFunc runs one step: it returns whether it passed, what it did and
@@ -149,7 +160,7 @@ func (inv *Inventory) RunDrill(ctx context.Context, id, kind, trigger string) (R
 		return Report{}, ErrNotDrillable
 	}
 	rep := &Report{ID: newDrillID(), AuthorizationID: id, Name: f.Name, Provider: f.Provider, AccountRef: f.AccountRef,
-		Kind: kind, Trigger: trigger, StartedAt: inv.now().UTC(), Running: true, Steps: []Step{}, NotExercised: []string{}}
+		Kind: kind, Trigger: trigger, StartedAt: inv.now().UTC(), Running: true, Steps: []Step{}, NotExercised: []string{}, NotChecked: []string{}}
 	inv.mu.Lock()
 	if inv.running[id] != nil {
 		inv.mu.Unlock()
@@ -211,44 +222,56 @@ func (inv *Inventory) RunDrill(ctx context.Context, id, kind, trigger string) (R
 }
 
 // finish says what state the drill left the authorization in and what its
-// owner does now. A failed unattended drill that had switched it back on
-// switches it off again: never half re-enabled.
+// owner does now. An unattended drill never leaves the grant worse than it
+// found it: when a step failed after it switched the authorization off,
+// it switches it back on, and the report says what it could not check.
 func (d *drill) finish(ctx context.Context) {
 	rep, c := d.rep, d.inv.cfg.Custody
-	if !rep.Passed && rep.Kind == DrillUnattended && d.stopped == StepCallPasses {
-		if err := c.Suspend(ctx, rep.AuthorizationID, "unattended revocation drill failed"); err != nil {
-			d.inv.log.Error("a failed drill could not switch the authorization off again", "authorization", rep.AuthorizationID)
+	id := rep.AuthorizationID
+	resumeFailed := ""
+	if !rep.Passed && rep.Kind == DrillUnattended && d.suspended && !rep.Resumed {
+		if v, err := c.Authorization(id); err == nil && v.State == oauth.StateSuspended {
+			if err := c.Resume(ctx, id); err != nil {
+				d.inv.log.Error("a failed unattended drill could not switch the authorization back on", "authorization", id)
+				resumeFailed = err.Error()
+			} else {
+				rep.Resumed = true
+			}
 		}
 	}
-	_, err := c.Check(rep.AuthorizationID)
-	switch {
-	case err == nil:
-		rep.EndState = "active"
-	case errors.Is(err, oauth.ErrSuspended):
-		rep.EndState = "suspended"
-	case errors.Is(err, oauth.ErrDisabled):
-		rep.EndState = "revoked"
-		if d.stopped != "" {
-			rep.EndState = "disabled"
-		}
-	case errors.Is(err, oauth.ErrNeedsReconnection):
-		rep.EndState = "needs_reconnection"
-	default:
-		rep.EndState = "unknown"
+	rep.EndState = "unknown"
+	if v, err := c.Authorization(id); err == nil {
+		rep.EndState = v.State
 	}
-	if rep.Passed {
-		switch rep.Kind {
-		case DrillFull:
-			rep.Advice = "Every step passed. The authorization is revoked; its owner reconnects it from Connections when it is needed again."
-		default:
-			rep.Advice = "Every step passed and the authorization serves again. Run a full drill to prove the provider revokes its tokens."
-		}
-	} else if rep.Advice == "" {
-		rep.Advice = "The drill stopped; the authorization stays switched off in Yett. Its owner looks at the failed step."
-	}
+	rep.NotChecked = append(rep.NotChecked[:0], d.notChecked...)
 	if rep.Kind == DrillUnattended {
 		rep.NotExercised = d.notExercised()
 	}
+	switch {
+	case rep.Passed && rep.Kind == DrillFull:
+		rep.Advice = "Every step passed. The authorization is revoked; its owner reconnects it from Connections when it is needed again."
+	case rep.Passed:
+		rep.Advice = "Every step passed and the authorization serves again. Run a full drill to prove the provider revokes its tokens."
+	case rep.Kind == DrillUnattended && rep.Resumed:
+		rep.Advice = "The drill stopped at “" + d.stoppedTitle() + "”, and Yett switched the authorization back on: it serves as it did before the drill. " + rep.Advice
+	case rep.Kind == DrillUnattended && resumeFailed != "":
+		rep.Advice = "The drill stopped at “" + d.stoppedTitle() + "”, and Yett could not switch the authorization back on (" + resumeFailed + "): use Switch back on in the Inventory. " + rep.Advice
+	case rep.Advice == "":
+		rep.Advice = "The drill stopped; the authorization stays switched off in Yett. Its owner looks at the failed step."
+	}
+	if len(rep.NotChecked) > 0 {
+		rep.Advice += " Not checked: " + strings.Join(rep.NotChecked, "; ") + "."
+	}
+	rep.Advice = strings.TrimSpace(rep.Advice)
+}
+
+func (d *drill) stoppedTitle() string {
+	for _, s := range d.rep.Steps {
+		if s.Name == d.stopped {
+			return s.Title
+		}
+	}
+	return d.stopped
 }
 
 func (d *drill) notExercised() []string {
@@ -258,7 +281,7 @@ func (d *drill) notExercised() []string {
 	}
 	return []string{
 		"Step 2, the provider's revocation of the refresh and access tokens in service: a provider may end the whole grant when any of its tokens is revoked (RFC 7009 §2.1 allows it; Ory Hydra does), which would break the integration, so this drill revoked only " + probe + ".",
-		"Step 4, that the authorization stays refused until a person reconnects it: this drill switched it back on.",
+		"Step 4, that the authorization stays refused until a person reconnects it: an unattended drill ends with it as it found it.",
 		"A call sent to the API: the drill client's calls stop before approval, so nothing was sent to the provider or the API.",
 	}
 }

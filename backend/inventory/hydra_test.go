@@ -40,6 +40,8 @@ type provider struct {
 	access   string
 	refresh  string
 	revokeUp atomic.Bool
+	// introspectUp false takes the introspection endpoint down.
+	introspectUp atomic.Bool
 }
 
 type hit struct {
@@ -52,6 +54,7 @@ func newProvider(t *testing.T, target string) *provider {
 	u, _ := url.Parse(target)
 	p := &provider{}
 	p.revokeUp.Store(true)
+	p.introspectUp.Store(true)
 	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
 		ModifyResponse: func(resp *http.Response) error {
 			if resp.Request.URL.Path != "/oauth2/token" || resp.StatusCode != http.StatusOK {
@@ -80,7 +83,7 @@ func newProvider(t *testing.T, target string) *provider {
 		p.mu.Lock()
 		p.hits = append(p.hits, hit{r.URL.Path, time.Now()})
 		p.mu.Unlock()
-		if r.URL.Path == "/oauth2/revoke" && !p.revokeUp.Load() {
+		if r.URL.Path == "/oauth2/revoke" && !p.revokeUp.Load() || r.URL.Path == "/admin/oauth2/introspect" && !p.introspectUp.Load() {
 			// Down: the connection drops without an answer.
 			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
 				c.Close()
@@ -145,27 +148,37 @@ type hydraWorld struct {
 const opName = "tracker.create_issue"
 
 func newHydraWorld(t *testing.T) *hydraWorld {
+	return newHydraWorldWith(t, nil)
+}
+
+// newHydraWorldWith is newHydraWorld with the connection request changed
+// by mod first (nil: none).
+func newHydraWorldWith(t *testing.T, mod func(*oauth.ConnectRequest)) *hydraWorld {
 	t.Helper()
 	h := hydratest.Start(t, hydratest.Options{})
 	w := &hydraWorld{desk: newDesk(t, deskOpts{}), h: h, api: newAPI(t)}
 	w.pub, w.admin = newProvider(t, h.PublicURL), newProvider(t, h.AdminURL)
 	w.createIssue = map[string]any{"project": "A", "body": map[string]any{"title": "release notes"}}
-	w.connect()
+	w.connect(mod)
 	return w
 }
 
 // connect connects an unattended authorization through the real loopback
 // callback, as the app does, and saves the operation on it.
-func (w *hydraWorld) connect() {
+func (w *hydraWorld) connect(mod func(*oauth.ConnectRequest)) {
 	t := w.t
 	client := w.h.CreateClient(t, hydratest.ClientSpec{AuthMethod: "none", RedirectURIs: []string{"http://127.0.0.1/callback"}})
-	fv, err := w.oauth().Connect(w.ctx(), oauth.ConnectRequest{
+	req := oauth.ConnectRequest{
 		Name: "tracker", Provider: "custom", Flow: oauth.FlowAuthorizationCode, Environment: "development",
 		Endpoints: oauth.Endpoints{Issuer: w.h.Issuer, AuthorizationEndpoint: w.h.PublicURL + "/oauth2/auth", TokenEndpoint: w.pub.URL + "/oauth2/token",
 			RevocationEndpoint: w.pub.URL + "/oauth2/revoke", IntrospectionEndpoint: w.admin.URL + "/admin/oauth2/introspect"},
 		ClientID: client, ClientAuth: oauth.ClientAuthNone, Scopes: []string{"openid", "offline_access"}, Unattended: true,
 		Owner: "alice", BackupRevoker: "bob",
-	})
+	}
+	if mod != nil {
+		mod(&req)
+	}
+	fv, err := w.oauth().Connect(w.ctx(), req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,9 @@ func revokeAtProvider(ctx context.Context, d *drill) (bool, string, []string, st
 		}
 		if s.Step == oauth.StepVerification {
 			line = hintWords(s.TokenType) + ": " + s.Detail
+			if s.Unverified {
+				d.notChecked = append(d.notChecked, "that the provider's revocation of the "+hintWords(s.TokenType)+" took effect (it offers no introspection endpoint Yett knows of: add it in Connections)")
+			}
 		}
 		ev = append(ev, line)
 		ok = ok && s.OK
@@ -123,7 +126,10 @@ func (d *drill) callThrough(ctx context.Context, want, what string) (bool, strin
 	}
 	fail := func(ev ...string) (bool, string, []string, string) {
 		if what == "passes" {
-			return false, did, ev, "The authorization does not serve as it did before the drill. Yett switched it off again; its owner looks at it and switches it back on from the Inventory."
+			return false, did, ev, "A call does not pass Yett's local checks as it should: its owner looks at the evidence."
+		}
+		if d.rep.Kind == DrillUnattended {
+			return false, did, ev, "An agent's call was not refused as expected while it was switched off: report this."
 		}
 		return false, did, ev, adviceDisabled + " But an agent's call was not refused as expected: report this."
 	}
@@ -220,9 +226,6 @@ func auditNamesUsers(ctx context.Context, d *drill) (bool, string, []string, str
 	u, err := d.inv.usersSince(d.rep.AuthorizationID, since)
 	if err != nil {
 		advice := "The audit log could not be read (is the vault locked, or is another Yett writing the log?)."
-		if d.rep.Kind == DrillUnattended {
-			advice = adviceDisabled + " " + advice + " Switch it back on from the Inventory once the log reads."
-		}
 		return false, did, []string{err.Error()}, advice
 	}
 	if u.calls == 0 {
@@ -236,13 +239,14 @@ func auditNamesUsers(ctx context.Context, d *drill) (bool, string, []string, str
 
 func suspendLocally(ctx context.Context, d *drill) (bool, string, []string, string) {
 	c, id := d.inv.cfg.Custody, d.rep.AuthorizationID
-	did := "Yett switched it off locally without any network call: it dropped the access tokens it held in memory and ended every agent session that could use it, and kept its refresh token sealed."
+	did := "Yett switched it off locally without any network call and ended every agent session that could use it. Its tokens stay sealed as they were, so when it is switched back on the next call may use the same access token."
 	if err := c.Suspend(ctx, id, "unattended revocation drill"); err != nil {
 		return false, did, []string{"custody refused: " + err.Error()}, "Nothing changed; the authorization serves as before."
 	}
+	d.suspended = true
 	_, err := c.Check(id)
 	if !errors.Is(err, oauth.ErrSuspended) {
-		return false, did, []string{fmt.Sprintf("custody answers %v for it", err)}, adviceDisabled
+		return false, did, []string{fmt.Sprintf("custody answers %v for it", err)}, ""
 	}
 	return true, did, []string{"custody answers for it: the authorization is suspended"}, ""
 }
@@ -251,11 +255,11 @@ func probeRevocation(ctx context.Context, d *drill) (bool, string, []string, str
 	p, err := d.inv.cfg.Custody.ProbeRevocation(ctx, d.rep.AuthorizationID)
 	did := "Yett sent the provider's revocation endpoint a revocation, with this client's authentication, of a token not in service."
 	if errors.Is(err, oauth.ErrNoRevocationEndpoint) {
-		return false, did, []string{"the provider has no revocation endpoint Yett knows of"}, adviceDisabled +
-			" A full drill could not revoke it at the provider either: note how to revoke the app's access in the provider's settings, then switch it back on from the Inventory."
+		return false, did, []string{"the provider has no revocation endpoint Yett knows of"},
+			"A full drill could not revoke it at the provider either: add the revocation endpoint in Connections, or note how to revoke the app's access in the provider's settings."
 	}
 	if err != nil {
-		return false, did, []string{err.Error()}, adviceDisabled + " Check the provider, then switch it back on from the Inventory."
+		return false, did, []string{err.Error()}, "Check the provider and run the drill again."
 	}
 	var ev []string
 	switch p.Token {
@@ -268,7 +272,10 @@ func probeRevocation(ctx context.Context, d *drill) (bool, string, []string, str
 		ev = append(ev, fmt.Sprintf("%s answered %s to the revocation of a token it never issued (RFC 7009 §2.2 answers 200 for any token once the client is authenticated)", p.Endpoint, statusWords(p.Status)))
 	}
 	if p.Status != http.StatusOK || p.Introspected && p.Active {
-		return false, did, ev, adviceDisabled + " The provider's revocation endpoint did not accept the revocation: check it, then switch the authorization back on from the Inventory."
+		return false, did, ev, "The provider's revocation endpoint did not accept the revocation: check it (Connections shows the endpoint), then run the drill again."
+	}
+	if p.Token == oauth.ProbeFreshToken && !p.Introspected {
+		d.notChecked = append(d.notChecked, "that the probe's revoked token is inactive (the provider offers no introspection endpoint Yett knows of: add it in Connections)")
 	}
 	return true, did, ev, ""
 }
@@ -285,11 +292,15 @@ func refreshTokenKept(ctx context.Context, d *drill) (bool, string, []string, st
 	did := "Yett asked the provider's introspection whether the refresh token it holds is still active; it sent nothing that changes it."
 	switch {
 	case err != nil:
-		return false, did, []string{err.Error()}, adviceDisabled + " Switch it back on from the Inventory once the vault is unlocked."
+		return false, did, []string{err.Error()}, "Run the drill again once the vault is unlocked."
 	case !rc.Held:
 		return true, did, []string{"Yett holds no refresh token for it (client credentials, or an attended connection): nothing to keep"}, ""
+	case rc.NoEndpoint:
+		d.notChecked = append(d.notChecked, "that the provider still honours the refresh token (it offers no introspection endpoint Yett knows of: add it in Connections)")
+		return true, "Yett would ask the provider's introspection whether the refresh token it holds is still active, but it knows no introspection endpoint for this provider; nothing was sent.",
+			[]string{"not checked: no introspection endpoint"}, ""
 	case rc.Status == 0:
-		return false, did, []string{"the provider's introspection could not be reached"}, adviceDisabled + " Check the provider, then switch it back on from the Inventory."
+		return false, did, []string{"the provider's introspection could not be reached"}, "Check the provider (Connections shows its introspection endpoint), then run the drill again."
 	case !rc.Introspected:
 		return true, did, []string{fmt.Sprintf("the provider offers no introspection Yett can use (answered %s): not checked", statusWords(rc.Status))}, ""
 	case !rc.Active:
@@ -302,8 +313,9 @@ func reEnable(ctx context.Context, d *drill) (bool, string, []string, string) {
 	c, id := d.inv.cfg.Custody, d.rep.AuthorizationID
 	did := "Yett switched it back on."
 	if err := c.Resume(ctx, id); err != nil {
-		return false, did, []string{"custody refused: " + err.Error()}, adviceDisabled + " Switch it back on from the Inventory."
+		return false, did, []string{"custody refused: " + err.Error()}, ""
 	}
+	d.rep.Resumed = true
 	if _, err := c.Check(id); err != nil {
 		return false, did, []string{fmt.Sprintf("custody answers %v for it", err)}, "It does not serve: see its state in the Inventory."
 	}
