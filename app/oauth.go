@@ -340,7 +340,8 @@ func (s *OAuthService) Operations() ([]OperationView, error) {
 	return out, nil
 }
 
-// SaveOperation creates or replaces a named operation.
+// SaveOperation creates a named operation; a name in use is refused (the
+// editor adds, it never rebinds another operation silently).
 func (s *OAuthService) SaveOperation(op OperationView) error {
 	o, err := op.operation()
 	if err != nil {
@@ -350,7 +351,7 @@ func (s *OAuthService) SaveOperation(op OperationView) error {
 	if err != nil {
 		return err
 	}
-	return s.publicError("save operation", ops.Save(o))
+	return s.publicError("save operation", ops.Add(o))
 }
 
 // RemoveOperation deletes a named operation.

@@ -113,7 +113,13 @@ func (c *Catalogue) load() error {
 
 // Save creates or replaces an operation (by name). It must be valid and its
 // authorization must exist; errors wrap ErrInvalid then.
-func (c *Catalogue) Save(o Operation) error {
+func (c *Catalogue) Save(o Operation) error { return c.save(o, true) }
+
+// Add creates an operation. A name in use is refused (ErrInvalid): adding
+// one never rebinds another operation, or another account's, silently.
+func (c *Catalogue) Add(o Operation) error { return c.save(o, false) }
+
+func (c *Catalogue) save(o Operation, replace bool) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -137,13 +143,23 @@ func (c *Catalogue) Save(o Operation) error {
 		return fmt.Errorf("operation: %w", err)
 	}
 	c.mu.Lock()
-	err = c.db.Exec(`INSERT INTO operations (name, authorization_id, spec, updated_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT(name) DO UPDATE SET authorization_id = excluded.authorization_id, spec = excluded.spec, updated_at = excluded.updated_at`,
+	if _, taken := c.current.Load().byName[o.Name]; taken && !replace {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: an operation named %q exists: remove it first, or choose another name", ErrInvalid, o.Name)
+	}
+	onConflict := ` ON CONFLICT(name) DO UPDATE SET authorization_id = excluded.authorization_id, spec = excluded.spec, updated_at = excluded.updated_at`
+	if !replace {
+		onConflict = ""
+	}
+	err = c.db.Exec(`INSERT INTO operations (name, authorization_id, spec, updated_at) VALUES (?, ?, ?, ?)`+onConflict,
 		o.Name, o.AuthorizationID, string(spec), time.Now().Unix()).Error
 	if err == nil {
 		c.replace(stored, "")
 	}
 	c.mu.Unlock()
+	if err != nil && !replace && strings.Contains(err.Error(), "UNIQUE") {
+		return fmt.Errorf("%w: an operation named %q exists: remove it first, or choose another name", ErrInvalid, o.Name)
+	}
 	if err != nil {
 		return fmt.Errorf("operation: %w", err)
 	}

@@ -237,3 +237,34 @@ func TestCatalogueChangesSayWhat(t *testing.T) {
 		t.Fatalf("changes: %+v", got)
 	}
 }
+
+// Issue 20, item 5: adding an operation under a name in use was a silent
+// replace, which rebound it to another account. Add refuses, in this
+// catalogue and when another process (the CLI) added the name meanwhile;
+// Save still replaces on purpose.
+func TestAddNeverRebindsAnOperation(t *testing.T) {
+	dir := t.TempDir()
+	c := openCatalogue(t, dir)
+	if err := c.Add(listOp("tracker.list", "az-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add(listOp("tracker.list", "az-2")); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("adding a name in use: %v", err)
+	}
+	if o, _ := c.Lookup("tracker.list"); o.AuthorizationID != "az-1" {
+		t.Fatalf("the operation was rebound to %s", o.AuthorizationID)
+	}
+	other := openCatalogue(t, dir)
+	if err := other.Add(listOp("tracker.search", "az-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add(listOp("tracker.search", "az-2")); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("adding a name another process added: %v", err)
+	}
+	if err := c.Save(listOp("tracker.list", "az-2")); err != nil {
+		t.Fatalf("an explicit replace: %v", err)
+	}
+	if o, _ := c.Lookup("tracker.list"); o.AuthorizationID != "az-2" {
+		t.Fatalf("Save did not replace: %s", o.AuthorizationID)
+	}
+}

@@ -92,7 +92,7 @@ func (o *Operation) Validate() error {
 	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" {
 		return bad("url template must be an absolute URL without credentials, query or fragment")
 	}
-	if u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())) {
+	if u.Scheme != "https" && !(u.Scheme == "http" && target.PlainHTTPAllowed(u.Hostname())) {
 		return bad("url template must use https (http only for a loopback host)")
 	}
 	if strings.Contains(o.URLTemplate[:strings.Index(o.URLTemplate, "://")+3+len(u.Host)], "{") {
@@ -158,8 +158,6 @@ func (o *Operation) HostURL() (target.URL, error) {
 	}
 	return t, nil
 }
-
-func isLoopback(h string) bool { return h == "127.0.0.1" || h == "::1" || h == "localhost" }
 
 var errNotAllowed = errors.New("value not allowed")
 

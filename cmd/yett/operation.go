@@ -153,7 +153,7 @@ func operationAdd(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("operation add: %w", err)
 	}
 	o.AuthorizationID = a.ID
-	if err := st.Operations.Save(o); err != nil {
+	if err := st.Operations.Add(o); err != nil {
 		return fmt.Errorf("operation add: %w", err)
 	}
 	if err := s.recorded(); err != nil {

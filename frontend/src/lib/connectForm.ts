@@ -2,6 +2,7 @@
 // password grant does not exist here: a person signs in at the provider, or
 // the client authenticates as itself. The backend validates again; no
 // message ever includes the client secret.
+import { secureUrlError } from './urlRule';
 
 import type { ConnectForm, DiscoveryView, Environment, OAuthProvider, PresetView } from './backend';
 
@@ -80,23 +81,12 @@ export function offersDevice(d: ConnectDraft, preset: PresetView | undefined): b
   return preset?.hasDevice ?? false;
 }
 
-/**
- * Whether host names this computer: localhost, 127.0.0.0/8 or ::1. The
- * backend's rule (providers.isLoopbackHost): plain http is allowed only
- * there, for a provider running locally.
- */
-function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase();
-  return h === 'localhost' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
-
 function httpsError(url: string): string | null {
   if (url === '') return null;
   try {
     const u = new URL(url);
-    if (u.protocol !== 'https:' && !(u.protocol === 'http:' && isLoopbackHost(u.hostname))) {
-      return 'Use an https:// address (plain http only for a provider on this computer).';
-    }
+    const insecure = secureUrlError(url);
+    if (insecure !== null) return insecure;
     if (u.username || u.password) return 'The address cannot contain a user name or password.';
   } catch {
     return 'This is not a valid URL.';

@@ -27,6 +27,11 @@ describe('urlTemplateError', () => {
     ['https://api.example.com:8443/v1/{id}?expand={expand}', null],
     ['HTTPS://api.example.com/', null],
     ['http://api.example.com/issues', 'https://'],
+    // Plain http to this computer, as the backend and `yett operation add` accept it.
+    ['http://127.0.0.1:8080/issues/{id}', null],
+    ['http://localhost/x', null],
+    ['http://[::1]:9000/x', null],
+    ['http://127.1/x', 'https://'],
     ['api.example.com/issues', 'https://'],
     ['https://', 'needs a host'],
     ['https:///issues', 'needs a host'],

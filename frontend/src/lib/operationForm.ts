@@ -3,6 +3,7 @@
 // its URL template must pin the scheme and host: placeholders may appear in
 // the path and query only, and each one needs a parameter row that says
 // which values an agent may put there. The backend validates again.
+import { secureUrlError } from './urlRule';
 
 import { HTTP_METHODS, type ApprovalMode, type HttpMethod, type OperationView, type ParamType } from './backend';
 
@@ -76,12 +77,15 @@ export function splitAllowed(text: string): string[] {
  */
 export function urlTemplateError(template: string): string | null {
   const t = template.trim();
-  if (!/^https:\/\//i.test(t)) return 'The URL must start with https://.';
-  const rest = t.slice('https://'.length);
+  const scheme = t.match(/^(https?):\/\//i);
+  if (!scheme) return 'The URL must start with https://.';
+  const rest = t.slice(scheme[0].length);
   const authority = rest.split(/[/?#]/, 1)[0];
-  if (authority === '') return 'The URL needs a host after https://.';
+  if (authority === '') return `The URL needs a host after ${scheme[0]}.`;
   if (authority.includes('{') || authority.includes('}')) return 'A placeholder cannot be part of the host.';
   if (authority.includes('@')) return 'The host cannot contain @.';
+  const insecure = secureUrlError(t);
+  if (insecure !== null) return insecure;
   if (t.includes('#')) return 'The URL cannot have a #fragment.';
   const opens = (t.match(/\{/g) ?? []).length;
   const closes = (t.match(/\}/g) ?? []).length;
