@@ -200,7 +200,7 @@ func (a *App) startup(ctx context.Context) {
 	a.mu.Lock()
 	a.ctx = ctx
 	a.mu.Unlock()
-	a.events.attach(func(name string, data any) { runtime.EventsEmit(ctx, name, data) })
+	a.events.attachSeq(func(name string, data any, seq uint64) { runtime.EventsEmit(ctx, name, data, seq) })
 	a.Audit.setSaveDialog(wailsSaveDialog(ctx))
 	a.Inventory.setSaveDialog(inventorySaveDialog(ctx))
 	a.watchSignals()

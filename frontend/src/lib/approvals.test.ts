@@ -33,6 +33,24 @@ describe('ApprovalStore', () => {
     expect(approvals.listenerCount()).toBe(0);
   });
 
+  // Wails' dev server writes each event from a goroutine of its own, so the
+  // state pushed when a session card was answered (no card) could arrive
+  // after the one that brought the call card: the call card vanished and
+  // the agent waited for an answer nobody could give (a flaky e2e step).
+  it('keeps the newer state when an older push arrives after it', async () => {
+    installBridge(vaultStatus({ state: 'unlocked' }));
+    const approvals = installApprovals({ cards: [] });
+    const store = new ApprovalStore();
+    await store.start();
+    const call = approvalCard({ id: 'call-2', kind: 'call' });
+    approvals.deliver({ cards: [call], sessions: [], decisions: [] }, 12);
+    approvals.deliver({ cards: [], sessions: [], decisions: [] }, 11);
+    expect(store.cards.map((c) => c.id)).toEqual(['call-2']);
+    approvals.deliver({ cards: [], sessions: [], decisions: [] }, 13);
+    expect(store.cards).toEqual([]);
+    store.stop();
+  });
+
   it('reports a missing backend instead of showing nothing', async () => {
     installBridge(vaultStatus({ state: 'unlocked' }));
     delete (window.go!.app as Record<string, unknown>).ApprovalService;

@@ -46,6 +46,8 @@ export function approvalCard(over: Partial<ApprovalCard> = {}): ApprovalCard {
     method: '',
     path: '',
     credential: '',
+    operation: '',
+    description: '',
     command: '',
     stdin: '',
     stdinBytes: 0,
@@ -150,6 +152,10 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
     /** Pushes a raw payload without changing the state. */
     emitRaw(payload: unknown) {
       for (const cb of listeners) cb(payload);
+    },
+    /** Delivers a state with the sequence number the Go side gave it (app/events.go). */
+    deliver(payload: unknown, seq: number) {
+      for (const cb of listeners) cb(payload, seq);
     },
   };
 }
