@@ -84,6 +84,10 @@ type ApprovalCard struct {
 	Method     string `json:"method"` // call cards
 	Path       string `json:"path"`   // call cards
 	Credential string `json:"credential"`
+	// Operation is the named operation a card is about, Description what
+	// it does in the person's words ("" for other cards).
+	Operation   string `json:"operation"`
+	Description string `json:"description"`
 	// Command is an SSH command exactly as it will run (ssh.exec cards);
 	// Stdin is the start of its input and StdinBytes the input's size.
 	Command    string `json:"command"`
@@ -228,7 +232,7 @@ func cardView(r approval.Request, now time.Time) ApprovalCard {
 	c := ApprovalCard{
 		ID: r.ID, Kind: string(r.Kind), Agent: agentView(r.Who), Change: string(r.Change), Detail: sentence(r.ChangeDetail),
 		Channel: r.Channel, Target: r.Target, Method: r.Method, Credential: r.Credential,
-		Command: r.Command, Stdin: r.Stdin, StdinBytes: r.StdinBytes,
+		Operation: r.Operation, Description: r.Description, Command: r.Command, Stdin: r.Stdin, StdinBytes: r.StdinBytes,
 		Headline: r.Headline(), Sentence: r.Sentence(), Scope: r.Scope(),
 		Deadline: r.Deadline.UTC().Format(time.RFC3339), SecondsLeft: secondsLeft(r.Deadline, now),
 	}

@@ -60,6 +60,7 @@ func (b *Broker) RequestSessionFor(run *procid.RunRecord, why Continuity, first 
 		req: Request{
 			ID: newID("rq-"), Kind: KindSession, RunID: RunID(run), Who: RequesterOf(run),
 			Change: why.Change, ChangeDetail: why.Detail, Channel: first.Channel, Target: first.Target, CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
+			Credential: first.Credential, Operation: first.Operation, Description: first.Description,
 		},
 		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}),
 	}
@@ -81,6 +82,10 @@ type Call struct {
 	// Ref is the stable id of what the call would use: the credential's id,
 	// or "operation:<name>". A notification policy names these.
 	Ref string
+	// Operation and Description name a named operation and say what it
+	// does (the sentence its editor promises the card shows).
+	Operation   string
+	Description string
 	// Command and Stdin are an SSH command's, shown on the card: the
 	// command exactly, its input up to MaxStdinShown bytes and its size.
 	Command string
@@ -116,6 +121,7 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID s
 		req: Request{
 			ID: newID("rq-"), Kind: KindCall, RunID: RunID(run), Who: RequesterOf(run), Channel: c.Channel,
 			Method: c.Method, Target: c.Target, Credential: c.Credential, Ref: c.Ref, SessionID: sessionID,
+			Operation: c.Operation, Description: c.Description,
 			CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
 		},
 		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}),

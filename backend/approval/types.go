@@ -145,6 +145,10 @@ type Request struct {
 	// Credential is the credential's name (never its value); for an SSH
 	// command, the host's name in Yett.
 	Credential string `json:"credential,omitempty"`
+	// Operation is the named operation a card is about, and Description
+	// its "What it does" sentence as the person wrote it ("" otherwise).
+	Operation   string `json:"operation,omitempty"`
+	Description string `json:"description,omitempty"`
 	// Command is an SSH command exactly as it will run; Stdin is the start
 	// of what it gets on standard input (at most MaxStdinShown bytes) and
 	// StdinBytes its whole size.

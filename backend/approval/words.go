@@ -67,6 +67,14 @@ func (r Request) Sentence() string {
 		return fmt.Sprintf("%s wants to run a command on the SSH host “%s” (%s), which needs your approval for every command. Read the command below: it runs exactly as shown.",
 			r.Who.Program(), r.Credential, r.Target)
 	}
+	if r.Kind == KindCall && r.Operation != "" {
+		what := ""
+		if r.Description != "" {
+			what = " (“" + r.Description + "”)"
+		}
+		return fmt.Sprintf("%s wants to call the operation %s%s through the account %s, which needs your approval for every call.",
+			r.Who.Program(), r.Operation, what, r.Credential)
+	}
 	if r.Kind == KindCall {
 		host, path := r.CallTarget()
 		if path == "" {

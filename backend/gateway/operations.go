@@ -186,17 +186,22 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if r := c.checkIdentity(); r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
-	sess, r := c.session(ctx, act, nil)
+	// The cards name the operation, what it does and the account, the
+	// session card as well as a per-call one.
+	card := approval.Call{
+		Channel: ChannelOAuth, Method: op.Method, Target: name + " " + call.Host + call.Path,
+		Credential: fmt.Sprintf("%s (%s, %s)", b.Name, b.AccountRef, b.Environment),
+		Ref:        approval.OperationRef(name), Operation: name, Description: op.Description,
+	}
+	first := card
+	first.Target = call.Host
+	sess, r := c.session(ctx, act, &first)
 	if r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
 	var via *audit.Via
 	if op.Approval == operation.ApprovalPerCall {
-		what := fmt.Sprintf("%s (%s, %s)", b.Name, b.AccountRef, b.Environment)
-		v, err := g.broker.AskCall(ctx, sess.Run, sess.ID, approval.Call{
-			Channel: ChannelOAuth, Method: op.Method, Target: name + " " + call.Host + call.Path, Credential: what,
-			Ref: approval.OperationRef(name),
-		})
+		v, err := g.broker.AskCall(ctx, sess.Run, sess.ID, card)
 		if err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
 		}

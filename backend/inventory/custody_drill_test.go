@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/oauth"
 )
@@ -114,5 +115,31 @@ func TestDrillWithoutIntrospectionSaysWhatItCouldNotCheck(t *testing.T) {
 	}
 	if v, _ := w.oauth().Authorization(w.id); v.Revocation != oauth.RevocationDone {
 		t.Fatalf("revocation after the verified drill: %s", v.Revocation)
+	}
+}
+
+// Issue 20, item 7: an operation's session card said only "OAUTH to
+// host". It names the operation, what it does and the account.
+func TestOperationSessionCardNamesTheOperationAndAccount(t *testing.T) {
+	w := newHydraWorld(t)
+	a := w.agent()
+	w.createIssue["idempotency_key"] = "card-words"
+	a.send(opName, w.createIssue)
+	var card approval.Request
+	waitFor(t, "the session card", func() bool {
+		for _, p := range w.broker().Pending() {
+			if p.Kind == approval.KindSession {
+				card = p
+				return true
+			}
+		}
+		return false
+	})
+	if card.Operation != opName || card.Description != "Create an issue in project A" || !strings.HasPrefix(card.Credential, "tracker (alice@example.test, development)") {
+		t.Fatalf("the session card: operation %q description %q credential %q", card.Operation, card.Description, card.Credential)
+	}
+	w.approveNext()
+	if r := a.reply(); r.IsError {
+		t.Fatalf("the call: %+v", r)
 	}
 }

@@ -201,6 +201,29 @@ describe('approval cards', () => {
     expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
   });
 
+  // Issue 20: the operation editor promises "Agents and approval cards show
+  // this sentence"; the session card said only "OAUTH to host".
+  it('names the operation, what it does and the account, on the session card and on a per-call card', async () => {
+    await openApp([
+      approvalCard({
+        id: 'rq-s', channel: 'oauth', target: 'api.tracker.example', credential: 'tracker (alice@example.com, production)',
+        operation: 'tracker.create_issue', description: 'Create an issue in project A',
+      }),
+      approvalCard({
+        id: 'rq-c', kind: 'call', change: '', channel: 'oauth', method: 'POST', target: 'api.tracker.example', path: '/projects/A/issues',
+        credential: 'tracker (alice@example.com, production)', operation: 'tracker.create_issue', description: 'Create an issue in project A',
+      }),
+    ]);
+    const [session, call] = await screen.findAllByTestId('approval-card');
+    for (const card of [session, call]) {
+      expect(within(card).getByTestId('approval-operation').textContent).toContain('tracker.create_issue: Create an issue in project A');
+      expect(within(card).getByTestId('approval-target').textContent).toContain('through “tracker (alice@example.com, production)”');
+      expect(within(card).getByTestId('approval-target').textContent).not.toContain('OAUTH');
+    }
+    expect(within(call).getByTestId('approval-target').textContent).toMatch(/POST \/projects\/A\/issues\s+on\s+api\.tracker\.example/);
+    expect(within(session).getByTestId('approval-target').textContent).toContain('until this process exits');
+  });
+
   it('shows an SSH command card with the exact command, its input and the host, as text', async () => {
     const command = 'systemctl restart nginx && echo "<b>done</b>"';
     await openApp([
