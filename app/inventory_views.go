@@ -92,8 +92,12 @@ type DrillReportView struct {
 	Passed          bool            `json:"passed"`
 	Steps           []DrillStepView `json:"steps"`
 	NotExercised    []string        `json:"notExercised"`
-	EndState        string          `json:"endState"`
-	Advice          string          `json:"advice"`
+	// NotChecked: what a step that passed could not verify, and why.
+	NotChecked []string `json:"notChecked"`
+	EndState   string   `json:"endState"`
+	// Resumed: an unattended drill switched the authorization back on.
+	Resumed bool   `json:"resumed"`
+	Advice  string `json:"advice"`
 }
 
 func inventoryRowView(r inventory.Row) InventoryRowView {
@@ -117,7 +121,7 @@ func drillReportView(r inventory.Report) DrillReportView {
 		ID: r.ID, AuthorizationID: r.AuthorizationID, Name: r.Name, Provider: r.Provider, AccountRef: r.AccountRef,
 		Kind: r.Kind, Trigger: r.Trigger, StartedAt: rfc3339(r.StartedAt), FinishedAt: rfc3339(r.FinishedAt),
 		Running: r.Running, Passed: r.Passed, Steps: make([]DrillStepView, 0, len(r.Steps)),
-		NotExercised: nonNil(r.NotExercised), EndState: r.EndState, Advice: r.Advice,
+		NotExercised: nonNil(r.NotExercised), NotChecked: nonNil(r.NotChecked), EndState: r.EndState, Resumed: r.Resumed, Advice: r.Advice,
 	}
 	for _, st := range r.Steps {
 		v.Steps = append(v.Steps, DrillStepView{

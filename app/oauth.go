@@ -326,6 +326,27 @@ func (s *OAuthService) Revoke(id string) (RevokeReport, error) {
 	return revokeReport(rep), nil
 }
 
+// SetEndpoints adds or corrects where an authorization is revoked (RFC
+// 7009) and verified (RFC 7662) at its provider; "" removes one. Tokens
+// waiting to be revoked go to the new endpoint at once.
+func (s *OAuthService) SetEndpoints(id, revocation, introspection string) error {
+	m, err := s.manager()
+	if err != nil {
+		return err
+	}
+	return s.publicError("set endpoints", m.SetEndpoints(context.Background(), id, strings.TrimSpace(revocation), strings.TrimSpace(introspection)))
+}
+
+// Resume switches a suspended authorization back on (an unattended drill
+// suspends it for a moment; one that could not finish leaves it so).
+func (s *OAuthService) Resume(id string) error {
+	m, err := s.manager()
+	if err != nil {
+		return err
+	}
+	return s.publicError("switch back on", m.Resume(context.Background(), id))
+}
+
 // Operations lists the named operations agents may call.
 func (s *OAuthService) Operations() ([]OperationView, error) {
 	ops, err := s.catalogue()

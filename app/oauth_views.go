@@ -181,6 +181,12 @@ type AuthorizationView struct {
 	Problems         []string `json:"problems"`
 	// APIHosts are where its operations may send its token.
 	APIHosts []string `json:"apiHosts"`
+	// RevocationEndpoint and IntrospectionEndpoint are where it is revoked
+	// and verified ("" for none: SetEndpoints adds one); WaitingRevocations
+	// counts its tokens still waiting to be revoked at the provider.
+	RevocationEndpoint    string `json:"revocationEndpoint"`
+	IntrospectionEndpoint string `json:"introspectionEndpoint"`
+	WaitingRevocations    int    `json:"waitingRevocations"`
 }
 
 // InventoryForm is what a person edits on a connected row.
@@ -197,6 +203,8 @@ type RevokeStepView struct {
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 	At     string `json:"at"`
+	// Unverified: the provider gave no way to check this step.
+	Unverified bool `json:"unverified"`
 }
 
 // RevokeReport says what Revoke did, step by step.
@@ -278,13 +286,14 @@ func authorizationView(a oauth.AuthorizationView, operations []string) Authoriza
 		LastUsed: rfc3339(a.LastUsed), DisableProcedure: a.DisableProcedure,
 		Operations: nonNil(operations), State: a.State, StateReason: a.StateReason, Revocation: a.Revocation, Unattended: a.Unattended,
 		DPoP: a.DPoP, ClientAuth: a.ClientAuth, Problems: nonNil(a.Problems), APIHosts: nonNil(a.APIHosts),
+		RevocationEndpoint: a.RevocationEndpoint, IntrospectionEndpoint: a.IntrospectionEndpoint, WaitingRevocations: a.Waiting,
 	}
 }
 
 func revokeReport(r oauth.RevokeReport) RevokeReport {
 	out := RevokeReport{AuthorizationID: r.AuthorizationID, Steps: make([]RevokeStepView, 0, len(r.Steps)), RetryPending: r.RetryPending}
 	for _, st := range r.Steps {
-		out.Steps = append(out.Steps, RevokeStepView{Step: st.Step, OK: st.OK, Detail: st.Detail, At: rfc3339(st.At)})
+		out.Steps = append(out.Steps, RevokeStepView{Step: st.Step, OK: st.OK, Detail: st.Detail, At: rfc3339(st.At), Unverified: st.Unverified})
 	}
 	return out
 }

@@ -170,6 +170,7 @@ func TestFilters(t *testing.T) {
 		{inventory.Filter{State: inventory.FilterRevoked}, sorted(revoked)},
 		{inventory.Filter{State: inventory.FilterReviewDue}, sorted(due)},
 		{inventory.Filter{State: inventory.FilterNeedsReconnection}, nil},
+		{inventory.Filter{State: inventory.FilterSuspended}, nil},
 		{inventory.Filter{Text: "TRACKER"}, sorted(kept, revoked)},
 		{inventory.Filter{Text: "tracker old"}, sorted(revoked)},
 		{inventory.Filter{Text: "erin"}, sorted(due)},

@@ -101,6 +101,7 @@ const (
 	FilterDrillOverdue      = "drill_overdue"
 	FilterReviewDue         = "review_due"
 	FilterNeedsReconnection = "needs_reconnection"
+	FilterSuspended         = "suspended"
 	FilterRevoked           = "revoked"
 )
 
@@ -129,6 +130,10 @@ func (r *Row) Matches(f Filter) bool {
 		}
 	case FilterNeedsReconnection:
 		if r.State != "needs_reconnection" {
+			return false
+		}
+	case FilterSuspended:
+		if r.State != "suspended" {
 			return false
 		}
 	case FilterRevoked:
@@ -256,7 +261,9 @@ func (inv *Inventory) rows(ctx context.Context) ([]Row, error) {
 		r.Missing = missing(&r)
 		r.Controlled = len(r.Missing) == 0
 		r.ReviewDue = !r.ReviewBy.IsZero() && !now.Before(r.ReviewBy)
-		if r.Drillable {
+		// A row that is revoked or disabled is drilled no more: nothing
+		// is due until its owner reconnects it.
+		if r.Drillable && live(r.State) {
 			r.NextDrill = nextDrill(&r, rec)
 			r.DrillOverdue = live(r.State) && !now.Before(r.NextDrill)
 		}

@@ -179,6 +179,11 @@ const (
 var (
 	States      = []string{StateActive, StateNeedsReconnection, StateSuspended, StateDisabled, StateRevoked}
 	Revocations = []string{RevocationNone, RevocationPending, RevocationDone, RevocationUnverified, RevocationFailed}
+	// RevokeSteps are a RevokeStep's Step values; Flows and FlowStates a
+	// FlowView's Flow and State.
+	RevokeSteps = []string{StepLocalDisable, StepProviderRevocation, StepVerification}
+	Flows       = []string{FlowAuthorizationCode, FlowClientCredentials, FlowDeviceCode}
+	FlowStates  = []string{FlowWaiting, FlowConnected, FlowFailed, FlowCancelled, FlowExpired}
 )
 
 var errNoAuthorization = errors.New("oauth: no such authorization")

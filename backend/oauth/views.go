@@ -39,6 +39,12 @@ type AuthorizationView struct {
 	// revocation endpoint, "" when it has none.
 	Endpoints      []string `json:"endpoints"`
 	RevocationHost string   `json:"revocation_host"`
+	// RevocationEndpoint and IntrospectionEndpoint are where it is revoked
+	// and verified (SetEndpoints changes them); "" for none. Waiting counts
+	// its tokens still waiting in the revocation queue.
+	RevocationEndpoint    string `json:"revocation_endpoint"`
+	IntrospectionEndpoint string `json:"introspection_endpoint"`
+	Waiting               int    `json:"waiting"`
 }
 
 func hostOf(raw string) string {
@@ -68,6 +74,7 @@ func (m *Manager) view(r *row) AuthorizationView {
 		v.Scopes = []string{}
 	}
 	v.RevocationHost = hostOf(r.RevocationEndpoint)
+	v.RevocationEndpoint, v.IntrospectionEndpoint = r.RevocationEndpoint, r.IntrospectionEndpoint
 	v.Endpoints = []string{}
 	for _, e := range []string{r.TokenEndpoint, r.AuthorizationEndpoint, r.DeviceEndpoint} {
 		if e != "" {
@@ -92,9 +99,36 @@ func (m *Manager) Authorizations() ([]AuthorizationView, error) {
 	if err := m.db.Order("connected_at DESC, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
+	waiting, err := m.waiting("")
+	if err != nil {
+		return nil, err
+	}
 	out := make([]AuthorizationView, 0, len(rows))
 	for i := range rows {
-		out = append(out, m.view(&rows[i]))
+		v := m.view(&rows[i])
+		v.Waiting = waiting[v.ID]
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// waiting counts the tokens in the revocation queue by authorization
+// (only id's when id is not "").
+func (m *Manager) waiting(id string) (map[string]int, error) {
+	var counts []struct {
+		AuthorizationID string
+		N               int
+	}
+	q := m.db.Table("oauth_revocations").Select("authorization_id, COUNT(*) AS n").Group("authorization_id")
+	if id != "" {
+		q = q.Where("authorization_id = ?", id)
+	}
+	if err := q.Scan(&counts).Error; err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	out := make(map[string]int, len(counts))
+	for _, c := range counts {
+		out[c.AuthorizationID] = c.N
 	}
 	return out, nil
 }
@@ -105,7 +139,13 @@ func (m *Manager) Authorization(id string) (AuthorizationView, error) {
 	if err != nil {
 		return AuthorizationView{}, notFound(err)
 	}
-	return m.view(r), nil
+	waiting, err := m.waiting(id)
+	if err != nil {
+		return AuthorizationView{}, err
+	}
+	v := m.view(r)
+	v.Waiting = waiting[id]
+	return v, nil
 }
 
 // AuthorizationExists says whether authorization id is in the inventory,

@@ -23,6 +23,7 @@
 // YETT_E2E_CANARY (vault.e2e.mjs's credential secret), YETT_DEV_DIALOG_DIR,
 // plus harness.mjs's YETT_ARTIFACTS and YETT_CHROMIUM.
 
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,6 +58,19 @@ const rec = { received: [], sent: [], consoleLines: [] };
 let authId = '';
 
 const row = (page) => page.locator('[data-testid="inventory-row"]', { hasText: NAME });
+const card = (page) => page.locator('[data-testid="authorization-row"]', { hasText: NAME });
+
+// Leaves the authorization suspended in the OAuth database, as a failed
+// unattended drill of an older Yett did (it had no way back): the window
+// must show such a row and switch it back on.
+function strandSuspended(id) {
+  const db = join(need('YETT_DATA_DIR'), 'oauth.db');
+  execFileSync('python3', ['-c', `import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=10)
+n = c.execute("UPDATE oauth_authorizations SET state = 'suspended', state_reason = 'unattended revocation drill failed' WHERE id = ?", (sys.argv[2],)).rowcount
+c.commit()
+sys.exit(0 if n == 1 else 1)`, db, id]);
+}
 const text = async (loc) => (await loc.textContent()).trim();
 
 async function first(...locators) {
@@ -187,6 +201,29 @@ const steps = [
     noCanary('the JSON export', JSON.stringify(json));
   }],
 
+  ['a row an older Yett left suspended: Connections and the Inventory show it, the state filter finds it, Switch back on resumes it', async (page) => {
+    strandSuspended(authId);
+    await byId(page, 'nav-connections').click();
+    const c = card(page);
+    await c.locator('[data-testid="authorization-state"]', { hasText: 'Switched off' }).waitFor({ timeout: STEP_TIMEOUT });
+    assert((await page.getByText('does not understand').count()) === 0, 'the window does not understand a suspended authorization');
+    assert((await page.getByText('Loading…').count()) === 0, 'a list of Connections stays at Loading…');
+    await shot(page, 'connections-suspended');
+    await byId(page, 'nav-inventory').click();
+    await byId(page, 'inventory-state-filter').selectOption('suspended');
+    await row(page).waitFor({ timeout: STEP_TIMEOUT });
+    assert((await page.locator('[data-testid="inventory-row"]').count()) === 1, 'the suspended filter does not narrow to the row');
+    await row(page).locator('[data-testid="inventory-open"]').click();
+    await byId(page, 'inventory-suspended').waitFor({ timeout: STEP_TIMEOUT });
+    await byId(page, 'inventory-resume').click();
+    await row(page).locator('[data-testid="inventory-cell-state"]', { hasText: 'active' }).waitFor({ timeout: STEP_TIMEOUT });
+    await byId(page, 'inventory-state-filter').selectOption('');
+    await byId(page, 'nav-connections').click();
+    await card(page).locator('[data-testid="authorization-state"]', { hasText: 'Active' }).waitFor({ timeout: STEP_TIMEOUT });
+    await byId(page, 'nav-inventory').click();
+    await row(page).waitFor({ timeout: STEP_TIMEOUT });
+  }],
+
   ['a full drill runs to the end from the view: every step passes and the row ends revoked', async (page) => {
     await row(page).locator('[data-testid="inventory-open"]').click();
     const details = byId(page, 'inventory-details');
@@ -230,6 +267,25 @@ const steps = [
     const rep = JSON.parse(exported(/^yett-drill-.*\.json$/));
     assert(rep.authorization_id === authId && rep.passed === true && rep.steps.length === 5, 'the exported report is not this drill');
     noCanary('the drill report', JSON.stringify(rep));
+  }],
+
+  ['the revoked row is history in the Inventory, and Connections reconnects it with its operation kept', async (page) => {
+    const r = row(page);
+    assert((await r.locator('button.edit').count()) === 0, 'a revoked row still offers edits');
+    assert((await text(r.locator('[data-testid="inventory-cell-nextDrill"]'))) === 'none until reconnected', 'a revoked row still shows a next drill');
+    await byId(page, 'nav-connections').click();
+    const c = card(page);
+    await c.locator('[data-testid="authorization-state"]', { hasText: 'Revoked' }).waitFor({ timeout: STEP_TIMEOUT });
+    assert((await c.locator('[data-testid="revoke"]').count()) === 0, 'a revoked row with nothing waiting still offers Revoke again');
+    await c.locator('[data-testid="reconnect"]').click();
+    const keep = c.locator('[data-testid="reconnect-keep-op"]');
+    assert((await keep.count()) === 1 && (await keep.getAttribute('data-operation')) === OPERATION, 'the reconnect panel does not list the operation');
+    assert(await keep.isChecked(), 'the operation is not kept by default');
+    await shot(page, 'connections-reconnect');
+    await c.locator('[data-testid="reconnect-start"]').click();
+    await c.locator('[data-testid="authorization-state"]', { hasText: 'Active' }).waitFor({ timeout: STEP_TIMEOUT });
+    assert((await text(c.locator('[data-testid="authorization-operations"]'))).includes(OPERATION), 'the operation did not carry over');
+    await axeCheck(page, 'Connections after reconnecting');
   }],
 
 ];

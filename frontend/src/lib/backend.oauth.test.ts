@@ -8,7 +8,10 @@ const CANARY = 'CANARY-oauth-unit';
 
 function setup() {
   installBridge();
-  return installOAuth({ authorizations: [authorization()], operations: [operation()] });
+  return installOAuth({
+    authorizations: [authorization(), authorization({ id: 'auth-2', state: 'suspended' })],
+    operations: [operation()],
+  });
 }
 
 describe('OAuthService wrappers', () => {
@@ -31,6 +34,12 @@ describe('OAuthService wrappers', () => {
     { method: 'Authorizations', run: () => backend.oauthAuthorizations(), args: [] },
     { method: 'UpdateInventory', run: () => backend.updateInventory('auth-1', inv), args: ['auth-1', inv] },
     { method: 'Revoke', run: () => backend.revokeAuthorization('auth-1'), args: ['auth-1'] },
+    {
+      method: 'SetEndpoints',
+      run: () => backend.setAuthorizationEndpoints('auth-1', 'https://idp.example/revoke', 'http://127.0.0.1:4445/introspect'),
+      args: ['auth-1', 'https://idp.example/revoke', 'http://127.0.0.1:4445/introspect'],
+    },
+    { method: 'Resume', run: () => backend.resumeAuthorization('auth-2'), args: ['auth-2'] },
     { method: 'Operations', run: () => backend.oauthOperations(), args: [] },
     { method: 'SaveOperation', run: () => backend.saveOperation(operation()), args: [operation()] },
     { method: 'RemoveOperation', run: () => backend.removeOperation('tracker.create_issue'), args: ['tracker.create_issue'] },

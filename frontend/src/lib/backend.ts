@@ -7,6 +7,18 @@
 // No secret ever comes back through this module: the Go adapter only returns
 // redacted views. The one secret going out is NewCredentialForm.secret, and the
 // passphrase arguments of Create and Unlock.
+import {
+  AUTHORIZATION_STATES,
+  FLOW_STATES,
+  GRANT_FLOWS,
+  REVOCATION_STATES,
+  REVOKE_STEP_NAMES,
+  type AuthorizationState,
+  type FlowState,
+  type GrantFlow,
+  type RevocationState,
+  type RevokeStepName,
+} from './contract.gen';
 
 export type VaultState = 'uninitialised' | 'locked' | 'unlocked' | 'damaged';
 
@@ -451,7 +463,15 @@ function subscribe<T>(
 ): () => void {
   const runtime = window.runtime;
   if (!runtime) throw new BackendUnavailableError();
-  const off = runtime.EventsOn(event, (payload: unknown) => {
+  // The Go side numbers every event (app/events.go); the transport may
+  // deliver two in the other order, so one older than the last applied is
+  // dropped: a state pushed later is never undone by one pushed before it.
+  let last = 0;
+  const off = runtime.EventsOn(event, (payload: unknown, seq?: unknown) => {
+    if (typeof seq === 'number') {
+      if (seq <= last) return;
+      last = seq;
+    }
     let v: T;
     try {
       v = parse(payload);
@@ -535,6 +555,9 @@ export interface ApprovalCard {
   path: string;
   /** The credential's name (never its value). */
   credential: string;
+  /** Cards about a named operation: its name, and what it does in the person's words. */
+  operation: string;
+  description: string;
   /** ssh.exec cards: the command exactly as it will run, the start of its input and the input's size. */
   command: string;
   stdin: string;
@@ -698,6 +721,8 @@ export function parseApprovalCard(v: unknown): ApprovalCard {
     method: v.method,
     path: v.path,
     credential: v.credential,
+    operation: typeof v.operation === 'string' ? v.operation : '',
+    description: typeof v.description === 'string' ? v.description : '',
     command: typeof v.command === 'string' ? v.command : '',
     stdin: typeof v.stdin === 'string' ? v.stdin : '',
     stdinBytes: typeof v.stdinBytes === 'number' ? v.stdinBytes : 0,
@@ -1055,11 +1080,8 @@ export function onAuditChanged(onChange: () => void): () => void {
 export type OAuthProvider = 'github' | 'google' | 'gitlab' | 'microsoft' | 'slack' | 'atlassian' | 'custom';
 export type ClientAuth = 'none' | 'client_secret' | 'private_key_jwt';
 export type Environment = 'development' | 'staging' | 'production';
-export type GrantFlow = 'authorization_code' | 'client_credentials' | 'device_code';
-export type FlowState = 'waiting' | 'connected' | 'failed' | 'cancelled' | 'expired';
-export type AuthorizationState = 'active' | 'needs_reconnection' | 'disabled' | 'revoked';
-export type RevocationState = 'none' | 'pending' | 'done' | 'failed';
-export type RevokeStepName = 'local_disable' | 'provider_revocation' | 'verification';
+// The closed sets of states come from the Go side (contract.gen.ts).
+export type { GrantFlow, FlowState, AuthorizationState, RevocationState, RevokeStepName };
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type ParamType = 'string' | 'integer';
 
@@ -1167,6 +1189,11 @@ export interface AuthorizationView {
   problems: string[];
   /** Where its operations may send its token. */
   apiHosts: string[];
+  /** Where it is revoked (RFC 7009) and verified (RFC 7662) at the provider; '' for none. */
+  revocationEndpoint: string;
+  introspectionEndpoint: string;
+  /** Its tokens still waiting to be revoked at the provider. */
+  waitingRevocations: number;
 }
 
 export interface InventoryUpdate {
@@ -1182,6 +1209,8 @@ export interface RevokeStep {
   ok: boolean;
   detail: string;
   at: string;
+  /** The provider gave no way to check this step (no introspection endpoint). */
+  unverified: boolean;
 }
 
 export interface RevokeReport {
@@ -1231,6 +1260,8 @@ interface OAuthServiceBinding {
   Authorizations(): Promise<unknown>;
   UpdateInventory(id: string, inv: InventoryUpdate): Promise<void>;
   Revoke(id: string): Promise<unknown>;
+  SetEndpoints(id: string, revocation: string, introspection: string): Promise<void>;
+  Resume(id: string): Promise<void>;
   Operations(): Promise<unknown>;
   SaveOperation(op: OperationView): Promise<void>;
   RemoveOperation(name: string): Promise<void>;
@@ -1255,11 +1286,10 @@ function strings(v: unknown, what: string): string[] {
   return [...l];
 }
 
-const FLOWS: readonly GrantFlow[] = ['authorization_code', 'client_credentials', 'device_code'];
-const FLOW_STATES: readonly FlowState[] = ['waiting', 'connected', 'failed', 'cancelled', 'expired'];
-const AUTH_STATES: readonly AuthorizationState[] = ['active', 'needs_reconnection', 'disabled', 'revoked'];
-const REVOCATIONS: readonly RevocationState[] = ['none', 'pending', 'done', 'failed'];
-const REVOKE_STEPS: readonly RevokeStepName[] = ['local_disable', 'provider_revocation', 'verification'];
+const FLOWS = GRANT_FLOWS;
+const AUTH_STATES = AUTHORIZATION_STATES;
+const REVOCATIONS = REVOCATION_STATES;
+const REVOKE_STEPS = REVOKE_STEP_NAMES;
 export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const PARAM_TYPES: readonly ParamType[] = ['string', 'integer'];
 
@@ -1320,6 +1350,7 @@ export function parseAuthorizationView(v: unknown): AuthorizationView {
       backupRevoker: 'string', environment: 'string', createdHow: 'string', connectedAt: 'string',
       lastRefresh: 'string', lastUsed: 'string', reviewBy: 'string', disableProcedure: 'string', state: 'string',
       stateReason: 'string', revocation: 'string', unattended: 'boolean', dpop: 'boolean', clientAuth: 'string', controlled: 'boolean',
+      revocationEndpoint: 'string', introspectionEndpoint: 'string', waitingRevocations: 'number',
     },
     what,
   );
@@ -1344,7 +1375,7 @@ export function parseRevokeReport(v: unknown): RevokeReport {
     what,
   );
   const steps = list((v as Record<string, unknown>).steps, what).map((s) => {
-    const step = pick<RevokeStep>(s, { step: 'string', ok: 'boolean', detail: 'string', at: 'string' }, what);
+    const step = pick<RevokeStep>(s, { step: 'string', ok: 'boolean', detail: 'string', at: 'string', unverified: 'boolean' }, what);
     oneOf(step.step, REVOKE_STEPS, what);
     return step;
   });
@@ -1419,6 +1450,16 @@ export function updateInventory(id: string, inv: InventoryUpdate): Promise<void>
 /** Disables locally, revokes at the provider, then verifies; reports each step. */
 export function revokeAuthorization(id: string): Promise<RevokeReport> {
   return call(async () => parseRevokeReport(await boundOAuth().OAuthService.Revoke(id)));
+}
+
+/** Sets where an authorization is revoked and verified at its provider ('' removes one). */
+export function setAuthorizationEndpoints(id: string, revocation: string, introspection: string): Promise<void> {
+  return call(() => boundOAuth().OAuthService.SetEndpoints(id, revocation, introspection));
+}
+
+/** Switches a suspended authorization back on. */
+export function resumeAuthorization(id: string): Promise<void> {
+  return call(() => boundOAuth().OAuthService.Resume(id));
 }
 
 export function oauthOperations(): Promise<OperationView[]> {
@@ -1714,7 +1755,14 @@ export function onCloseRequested(onClose: () => void): () => void {
 // and drill reports hold no secret and no token; the parsers below copy only
 // the known fields all the same.
 
-export type InventoryStateFilter = '' | 'not_under_control' | 'drill_overdue' | 'review_due' | 'needs_reconnection' | 'revoked';
+export type InventoryStateFilter =
+  | ''
+  | 'not_under_control'
+  | 'drill_overdue'
+  | 'review_due'
+  | 'needs_reconnection'
+  | 'suspended'
+  | 'revoked';
 export type InventoryField = 'owner' | 'backup_revoker' | 'environment' | 'review_by';
 export type DrillKind = 'full' | 'unattended';
 
@@ -1796,7 +1844,11 @@ export interface DrillReport {
   steps: DrillStep[];
   /** The full drill's steps an unattended drill did not exercise, and why. */
   notExercised: string[];
+  /** What a step that passed could not verify, and why. */
+  notChecked: string[];
   endState: string;
+  /** An unattended drill switched the authorization back on. */
+  resumed: boolean;
   advice: string;
 }
 
@@ -1847,12 +1899,12 @@ export function parseInventoryRow(v: unknown): InventoryRow {
 
 export function parseDrillReport(v: unknown): DrillReport {
   const what = 'a drill report';
-  const r = pick<Omit<DrillReport, 'steps' | 'notExercised'>>(
+  const r = pick<Omit<DrillReport, 'steps' | 'notExercised' | 'notChecked'>>(
     v,
     {
       id: 'string', authorizationId: 'string', name: 'string', provider: 'string', accountRef: 'string',
       kind: 'string', trigger: 'string', startedAt: 'string', finishedAt: 'string', running: 'boolean',
-      passed: 'boolean', endState: 'string', advice: 'string',
+      passed: 'boolean', endState: 'string', resumed: 'boolean', advice: 'string',
     },
     what,
   );
@@ -1868,7 +1920,7 @@ export function parseDrillReport(v: unknown): DrillReport {
     ),
     evidence: strings((s as Record<string, unknown>).evidence, 'a drill step'),
   }));
-  return { ...r, steps, notExercised: strings(raw.notExercised, what) };
+  return { ...r, steps, notExercised: strings(raw.notExercised, what), notChecked: strings(raw.notChecked, what) };
 }
 
 function parseExportResult(v: unknown): ExportResult {

@@ -29,9 +29,16 @@ export interface Column {
   edit?: InventoryField;
 }
 
-/** Seed 002's columns, in its order; scopes, operations and the disable procedure show in the row's details. */
+/**
+ * Seed 002's columns, with the two a person scans first (state and
+ * control) next to the name so they are on screen at any width; the rest
+ * in the seed's order. Scopes, operations and the disable procedure show
+ * in the row's details.
+ */
 export const COLUMNS: readonly Column[] = [
   { key: 'name', label: 'Authorization' },
+  { key: 'state', label: 'State' },
+  { key: 'controlled', label: 'Control' },
   { key: 'provider', label: 'Provider or host' },
   { key: 'accountRef', label: 'Account' },
   { key: 'environment', label: 'Environment', edit: 'environment' },
@@ -44,8 +51,6 @@ export const COLUMNS: readonly Column[] = [
   { key: 'reviewBy', label: 'Review by', edit: 'review_by' },
   { key: 'lastDrillAt', label: 'Last drill' },
   { key: 'nextDrill', label: 'Next drill' },
-  { key: 'state', label: 'State' },
-  { key: 'controlled', label: 'Control' },
 ];
 
 export const STATE_FILTERS: readonly { value: InventoryStateFilter; label: string }[] = [
@@ -54,6 +59,7 @@ export const STATE_FILTERS: readonly { value: InventoryStateFilter; label: strin
   { value: 'drill_overdue', label: 'Drill overdue' },
   { value: 'review_due', label: 'Review due' },
   { value: 'needs_reconnection', label: 'Needs reconnection' },
+  { value: 'suspended', label: 'Switched off (suspended)' },
   { value: 'revoked', label: 'Revoked' },
 ];
 
@@ -86,6 +92,9 @@ export function matches(r: InventoryRow, text: string, state: InventoryStateFilt
       break;
     case 'needs_reconnection':
       if (r.state !== 'needs_reconnection') return false;
+      break;
+    case 'suspended':
+      if (r.state !== 'suspended') return false;
       break;
     case 'revoked':
       if (r.state !== 'revoked' && r.state !== 'disabled') return false;

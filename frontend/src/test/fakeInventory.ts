@@ -68,7 +68,9 @@ export function drillReport(over: Partial<DrillReport> = {}): DrillReport {
       },
     ],
     notExercised: [],
+    notChecked: [],
     endState: 'revoked',
+    resumed: false,
     advice: 'Every step passed. The authorization is revoked; its owner reconnects it from Connections.',
     ...over,
   };

@@ -55,6 +55,9 @@ export function authorization(over: Partial<AuthorizationView> = {}): Authorizat
     controlled: true,
     problems: [],
     apiHosts: ['api.github.com'],
+    revocationEndpoint: 'https://github.com/oauth/revoke',
+    introspectionEndpoint: '',
+    waitingRevocations: 0,
     ...over,
   };
 }
@@ -144,13 +147,26 @@ export function installOAuth(initial: { authorizations?: AuthorizationView[]; op
       const report: RevokeReport = {
         authorizationId: id,
         steps: [
-          { step: 'local_disable', ok: true, detail: 'refresh token deleted, 1 session ended', at: '2026-11-29T18:00:00Z' },
-          { step: 'provider_revocation', ok: true, detail: 'github.com accepted the revocation', at: '2026-11-29T18:00:01Z' },
-          { step: 'verification', ok: false, detail: 'introspection endpoint unreachable', at: '2026-11-29T18:00:02Z' },
+          { step: 'local_disable', ok: true, detail: 'refresh token deleted, 1 session ended', at: '2026-11-29T18:00:00Z', unverified: false },
+          { step: 'provider_revocation', ok: true, detail: 'github.com accepted the revocation', at: '2026-11-29T18:00:01Z', unverified: false },
+          { step: 'verification', ok: false, detail: 'introspection endpoint unreachable', at: '2026-11-29T18:00:02Z', unverified: false },
         ],
         retryPending: false,
       };
       return report;
+    }),
+    SetEndpoints: vi.fn(async (id: string, revocation: string, introspection: string): Promise<void> => {
+      const a = state.authorizations.find((x) => x.id === id);
+      if (!a) throw 'No such authorization.';
+      if (![revocation, introspection].every((u) => u === '' || u.startsWith('https://') || u.startsWith('http://127.0.0.1'))) {
+        throw 'invalid input: introspection_endpoint: endpoint is not https and its host is not loopback';
+      }
+      Object.assign(a, { revocationEndpoint: revocation, introspectionEndpoint: introspection });
+    }),
+    Resume: vi.fn(async (id: string): Promise<void> => {
+      const a = state.authorizations.find((x) => x.id === id);
+      if (!a || a.state !== 'suspended') throw 'invalid input: only a suspended authorization is resumed';
+      Object.assign(a, { state: 'active', stateReason: '' });
     }),
     Operations: vi.fn(async (): Promise<unknown> => structuredClone(state.operations)),
     SaveOperation: vi.fn(async (op: OperationView): Promise<void> => {

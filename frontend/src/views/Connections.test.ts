@@ -158,11 +158,11 @@ describe('authorization inventory', () => {
     oauth.OAuthService.Revoke.mockResolvedValueOnce({
       authorizationId: 'auth-1',
       steps: [
-        { step: 'local_disable', ok: true, detail: 'disabled', at: '' },
-        { step: 'provider_revocation', ok: true, detail: 'revoked the refresh token', at: '' },
-        { step: 'verification', ok: true, detail: 'introspection reports the refresh token inactive', at: '' },
-        { step: 'provider_revocation', ok: true, detail: 'revoked the access token', at: '' },
-        { step: 'verification', ok: false, detail: 'the provider still reports the access token active', at: '' },
+        { step: 'local_disable', ok: true, detail: 'disabled', at: '' , unverified: false },
+        { step: 'provider_revocation', ok: true, detail: 'revoked the refresh token', at: '' , unverified: false },
+        { step: 'verification', ok: true, detail: 'introspection reports the refresh token inactive', at: '' , unverified: false },
+        { step: 'provider_revocation', ok: true, detail: 'revoked the access token', at: '' , unverified: false },
+        { step: 'verification', ok: false, detail: 'the provider still reports the access token active', at: '' , unverified: false },
       ],
       retryPending: false,
     });
@@ -185,8 +185,8 @@ describe('authorization inventory', () => {
     oauth.OAuthService.Revoke.mockResolvedValueOnce({
       authorizationId: 'auth-1',
       steps: [
-        { step: 'local_disable', ok: true, detail: '', at: '' },
-        { step: 'provider_revocation', ok: false, detail: 'github.com did not answer', at: '' },
+        { step: 'local_disable', ok: true, detail: '', at: '' , unverified: false },
+        { step: 'provider_revocation', ok: false, detail: 'github.com did not answer', at: '' , unverified: false },
       ],
       retryPending: true,
     });
@@ -617,5 +617,80 @@ describe('events and settings', () => {
     render(App);
     await fireEvent.click(await screen.findByTestId('nav-connections'));
     expect((await screen.findByTestId('connections-error')).textContent).toBe('The vault is locked.');
+  });
+});
+
+// Issue 20: custody's second round, as the window shows it.
+describe('custody round two', () => {
+  it('shows a suspended authorization (an unattended drill switches it off) and switches it back on', async () => {
+    const oauth = await openConnections({
+      authorizations: [authorization({ id: 'auth-s', state: 'suspended', stateReason: 'unattended revocation drill' })],
+    });
+    const row = await screen.findByTestId('authorization-row');
+    expect(screen.queryByText(/does not understand/)).toBeNull();
+    expect(within(row).getByTestId('authorization-state').textContent).toBe('Switched off');
+    expect(within(row).getByTestId('authorization-suspended-note').textContent).toContain('unattended revocation drill');
+    await fireEvent.click(within(row).getByTestId('resume'));
+    await waitFor(() => expect(oauth.OAuthService.Resume).toHaveBeenCalledWith('auth-s'));
+    await waitFor(() => expect(within(screen.getByTestId('authorization-row')).getByTestId('authorization-state').textContent).toBe('Active'));
+  });
+
+  it('reconnects a revoked authorization, each of its operations shown to keep or let go', async () => {
+    const oauth = await openConnections({
+      authorizations: [authorization({ id: 'auth-v', state: 'revoked', revocation: 'done', operations: ['tracker.list', 'tracker.delete'] })],
+      operations: [operation({ name: 'tracker.list', authorizationId: 'auth-v' }), operation({ name: 'tracker.delete', authorizationId: 'auth-v' })],
+    });
+    const row = await screen.findByTestId('authorization-row');
+    expect(within(row).queryByTestId('revoke')).toBeNull();
+    await fireEvent.click(within(row).getByTestId('reconnect'));
+    const panel = within(row).getByTestId('reconnect-panel');
+    const boxes = within(panel).getAllByTestId('reconnect-keep-op') as HTMLInputElement[];
+    expect(boxes.map((b) => [b.dataset.operation, b.checked])).toEqual([
+      ['tracker.list', true],
+      ['tracker.delete', true],
+    ]);
+    await fireEvent.click(boxes[1]);
+    await fireEvent.click(within(panel).getByTestId('reconnect-start'));
+    await waitFor(() => expect(oauth.OAuthService.Reconnect).toHaveBeenCalledWith('auth-v'));
+    expect(oauth.OAuthService.RemoveOperation).toHaveBeenCalledTimes(1);
+    expect(oauth.OAuthService.RemoveOperation).toHaveBeenCalledWith('tracker.delete');
+    expect(oauth.OAuthService.RemoveOperation.mock.invocationCallOrder[0]).toBeLessThan(oauth.OAuthService.Reconnect.mock.invocationCallOrder[0]);
+  });
+
+  it('offers Revoke again only while tokens wait for the provider, and says what an unverified or failed revocation means', async () => {
+    await openConnections({
+      authorizations: [
+        authorization({ id: 'auth-f', name: 'failed', state: 'revoked', revocation: 'failed', revocationEndpoint: '' }),
+        authorization({ id: 'auth-u', name: 'unverified', state: 'revoked', revocation: 'unverified' }),
+        authorization({ id: 'auth-w', name: 'waiting', state: 'disabled', revocation: 'pending', waitingRevocations: 2 }),
+      ],
+    });
+    const rows = await screen.findAllByTestId('authorization-row');
+    const [failed, unverified, waiting] = ['failed', 'unverified', 'waiting'].map(
+      (n) => rows.find((r) => within(r).getByTestId('authorization-name').textContent === n)!,
+    );
+    expect(within(failed).queryByTestId('revoke')).toBeNull();
+    expect(within(failed).getByTestId('authorization-revocation-note').textContent).toContain('no revocation endpoint');
+    expect(within(unverified).getByTestId('authorization-revocation').textContent).toBe('Revoked, not verified');
+    expect(within(unverified).getByTestId('authorization-revocation-note').textContent).toContain('introspection endpoint');
+    expect(within(waiting).getByTestId('revoke').textContent).toContain('Revoke again');
+    expect(within(waiting).queryByTestId('reconnect')).toBeNull();
+  });
+
+  it('adds an introspection endpoint after connecting, with the one plain-http rule', async () => {
+    const oauth = await openConnections({ authorizations: [authorization({ id: 'auth-e' })] });
+    const row = await screen.findByTestId('authorization-row');
+    expect(within(row).getByTestId('authorization-introspection-endpoint').textContent).toContain('no introspection endpoint');
+    await fireEvent.click(within(row).getByTestId('edit-endpoints'));
+    await fireEvent.input(within(row).getByTestId('endpoint-introspection'), { target: { value: 'http://idp.example/introspect' } });
+    await fireEvent.click(within(row).getByTestId('endpoints-save'));
+    expect(within(row).getByTestId('endpoint-error-introspection').textContent).toContain('https://');
+    expect(oauth.OAuthService.SetEndpoints).not.toHaveBeenCalled();
+    await fireEvent.input(within(row).getByTestId('endpoint-introspection'), { target: { value: 'http://127.0.0.1:4445/admin/oauth2/introspect' } });
+    await fireEvent.click(within(row).getByTestId('endpoints-save'));
+    await waitFor(() =>
+      expect(oauth.OAuthService.SetEndpoints).toHaveBeenCalledWith('auth-e', 'https://github.com/oauth/revoke', 'http://127.0.0.1:4445/admin/oauth2/introspect'),
+    );
+    await waitFor(() => expect(within(screen.getByTestId('authorization-row')).getByTestId('authorization-introspection-endpoint').textContent).toContain('127.0.0.1:4445'));
   });
 });

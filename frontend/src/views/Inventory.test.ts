@@ -3,6 +3,7 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/sve
 import { tick } from 'svelte';
 import App from '../App.svelte';
 import { installBridge, vaultStatus } from '../test/fakeBridge';
+import { authorization, installOAuth } from '../test/fakeOAuth';
 import { drillReport, installInventory, inventoryRow } from '../test/fakeInventory';
 
 // A page of 5 rows, so paging is tested without drawing hundreds of rows
@@ -169,10 +170,8 @@ describe('the owner inventory table', () => {
     await fireEvent.keyDown(document.activeElement!, { key: 'End' });
     await waitFor(() => expect(document.activeElement?.id).toBe('inv-cell-1-14'));
     await fireEvent.keyDown(document.activeElement!, { key: 'Home' });
-    await fireEvent.keyDown(document.activeElement!, { key: 'ArrowRight' });
-    await fireEvent.keyDown(document.activeElement!, { key: 'ArrowRight' });
-    await fireEvent.keyDown(document.activeElement!, { key: 'ArrowRight' });
-    await fireEvent.keyDown(document.activeElement!, { key: 'ArrowRight' });
+    // Name, State, Control, Provider, Account, Environment, then Owner.
+    for (let i = 0; i < 6; i++) await fireEvent.keyDown(document.activeElement!, { key: 'ArrowRight' });
     await waitFor(() => expect(document.activeElement?.getAttribute('data-testid')).toBe('inventory-cell-owner'));
     expect(table.querySelectorAll('[tabindex="0"]')).toHaveLength(1);
     // Row 1 is "status page": Enter on its owner cell edits it.
@@ -182,7 +181,7 @@ describe('the owner inventory table', () => {
     await fireEvent.input(editor, { target: { value: 'dan@example.com' } });
     await fireEvent.keyDown(editor, { key: 'Enter' });
     await waitFor(() => expect(inv.InventoryService.SetField).toHaveBeenCalledWith('cr-2', 'owner', 'dan@example.com'));
-    await waitFor(() => expect(document.activeElement?.id).toBe('inv-cell-1-4'));
+    await waitFor(() => expect(document.activeElement?.id).toBe('inv-cell-1-6'));
     // Enter on a name opens the row's details.
     await fireEvent.keyDown(document.activeElement!, { key: 'Home' });
     await fireEvent.keyDown(document.activeElement!, { key: 'ArrowUp' });
@@ -257,11 +256,12 @@ describe('revocation drills from the inventory', () => {
     await waitFor(() => expect(inv.InventoryService.ExportDrill).toHaveBeenCalledWith('dr-1'));
   });
 
-  it('runs an unattended drill without asking, and shows a failed step and what was not exercised', async () => {
+  it('runs an unattended drill without asking, and shows a failed step, that it switched the row back on, and what was not exercised or checked', async () => {
     const inv = await openInventory({ rows: three() });
     inv.state.nextReport = drillReport({
-      id: 'dr-2', kind: 'unattended', passed: false, endState: 'suspended',
-      advice: 'The revocation endpoint did not answer; the authorization stays switched off in Yett.',
+      id: 'dr-2', kind: 'unattended', passed: false, endState: 'active', resumed: true,
+      advice: 'The drill stopped at “The revocation endpoint answers”, and Yett switched the authorization back on: it serves as it did before the drill.',
+      notChecked: ['that the provider still honours the refresh token (no introspection endpoint)'],
       steps: [
         { ...drillReport().steps[0], name: 'local_disable' },
         {
@@ -279,7 +279,8 @@ describe('revocation drills from the inventory', () => {
     const failed = within(report).getAllByTestId('drill-step')[1];
     expect(within(failed).getByTestId('drill-step-verdict').textContent).toBe('fail');
     expect(within(report).getByTestId('drill-not-exercised').textContent).toContain('Step 2');
-    expect(within(report).getByTestId('drill-advice').textContent).toContain('stays switched off');
+    expect(within(report).getByTestId('drill-advice').textContent).toContain('Ended active, switched back on by the drill.');
+    expect(within(report).getByTestId('drill-not-checked').textContent).toContain('refresh token');
   });
 
   it('shows a running drill as its steps arrive', async () => {
@@ -322,5 +323,37 @@ describe('revocation drills from the inventory', () => {
     await fireEvent.change(screen.getByTestId('drill-kind'), { target: { value: 'full' } });
     await fireEvent.click(screen.getByTestId('drill-schedule-save'));
     await waitFor(() => expect(inv.InventoryService.SetDrillSchedule).toHaveBeenCalledWith('az-1', 30, 'full'));
+  });
+});
+
+// Issue 20: a suspended row can be found and switched back on, and a
+// revoked one is history: no edit links, no next drill.
+describe('suspended and revoked rows', () => {
+  it('filters suspended rows, switches one back on, and shows revoked rows without edits or a next drill', async () => {
+    installBridge(vaultStatus({ state: 'unlocked', epoch: 3 }));
+    const rows = [
+      inventoryRow({ id: 'az-s', name: 'drilled', state: 'suspended', stateReason: 'unattended revocation drill' }),
+      inventoryRow({ id: 'az-r', name: 'gone', state: 'revoked', nextDrill: '', drillOverdue: false }),
+      inventoryRow({ id: 'az-a', name: 'live' }),
+    ];
+    installInventory({ rows });
+    const oauth = installOAuth({ authorizations: [authorization({ id: 'az-s', state: 'suspended' })] });
+    render(App);
+    await fireEvent.click(await screen.findByTestId('nav-inventory'));
+    await screen.findByTestId('inventory-table');
+    await fireEvent.change(screen.getByTestId('inventory-state-filter'), { target: { value: 'suspended' } });
+    expect(names()).toEqual(['drilled']);
+    await fireEvent.change(screen.getByTestId('inventory-state-filter'), { target: { value: '' } });
+
+    const gone = rowOf('gone');
+    expect(within(gone).queryAllByRole('button', { name: /^Edit / })).toHaveLength(0);
+    expect(within(gone).getByTestId('inventory-cell-nextDrill').textContent?.trim()).toBe('none until reconnected');
+    expect(within(rowOf('live')).queryAllByRole('button', { name: /^Edit / }).length).toBeGreaterThan(0);
+
+    await fireEvent.click(within(rowOf('drilled')).getByTestId('inventory-open'));
+    const note = await screen.findByTestId('inventory-suspended');
+    expect(note.textContent).toContain('unattended revocation drill');
+    await fireEvent.click(within(note).getByTestId('inventory-resume'));
+    await waitFor(() => expect(oauth.OAuthService.Resume).toHaveBeenCalledWith('az-s'));
   });
 });
