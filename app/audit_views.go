@@ -102,6 +102,16 @@ type ActivityItem struct {
 	Path           string `json:"path"`
 	CredentialRef  string `json:"credentialRef"`
 	CredentialName string `json:"credentialName"`
+	// OAuth custody and drill events: the step, its outcome ("ok",
+	// "failed" or ""), the error code, the authorization and the drill.
+	Step            string `json:"step"`
+	Outcome         string `json:"outcome"`
+	Code            string `json:"code"`
+	AuthorizationID string `json:"authorizationId"`
+	DrillID         string `json:"drillId"`
+	DrillKind       string `json:"drillKind"`
+	// Drill: a call of Yett's own revocation drill client, not an agent's.
+	Drill bool `json:"drill"`
 }
 
 // ActivityView is one page of the Activity view; see SessionsView.
@@ -144,8 +154,11 @@ func loggedActivityItem(it activity.Item) ActivityItem {
 	v := ActivityItem{
 		Kind: string(it.Kind), Index: it.Index, Time: auditTime(it.Time), Type: string(it.Type),
 		SessionID: it.SessionID, Reason: string(it.Reason), VaultEpoch: it.VaultEpoch,
+		Step: it.Detail.Step, Outcome: it.Detail.Outcome, Code: it.Detail.Code, AuthorizationID: it.Detail.AuthorizationID,
+		DrillID: it.Detail.DrillID, DrillKind: it.Detail.DrillKind,
 	}
 	if c := it.Call; c != nil {
+		v.Drill = c.Drill
 		v.RequestID, v.Channel, v.Operation, v.Target = c.RequestID, c.Channel, c.Operation, c.Target
 		v.CredentialRef = c.CredentialRef
 		v.State, v.Class, v.Reason = string(c.State), string(c.Class), string(c.DenyReason)

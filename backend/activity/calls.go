@@ -27,6 +27,8 @@ const (
 
 // Call is one requested action: the entries sharing its request id.
 type Call struct {
+	// Drill: a call of Yett's own revocation drill client, not an agent's.
+	Drill         bool
 	RequestID     string
 	SessionID     string
 	Channel       string
@@ -64,6 +66,8 @@ type Item struct {
 	VaultEpoch uint64
 	BootID     string
 	Call       *Call // set when Kind is ItemCall
+	// Detail: an OAuth custody or drill event's facts (authority items).
+	Detail Detail
 }
 
 // Filter narrows Activity. Zero fields do not filter. Channel and Class

@@ -13,7 +13,7 @@ import (
 // told apart. Sessions come before the items, and the items newest first,
 // each as a difference from the one before it: a loaded index decodes its
 // newest items first, and only as far as pages need (see lazyItems).
-const indexVersion = 1
+const indexVersion = 2 // 2: authority details, drill calls
 
 type encoder struct{ b []byte }
 
@@ -81,8 +81,10 @@ func (x *Index) encode() ([]byte, error) {
 		e.u(it.epoch)
 		e.flag(it.call)
 		if !it.call {
+			e.u(uint64(it.detail))
 			continue
 		}
+		e.flag(it.drill)
 		e.s(it.requestID)
 		for _, id := range []uint32{it.channel, it.operation, it.target, it.credRef, it.denyReason} {
 			e.u(uint64(id))
@@ -296,7 +298,10 @@ func (l *lazyItems) next(x *Index) error {
 	it.typ, it.session, it.reason, it.boot = d.ref(nstr), d.ref(nstr), d.ref(nstr), d.ref(nstr)
 	it.epoch = d.u()
 	it.dispatchedAt = noTime
-	if it.call = d.flag(); it.call {
+	if it.call = d.flag(); !it.call {
+		it.detail = d.ref(nstr)
+	} else {
+		it.drill = d.flag()
 		it.requestID = d.str()
 		it.channel, it.operation, it.target, it.credRef, it.denyReason = d.ref(nstr), d.ref(nstr), d.ref(nstr), d.ref(nstr), d.ref(nstr)
 		if it.state = d.byte(); int(it.state) >= len(states) {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/yettdev/yett/backend/audit"
@@ -58,9 +59,12 @@ type item struct {
 	result       audit.Result // of a call, when hasResult
 	hasResult    bool
 	call         bool
+	drill        bool  // a call of Yett's own drill client
 	state        uint8 // CallState, see states
 	typ, session, reason, boot,
 	channel, operation, target, credRef, denyReason, resultClass uint32
+	// detail is an authority event's facts (authorityDetail), interned.
+	detail uint32
 }
 
 const noTime = math.MinInt64
@@ -155,6 +159,7 @@ func (x *Index) addActivity(e audit.Entry) {
 		x.items = append(x.items, item{
 			index: e.Index, time: unixNano(ev.Time), dispatchedAt: noTime, typ: x.intern(string(ev.Type)),
 			session: x.intern(ev.SessionID), reason: x.intern(string(ev.Reason)), epoch: ev.VaultEpoch, boot: x.intern(ev.BootID),
+			detail: x.intern(authorityDetail(&ev)),
 		})
 		return
 	}
@@ -166,7 +171,7 @@ func (x *Index) addActivity(e audit.Entry) {
 			index: e.Index, time: unixNano(ev.Time), dispatchedAt: noTime, call: true, requestID: a.RequestID,
 			typ: x.intern(string(ev.Type)), boot: x.intern(ev.BootID), epoch: ev.VaultEpoch,
 			channel: x.intern(a.Channel), operation: x.intern(a.Operation), target: x.intern(a.Target),
-			credRef: x.intern(a.CredentialRef), state: stateID(CallRequested),
+			credRef: x.intern(a.CredentialRef), state: stateID(CallRequested), drill: ev.Surface == audit.SurfaceDrill,
 		})
 		pos = len(x.items) - 1
 		x.calls[key] = pos
@@ -374,9 +379,11 @@ func (x *Index) view(it *item) Item {
 		SessionID: x.strs[it.session], Reason: audit.Reason(x.strs[it.reason]), VaultEpoch: it.epoch, BootID: x.strs[it.boot],
 	}
 	if !it.call {
+		v.Detail = parseDetail(x.strs[it.detail])
 		return v
 	}
 	c := &Call{
+		Drill:     it.drill,
 		RequestID: it.requestID, SessionID: x.strs[it.session], Channel: x.strs[it.channel], Operation: x.strs[it.operation],
 		Target: x.strs[it.target], CredentialRef: x.strs[it.credRef], State: states[it.state], RequestedAt: v.Time,
 		DenyReason: audit.Reason(x.strs[it.denyReason]), DispatchedAt: fromUnixNano(it.dispatchedAt),
@@ -428,4 +435,42 @@ func viaWords(v *audit.Via) string {
 		out += ", verified: " + v.Verified
 	}
 	return out
+}
+
+// Detail is what an authority event of OAuth custody or of a revocation
+// drill says beyond its type: the step, whether it succeeded, the error
+// code, the authorization, the drill and its kind. Zero for other events.
+type Detail struct {
+	Step            string
+	Outcome         string // "ok", "failed", or "" when the entry says neither
+	Code            string
+	AuthorizationID string
+	DrillID         string
+	DrillKind       string
+}
+
+// authorityDetail is Detail packed into one string to intern (most repeat).
+func authorityDetail(ev *audit.Event) string {
+	var d Detail
+	switch {
+	case ev.OAuth != nil:
+		d.Step, d.Code = ev.OAuth.Step, ev.OAuth.ErrorCode
+	case ev.Drill != nil:
+		d.Step, d.DrillID, d.DrillKind = ev.Drill.Step, ev.Drill.DrillID, ev.Drill.Kind
+	default:
+		return ""
+	}
+	d.AuthorizationID = ev.AuthorizationID
+	if ev.Success != nil {
+		d.Outcome = map[bool]string{true: "ok", false: "failed"}[*ev.Success]
+	}
+	return strings.Join([]string{d.Step, d.Outcome, d.Code, d.AuthorizationID, d.DrillID, d.DrillKind}, "\x1f")
+}
+
+func parseDetail(s string) Detail {
+	f := strings.Split(s, "\x1f")
+	if len(f) != 6 {
+		return Detail{}
+	}
+	return Detail{Step: f[0], Outcome: f[1], Code: f[2], AuthorizationID: f[3], DrillID: f[4], DrillKind: f[5]}
 }

@@ -49,6 +49,19 @@ func randomEntries(rng *rand.Rand, n int) []audit.Entry {
 			e.Type, e.Reason = audit.EventVaultLocked, "user"
 		case r < 8:
 			e.Type = audit.EventVaultUnlocked
+		case r < 9:
+			// OAuth custody and drills: their details survive the index.
+			ok := rng.IntN(2) == 0
+			e.Success, e.AuthorizationID = &ok, []string{"az-1", "az-2"}[rng.IntN(2)]
+			if rng.IntN(2) == 0 {
+				e.Type = []audit.EventType{audit.EventAuthorizationRevoked, audit.EventAuthorizationConnected, audit.EventAuthorizationDisabled}[rng.IntN(3)]
+				e.OAuth = &audit.OAuthFacts{Step: []string{"provider_revocation", "verification", "resume", "suspend"}[rng.IntN(4)],
+					ErrorCode: []string{"", "refresh_token", "unverified_access_token"}[rng.IntN(3)]}
+			} else {
+				e.Type = []audit.EventType{audit.EventDrillStarted, audit.EventDrillStep, audit.EventDrillFinished}[rng.IntN(3)]
+				e.Drill = &audit.DrillFacts{DrillID: fmt.Sprintf("dr-%d", rng.IntN(3)), Kind: []string{"full", "unattended"}[rng.IntN(2)],
+					Step: []string{"", "local_disable", "call_refused"}[rng.IntN(3)]}
+			}
 		default:
 			if rng.IntN(3) == 0 {
 				reqs = append(reqs, fmt.Sprintf("Q%d", len(reqs)))
@@ -66,6 +79,9 @@ func randomEntries(rng *rand.Rand, n int) []audit.Entry {
 			}
 			if e.Type == audit.EventActionDenied {
 				e.Reason = audit.ReasonVaultLocked
+				if rng.IntN(4) == 0 {
+					e.Surface = audit.SurfaceDrill
+				}
 			}
 		}
 		// Indexes skip now and then, as checkpoint and key records do.

@@ -20,10 +20,21 @@ func refActivity(entries []audit.Entry, f Filter) []Item {
 		if !isCallEvent(ev) {
 			// Includes a call entry without an action: it cannot be tied to
 			// a call, so it is shown as it is rather than dropped.
-			items = append(items, &Item{
+			it := &Item{
 				Kind: ItemAuthority, Index: e.Index, Time: ev.Time, Type: ev.Type, SessionID: ev.SessionID,
 				Reason: ev.Reason, VaultEpoch: ev.VaultEpoch, BootID: ev.BootID,
-			})
+			}
+			outcome := ""
+			if ev.Success != nil {
+				outcome = map[bool]string{true: "ok", false: "failed"}[*ev.Success]
+			}
+			switch {
+			case ev.OAuth != nil:
+				it.Detail = Detail{Step: ev.OAuth.Step, Outcome: outcome, Code: ev.OAuth.ErrorCode, AuthorizationID: ev.AuthorizationID}
+			case ev.Drill != nil:
+				it.Detail = Detail{Step: ev.Drill.Step, Outcome: outcome, AuthorizationID: ev.AuthorizationID, DrillID: ev.Drill.DrillID, DrillKind: ev.Drill.Kind}
+			}
+			items = append(items, it)
 			continue
 		}
 		key := ev.Action.RequestID
@@ -33,6 +44,7 @@ func refActivity(entries []audit.Entry, f Filter) []Item {
 		it := calls[key]
 		if it == nil {
 			c := &Call{
+				Drill:     ev.Surface == audit.SurfaceDrill,
 				RequestID: ev.Action.RequestID, Channel: ev.Action.Channel, Operation: ev.Action.Operation,
 				Target: ev.Action.Target, CredentialRef: ev.Action.CredentialRef, RequestedAt: ev.Time,
 				State: CallRequested,

@@ -17,6 +17,10 @@ func init() {
 	}
 }
 
+// SurfaceDrill is the surface of the entries of a revocation drill's own
+// client (its refused calls), so a reader tells them from agents'.
+const SurfaceDrill = "drill"
+
 // Reasons of the inventory and its drills.
 const (
 	// ReasonDrillStopped: Yett's own drill client's call passed every

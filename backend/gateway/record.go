@@ -76,6 +76,11 @@ func (g *Gateway) denied(c *conn, a *audit.Action, sessionID string, reason audi
 		Type: audit.EventActionDenied, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: g.vault.Epoch(),
 		SessionID: sessionID, Run: runBinding(b.id, b.rec), Action: a, Reason: reason,
 	}
+	if c.drill {
+		// Yett's own drill client: Activity tells its refused calls
+		// from agents'.
+		ev.Surface = audit.SurfaceDrill
+	}
 	if _, err := g.audit.Append(context.Background(), ev); err != nil {
 		g.log.Error("audit log refused a denial", "run", b.id)
 	}

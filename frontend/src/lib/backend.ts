@@ -930,6 +930,15 @@ export interface ActivityItem {
   credentialRef: string;
   /** A credential event's credential name, as it was then. */
   credentialName: string;
+  /** OAuth custody and drill entries: the step, its outcome ('ok', 'failed' or ''), the error code, the authorization and the drill. */
+  step: string;
+  outcome: string;
+  code: string;
+  authorizationId: string;
+  drillId: string;
+  drillKind: string;
+  /** A call of Yett's own revocation drill client, not an agent's. */
+  drill: boolean;
 }
 
 export interface ActivityView {
@@ -1027,7 +1036,8 @@ export function parseActivityView(v: unknown): ActivityView {
         kind: 'string', index: 'number', time: 'string', type: 'string', sessionId: 'string', reason: 'string',
         vaultEpoch: 'number', requestId: 'string', channel: 'string', operation: 'string', target: 'string',
         state: 'string', class: 'string', status: 'number', bytes: 'number', durationMs: 'number',
-        path: 'string', credentialRef: 'string', credentialName: 'string',
+        path: 'string', credentialRef: 'string', credentialName: 'string', step: 'string', outcome: 'string',
+        code: 'string', authorizationId: 'string', drillId: 'string', drillKind: 'string', drill: 'boolean',
       },
       'an activity item',
     );

@@ -17,7 +17,8 @@ function item(over: Partial<ActivityItem> = {}): ActivityItem {
   return {
     kind: 'authority', index: 0, time: '2026-11-29T18:00:00Z', type: 'vault_unlocked', sessionId: '', reason: '',
     vaultEpoch: 2, requestId: '', channel: '', operation: '', target: '', state: '', class: '', status: 0, bytes: 0,
-    durationMs: 0, path: '', credentialRef: '', credentialName: '', ...over,
+    durationMs: 0, path: '', credentialRef: '', credentialName: '', step: '', outcome: '', code: '', authorizationId: '',
+    drillId: '', drillKind: '', drill: false, ...over,
   };
 }
 
@@ -136,6 +137,46 @@ describe('activity view', () => {
     expect(rows[2].getAttribute('data-type')).toBe('vault_unlocked');
     expect((await screen.findByTestId('audit-state')).textContent).toBe('Intact');
     expect(document.body.innerHTML).not.toContain(CANARY);
+  });
+
+  // Issue 20: after drills, Activity named no drill or step, said
+  // "Account revoked at the provider" for every step even when
+  // verification failed, showed switching back on as "connected", and
+  // mixed the drill client's refused calls with agents'.
+  it('names drills and their steps, each revocation step by its outcome, and the drill client\'s own calls', async () => {
+    const { AuditService } = installAudit();
+    let n = 100;
+    const oauth = (step: string, outcome: string, code: string, type = 'authorization_revoked') =>
+      item({ index: n--, type, step, outcome, code, authorizationId: 'az-1' });
+    AuditService.Activity.mockResolvedValue({
+      readable: true, note: '', more: false, next: 0,
+      items: [
+        item({ index: 200, type: 'drill_finished', outcome: 'failed', drillId: 'dr-9', drillKind: 'unattended', authorizationId: 'az-1' }),
+        oauth('resume', 'ok', '', 'authorization_connected'),
+        item({ index: 150, type: 'drill_step', step: 'refresh_token_kept', outcome: 'failed', drillId: 'dr-9', drillKind: 'unattended' }),
+        item({ index: 140, kind: 'call', type: 'action_denied', channel: 'oauth', operation: 'tracker.list', target: 'api.example.test',
+          state: 'denied', class: 'denied', reason: 'authorization_suspended', drill: true }),
+        oauth('suspend', 'ok', '', 'authorization_disabled'),
+        oauth('provider_revocation', 'ok', 'refresh_token'),
+        oauth('verification', 'ok', 'refresh_token'),
+        oauth('verification', 'ok', 'unverified_access_token'),
+        oauth('verification', 'failed', 'access_token'),
+      ],
+    });
+    await open('activity');
+    const rows = (await screen.findAllByTestId('activity-item')).map((r) => r.textContent ?? '');
+    expect(rows[0]).toContain('Unattended revocation drill failed');
+    expect(rows[0]).toContain('drill dr-9');
+    expect(rows[1]).toContain('Account switched back on');
+    expect(rows[2]).toContain('Drill step failed: the refresh token is left alone');
+    expect(rows[3]).toContain('Revocation drill’s own call');
+    expect(rows[3]).toContain('no agent');
+    expect(rows[4]).toContain('Account switched off in Yett');
+    expect(rows[5]).toContain('Revoked at the provider: the refresh token');
+    expect(rows[6]).toContain('Revocation verified: the refresh token is inactive');
+    expect(rows[7]).toContain('not verified: no introspection endpoint for the access token');
+    expect(rows[8]).toContain('Revocation not verified: the access token may still be active');
+    expect(rows.filter((r) => r.includes('Account revoked at the provider'))).toHaveLength(0);
   });
 
   it('sends the filters to the backend', async () => {

@@ -103,3 +103,72 @@ export function classWords(c: string): string {
 }
 
 export const CLASS_OPTIONS = Object.keys(CLASSES);
+
+/** What an OAuth custody or drill entry carries beyond its type (app.ActivityItem). */
+export interface CustodyFacts {
+  type: string;
+  step: string;
+  outcome: string;
+  code: string;
+  drillKind: string;
+}
+
+const TOKEN: Record<string, string> = { refresh_token: 'refresh token', access_token: 'access token' };
+const token = (code: string) => TOKEN[code.replace(/^(retry_|unverified_)/, '')] ?? 'token';
+const kind = (k: string) => (k === 'full' ? 'Full' : k === 'unattended' ? 'Unattended' : 'A');
+
+const DRILL_STEPS: Record<string, string> = {
+  local_disable: 'switched off in Yett',
+  provider_revocation: 'revoked at the provider',
+  call_refused: 'a call is refused locally',
+  stays_refused: 'it stays refused',
+  audit_names_users: 'the audit log names who used it',
+  revocation_endpoint: 'the revocation endpoint answers',
+  refresh_token_kept: 'the refresh token is left alone',
+  re_enable: 'switched back on',
+  call_passes: 'a call passes the local checks again',
+};
+
+/**
+ * A title for an OAuth custody or revocation drill entry, from its step
+ * and outcome: "Account revoked at the provider" four times said nothing
+ * when verification failed, and switching back on read as "connected".
+ * '' when the entry is neither.
+ */
+export function custodyWords(f: CustodyFacts): string {
+  const ok = f.outcome === 'ok';
+  switch (f.type) {
+    case 'authorization_connected':
+      return f.step === 'resume' ? 'Account switched back on' : 'Account connected';
+    case 'authorization_disabled':
+      return f.step === 'suspend' ? 'Account switched off in Yett (its tokens kept)' : 'Account disabled in Yett';
+    case 'authorization_edited':
+      return f.step === 'endpoints' ? 'Provider endpoints changed' : 'Account changed';
+    case 'authorization_revoked':
+      switch (f.step) {
+        case 'provider_revocation':
+          if (ok) return `Revoked at the provider: the ${token(f.code)}`;
+          if (f.code === 'no_endpoint') return 'Not revoked at the provider: Yett knows no revocation endpoint';
+          if (f.code.startsWith('retry_')) return `The provider could not be reached to revoke the ${token(f.code)}; Yett retries`;
+          return `The provider refused to revoke the ${token(f.code)}${f.code.startsWith('http_') ? ` (HTTP ${f.code.slice(5)})` : ''}`;
+        case 'verification':
+          if (ok && f.code.startsWith('unverified_')) return `Revocation accepted, not verified: no introspection endpoint for the ${token(f.code)}`;
+          if (ok) return `Revocation verified: the ${token(f.code)} is inactive`;
+          return `Revocation not verified: the ${token(f.code)} may still be active`;
+        case 'connect_failed':
+          return ok
+            ? `A failed connection’s ${token(f.code)} revoked at the provider`
+            : `A failed connection’s token could not be revoked (${f.code.replaceAll('_', ' ')})`;
+        default:
+          return 'Account revoked at the provider';
+      }
+    case 'drill_started':
+      return `${kind(f.drillKind)} revocation drill started`;
+    case 'drill_step':
+      return `Drill step ${ok ? 'passed' : 'failed'}: ${DRILL_STEPS[f.step] ?? f.step.replaceAll('_', ' ')}`;
+    case 'drill_finished':
+      return `${kind(f.drillKind)} revocation drill ${ok ? 'passed' : 'failed'}`;
+    default:
+      return '';
+  }
+}
