@@ -216,8 +216,9 @@ const steps = [
     await row(page).locator('[data-testid="inventory-open"]').click();
     await byId(page, 'inventory-suspended').waitFor({ timeout: STEP_TIMEOUT });
     await byId(page, 'inventory-resume').click();
-    await row(page).locator('[data-testid="inventory-cell-state"]', { hasText: 'active' }).waitFor({ timeout: STEP_TIMEOUT });
+    await byId(page, 'inventory-suspended').waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
     await byId(page, 'inventory-state-filter').selectOption('');
+    await row(page).locator('[data-testid="inventory-cell-state"]', { hasText: 'active' }).waitFor({ timeout: STEP_TIMEOUT });
     await byId(page, 'nav-connections').click();
     await card(page).locator('[data-testid="authorization-state"]', { hasText: 'Active' }).waitFor({ timeout: STEP_TIMEOUT });
     await byId(page, 'nav-inventory').click();
