@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,13 +18,15 @@ import (
 
 func init() {
 	commands["accounts"] = command{
-		summary: "list connected OAuth accounts, or revoke one, at this terminal",
+		summary: "list connected OAuth accounts; revoke one, switch one back on, or set its endpoints, at this terminal",
 		run:     runAccounts,
 	}
 }
 
 const accountsUsage = `usage: yett accounts [list]
        yett accounts revoke NAME|ID
+       yett accounts resume NAME|ID
+       yett accounts endpoints NAME|ID [--revocation URL] [--introspection URL]
 
 list shows every connected account with its owner and backup revoker, its
 state and what needs attention. revoke cuts one off as the app does: first
@@ -31,6 +34,13 @@ locally (its tokens leave service and its operations are refused, with no
 network needed), then at the provider (RFC 7009, retried by whichever Yett
 runs next while the provider is unreachable), then it checks that the tokens
 are inactive, and says how each step went.
+
+resume switches a suspended account back on (an unattended drill suspends it
+for a moment; an older Yett's failed drill could leave it so). endpoints adds
+or corrects where it is revoked (RFC 7009) and verified (RFC 7662): discovery
+leaves the introspection endpoint empty for providers that keep it elsewhere,
+such as Ory Hydra's admin port; "" removes one, and an option not given stays
+as it is. Tokens waiting to be revoked go to the new endpoint at once.
 
 Refuses unless standard input is your own controlling terminal and while the
 app or yett serve runs; a revocation is recorded in the audit log with
@@ -47,10 +57,33 @@ func runAccounts(ctx context.Context, env *Env, args []string) error {
 	case sub == "-h" || sub == "--help" || sub == "help":
 		fmt.Fprint(env.Stdout, accountsUsage)
 		return nil
-	case sub == "list" && len(args) == 0, sub == "revoke" && len(args) == 1:
+	case sub == "list" && len(args) == 0, (sub == "revoke" || sub == "resume") && len(args) == 1, sub == "endpoints" && len(args) >= 1:
 	default:
 		fmt.Fprint(env.Stderr, accountsUsage)
-		return withExitCode(2, errors.New("accounts: say list, or revoke NAME|ID"))
+		return withExitCode(2, errors.New("accounts: say list, revoke NAME|ID, resume NAME|ID or endpoints NAME|ID"))
+	}
+	var revocation, introspection *string
+	if sub == "endpoints" {
+		fs := flag.NewFlagSet("accounts endpoints", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		rev := fs.String("revocation", "", "")
+		intro := fs.String("introspection", "", "")
+		if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
+			fmt.Fprint(env.Stderr, accountsUsage)
+			return withExitCode(2, errors.New("accounts endpoints: give --revocation URL and/or --introspection URL"))
+		}
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "revocation":
+				revocation = rev
+			case "introspection":
+				introspection = intro
+			}
+		})
+		if revocation == nil && introspection == nil {
+			return withExitCode(2, errors.New("accounts endpoints: give --revocation URL and/or --introspection URL"))
+		}
+		args = args[:1]
 	}
 	s, err := openSetup(ctx, env, "accounts "+sub, setupUse)
 	if err != nil {
@@ -83,7 +116,28 @@ func runAccounts(ctx context.Context, env *Env, args []string) error {
 	}
 	a, err := findAccount(list, args[0])
 	if err != nil {
-		return fmt.Errorf("accounts revoke: %w", err)
+		return fmt.Errorf("accounts %s: %w", sub, err)
+	}
+	switch sub {
+	case "resume":
+		if err := st.OAuth.Resume(ctx, a.ID); err != nil {
+			return fmt.Errorf("accounts resume: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "Switched %q back on: its operations serve again.\n", a.Name)
+		return s.recorded()
+	case "endpoints":
+		rev, intro := a.RevocationEndpoint, a.IntrospectionEndpoint
+		if revocation != nil {
+			rev = strings.TrimSpace(*revocation)
+		}
+		if introspection != nil {
+			intro = strings.TrimSpace(*introspection)
+		}
+		if err := st.OAuth.SetEndpoints(ctx, a.ID, rev, intro); err != nil {
+			return fmt.Errorf("accounts endpoints: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "%q: revoked at %s, verified at %s.\n", a.Name, orText(rev, "(no revocation endpoint)"), orText(intro, "(no introspection endpoint)"))
+		return s.recorded()
 	}
 	ok, err := s.tty.Confirm(ctx, fmt.Sprintf("Revoke %q (%s, %s at %s)? Its operations stop at once.", a.Name, a.ID, orText(a.AccountRef, "account not named"), a.ProviderHost))
 	if err != nil {
@@ -100,7 +154,10 @@ func runAccounts(ctx context.Context, env *Env, args []string) error {
 	}
 	for _, step := range rep.Steps {
 		mark := "ok"
-		if !step.OK {
+		switch {
+		case step.Unverified:
+			mark = "UNVERIFIED"
+		case !step.OK:
 			mark = "NOT DONE"
 		}
 		fmt.Fprintf(env.Stdout, "%-20s %-8s %s\n", strings.ReplaceAll(step.Step, "_", " "), mark, step.Detail)
@@ -141,6 +198,9 @@ func printAccounts(w io.Writer, list []oauth.AuthorizationView, owners map[strin
 	for _, a := range list {
 		r := owners[a.ID]
 		state := a.State
+		if a.Revocation != oauth.RevocationNone && a.Revocation != "" {
+			state += ", revocation " + a.Revocation
+		}
 		if !r.Controlled {
 			state += ", not under control"
 		}

@@ -194,6 +194,30 @@ func TestHeadlessOAuth(t *testing.T) {
 		t.Fatalf("yett serve exited %d", code)
 	}
 
+	// Issue 20: a name in use is refused before any address is printed,
+	// so no browser consents to a grant Yett would not keep.
+	clash := startPTY(t, env, yettBin, "connect", "--name", "hydra", "--flow", "code", "--issuer", h.Issuer,
+		"--authorization-endpoint", h.PublicURL+"/oauth2/auth", "--token-endpoint", h.PublicURL+"/oauth2/token",
+		"--client-id", hydraClient, "--environment", "staging", "--scope", "openid", "--owner", "carol", "--backup-revoker", "dave")
+	clash.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	clash.expect(t, `an authorization named "hydra" exists`)
+	if code := clash.wait(t); code == 0 || strings.Contains(clash.screen.String(), "consent:") {
+		t.Fatalf("a connection under a name in use: exit %d, terminal:\n%s", code, clash.screen.String())
+	}
+	// Endpoints are set after connecting, under the one plain-http rule.
+	bad := startPTY(t, env, yettBin, "accounts", "endpoints", "hydra", "--introspection", "http://collector.example/introspect")
+	bad.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	bad.expect(t, "not https")
+	if code := bad.wait(t); code == 0 {
+		t.Fatal("yett accounts endpoints accepted plain http to another host")
+	}
+	runSetup(t, env, func(r *ptyRun) {
+		r.expect(t, "verified at (no introspection endpoint)")
+	}, "accounts", "endpoints", "hydra", "--introspection", "")
+	runSetup(t, env, func(r *ptyRun) {
+		r.expect(t, "verified at "+h.AdminURL+"/admin/oauth2/introspect")
+	}, "accounts", "endpoints", "hydra", "--introspection", h.AdminURL+"/admin/oauth2/introspect")
+
 	runSetup(t, env, func(r *ptyRun) {
 		r.answer(t, "Its operations stop at once. [y/N] ", "y")
 		for _, step := range []string{"local disable", "provider revocation", "verification"} {
@@ -227,7 +251,8 @@ func checkOAuthEntries(t *testing.T, home string) {
 			t.Fatal(err)
 		}
 		switch e.Event.Type {
-		case audit.EventAuthorizationConnected, audit.EventOperationSaved, audit.EventAuthorizationDisabled, audit.EventAuthorizationRevoked:
+		case audit.EventAuthorizationConnected, audit.EventOperationSaved, audit.EventAuthorizationDisabled, audit.EventAuthorizationRevoked,
+			audit.EventAuthorizationEdited:
 			count[e.Event.Type]++
 			if e.Event.Surface != originTerminal {
 				t.Errorf("%s with surface %q, want terminal", e.Event.Type, e.Event.Surface)
@@ -239,6 +264,8 @@ func checkOAuthEntries(t *testing.T, home string) {
 		// Hydra and verified inactive (no refresh token was asked for).
 		audit.EventAuthorizationConnected: 2, audit.EventOperationSaved: 1,
 		audit.EventAuthorizationDisabled: 1, audit.EventAuthorizationRevoked: 2,
+		// The introspection endpoint removed, then set again, at the terminal.
+		audit.EventAuthorizationEdited: 2,
 	} {
 		if count[typ] != want {
 			t.Errorf("%d %s entries, want %d", count[typ], typ, want)
