@@ -149,6 +149,28 @@ func isRefresh(ctr *hydratest.Counter, tok string) bool {
 	return false
 }
 
+// rival is another Yett on e's data directory (the CLI while the app
+// runs): take connects a client-credentials account at h under name.
+func rival(t *testing.T, e *env, h *hydratest.Hydra) (take func(name string)) {
+	t.Helper()
+	const secret = "canary-secret-20b7"
+	service := h.CreateClient(t, hydratest.ClientSpec{AuthMethod: "client_secret_basic", Secret: secret,
+		GrantTypes: []string{"client_credentials"}, ResponseTypes: []string{"token"}, Scopes: []string{"tracker.read"}})
+	other, err := Open(Config{DataDir: e.dir, Vault: e.vault, Audit: e.audit, Logger: newTestLogger(e.logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return func(name string) {
+		t.Helper()
+		if _, err := other.Connect(context.Background(), ConnectRequest{Name: name, Provider: "custom", Flow: FlowClientCredentials,
+			Environment: "staging", Endpoints: Endpoints{Issuer: h.Issuer}, ClientID: service, ClientAuth: ClientAuthSecret,
+			ClientSecret: []byte(secret), Scopes: []string{"tracker.read"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // Item 2: a name in use is refused before any browser opens, and so is a
 // name a waiting connection holds.
 func TestNameInUseRefusedBeforeTheBrowser(t *testing.T) {
@@ -186,21 +208,8 @@ func TestConnectionFailingAfterTheExchangeLeavesNoGrant(t *testing.T) {
 	h := hydratest.Start(t, hydratest.Options{})
 	ctr := h.CountingProxy(t)
 	client := hydraPublicClient(t, h)
-	service := h.CreateClient(t, hydratest.ClientSpec{AuthMethod: "client_secret_basic", Secret: "canary-secret-20b7",
-		GrantTypes: []string{"client_credentials"}, ResponseTypes: []string{"token"}, Scopes: []string{"tracker.read"}})
 	e := newEnv(t, t.TempDir(), Config{RevokeRetry: 200 * time.Millisecond})
-	other, err := Open(Config{DataDir: e.dir, Vault: e.vault, Audit: e.audit, Logger: newTestLogger(e.logs)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
-	takeName := func(name string) {
-		if _, err := other.Connect(context.Background(), ConnectRequest{Name: name, Provider: "custom", Flow: FlowClientCredentials,
-			Environment: "staging", Endpoints: Endpoints{Issuer: h.Issuer}, ClientID: service, ClientAuth: ClientAuthSecret,
-			ClientSecret: []byte("canary-secret-20b7"), Scopes: []string{"tracker.read"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	takeName := rival(t, e, h)
 
 	ep := hydraEndpoints(h, ctr)
 	fv, err := e.m.Connect(context.Background(), codeRequest("tracker", client, ep))
@@ -380,14 +389,8 @@ func TestCustodyPropertyEveryLiveGrantHasOneRow(t *testing.T) {
 	h := hydratest.Start(t, hydratest.Options{})
 	ctr := h.CountingProxy(t)
 	client := hydraPublicClient(t, h)
-	service := h.CreateClient(t, hydratest.ClientSpec{AuthMethod: "client_secret_basic", Secret: "canary-secret-9d1e",
-		GrantTypes: []string{"client_credentials"}, ResponseTypes: []string{"token"}, Scopes: []string{"tracker.read"}})
 	e := newEnv(t, t.TempDir(), Config{RevokeRetry: 100 * time.Millisecond})
-	other, err := Open(Config{DataDir: e.dir, Vault: e.vault, Audit: e.audit, Logger: newTestLogger(e.logs)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
+	takeName := rival(t, e, h)
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 20))
 	t.Logf("seed %d", seed)
@@ -435,11 +438,7 @@ func TestCustodyPropertyEveryLiveGrantHasOneRow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := other.Connect(context.Background(), ConnectRequest{Name: name, Provider: "custom", Flow: FlowClientCredentials,
-				Environment: "staging", Endpoints: Endpoints{Issuer: h.Issuer}, ClientID: service, ClientAuth: ClientAuthSecret,
-				ClientSecret: []byte("canary-secret-9d1e"), Scopes: []string{"tracker.read"}}); err != nil {
-				t.Fatal(err)
-			}
+			takeName(name)
 			if d := browseFlow(t, e, h, fv); d.State != FlowFailed {
 				t.Fatalf("%s: %+v", did, d)
 			}
@@ -488,5 +487,5 @@ func TestCustodyPropertyEveryLiveGrantHasOneRow(t *testing.T) {
 			checkCustody(t, e, h, ctr, fmt.Sprintf("step %d, %s", i, did))
 		}
 	}
-	e.checkNoToken("canary-secret-9d1e")
+	e.checkNoToken("canary-secret-20b7")
 }
