@@ -414,6 +414,14 @@ func TestOAuthServiceDeviceFlowEvents(t *testing.T) {
 		t.Fatalf("device authorization without an account: controlled=%v problems=%q", a.Controlled, a.Problems)
 	}
 
+	// An authorization in service is not reconnected: its old grant would
+	// stay live at the provider with no row. Revoked, it is.
+	if _, err := o.OAuth.Reconnect(a.ID); err == nil || !strings.Contains(err.Error(), "revoke it first") {
+		t.Fatalf("reconnecting an active authorization: %v", err)
+	}
+	if _, err := o.OAuth.Revoke(a.ID); err != nil {
+		t.Fatal(err)
+	}
 	// Reconnecting starts the same flow again; cancelling it in the app ends
 	// it, and the UI hears so.
 	r, err := o.OAuth.Reconnect(a.ID)
@@ -436,7 +444,7 @@ func TestOAuthServiceDeviceFlowEvents(t *testing.T) {
 	if err := o.OAuth.CancelFlow("fl-nope"); err == nil {
 		t.Fatal("cancelling an unknown flow succeeded")
 	}
-	if a := o.only(t); a.State != "active" {
+	if a := o.only(t); a.State != "revoked" {
 		t.Fatalf("a cancelled reconnect changed the authorization: %+v", a)
 	}
 	if u, err := url.Parse(f.VerificationURI); err != nil || u.Host == "" {

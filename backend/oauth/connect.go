@@ -156,14 +156,19 @@ func (m *Manager) nameFree(name string) error {
 }
 
 // Reconnect starts the same flow again for an authorization that needs its
-// owner to reconnect (or any other, to replace its tokens). Only a person
-// calls it, from the app.
+// owner to reconnect, or that was revoked. Only a person calls it, from the
+// app.
 func (m *Manager) Reconnect(ctx context.Context, id string) (FlowView, error) {
 	r, err := loadRow(m.db, id)
 	if err != nil {
 		return FlowView{}, notFound(err)
 	}
 	switch r.State {
+	case StateActive:
+		// Its tokens would be replaced and the old grant left live at the
+		// provider with no row (revoking it after the new sign-in could
+		// end the new grant too, where the provider ends a whole grant).
+		return FlowView{}, fmt.Errorf("%w: it is connected and serving; revoke it first to connect it again", ErrInvalid)
 	case StateDisabled, StateSuspended:
 		return FlowView{}, fmt.Errorf("%w: a disabled or suspended authorization is not reconnected", ErrInvalid)
 	case StateRevoked:

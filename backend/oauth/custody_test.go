@@ -464,6 +464,15 @@ func TestCustodyPropertyEveryLiveGrantHasOneRow(t *testing.T) {
 				}
 			}
 		case 6:
+			if v, ok := pick(StateActive); ok && rng.IntN(3) == 0 {
+				// Reconnecting one in service would leave its old grant
+				// live with no row: refused.
+				did = "reconnect " + v.Name + " while it serves"
+				if _, err := e.m.Reconnect(context.Background(), v.ID); !errors.Is(err, ErrInvalid) {
+					t.Fatalf("%s: %v", did, err)
+				}
+				break
+			}
 			if v, ok := pick(StateRevoked, StateDisabled); ok {
 				if v.Revocation == RevocationPending {
 					did = "set the revocation endpoint of " + v.Name
