@@ -38,6 +38,9 @@ func TestFailedUnattendedDrillEndsAsItFoundIt(t *testing.T) {
 			if !rep.Resumed || rep.EndState != oauth.StateActive || !strings.Contains(rep.Advice, "switched the authorization back on") {
 				t.Fatalf("the drill ended with resumed=%v end=%s advice=%q", rep.Resumed, rep.EndState, rep.Advice)
 			}
+			if len(rep.NotChecked) == 0 || !strings.Contains(rep.NotChecked[len(rep.NotChecked)-1], "did not run: “") {
+				t.Errorf("the report does not say which steps did not run: %q", rep.NotChecked)
+			}
 			if strings.Contains(rep.Advice, "stays switched off") || strings.Contains(rep.Advice, "from the Inventory") {
 				t.Errorf("the advice still speaks of a switched-off authorization: %q", rep.Advice)
 			}

@@ -120,6 +120,8 @@ type drill struct {
 	suspended bool
 	// notChecked collects Report.NotChecked.
 	notChecked []string
+	// plan is the drill's steps, in order.
+	plan []stepDef
 }
 
 // stepFunc runs one step: it returns whether it passed, what it did and
@@ -180,7 +182,7 @@ func (inv *Inventory) RunDrill(ctx context.Context, id, kind, trigger string) (R
 	defer cancel()
 	defer context.AfterFunc(inv.ctx, cancel)()
 
-	d := &drill{inv: inv, rep: rep, fact: f, self: selfPID()}
+	d := &drill{inv: inv, rep: rep, fact: f, self: selfPID(), plan: steps}
 	defer func() { d.client.close() }()
 	inv.record(dctx, audit.Event{Type: audit.EventDrillStarted, AuthorizationID: id,
 		Drill: &audit.DrillFacts{DrillID: rep.ID, Kind: kind, Trigger: trigger}})
@@ -242,6 +244,21 @@ func (d *drill) finish(ctx context.Context) {
 	rep.EndState = "unknown"
 	if v, err := c.Authorization(id); err == nil {
 		rep.EndState = v.State
+	}
+	// A drill that stopped did not run its later steps: they are not
+	// checked either, and the report says which.
+	if d.stopped != "" {
+		var left []string
+		for i, s := range d.plan {
+			if s.name == d.stopped {
+				for _, l := range d.plan[i+1:] {
+					left = append(left, "“"+l.title+"”")
+				}
+			}
+		}
+		if len(left) > 0 {
+			d.notChecked = append(d.notChecked, "the steps after the one that failed did not run: "+strings.Join(left, ", "))
+		}
 	}
 	rep.NotChecked = append(rep.NotChecked[:0], d.notChecked...)
 	if rep.Kind == DrillUnattended {
