@@ -694,3 +694,24 @@ describe('custody round two', () => {
     await waitFor(() => expect(within(screen.getByTestId('authorization-row')).getByTestId('authorization-introspection-endpoint').textContent).toContain('127.0.0.1:4445'));
   });
 });
+
+// The bridge does not keep order: a reload started by an earlier change
+// can be answered after one started by a later change. The older list
+// must not replace the newer one.
+describe('reloads answered out of order', () => {
+  it('shows the newest reload’s list', async () => {
+    const oauth = await openConnections({ authorizations: [authorization({ id: 'auth-1', name: 'first' })] });
+    await screen.findByTestId('authorization-row');
+    let releaseOld!: () => void;
+    oauth.OAuthService.Authorizations.mockImplementationOnce(
+      () => new Promise((ok) => (releaseOld = () => ok([authorization({ id: 'auth-1', name: 'first' })]))),
+    );
+    oauth.changed();
+    oauth.state.authorizations = [authorization({ id: 'auth-1', name: 'first' }), authorization({ id: 'auth-2', name: 'second' })];
+    oauth.changed();
+    await waitFor(() => expect(screen.getAllByTestId('authorization-row')).toHaveLength(2));
+    releaseOld();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(screen.getAllByTestId('authorization-row')).toHaveLength(2);
+  });
+});
