@@ -99,14 +99,8 @@ func windowEnums() string {
 		for i, v := range e.values {
 			quoted[i] = fmt.Sprintf("'%s'", v)
 		}
-		const upper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		constName := ""
-		for i, r := range e.name {
-			if i > 0 && strings.ContainsRune(upper, r) {
-				constName += "_"
-			}
-			constName += strings.ToUpper(string(r))
-		}
+		// AuthorizationState -> AUTHORIZATION_STATE
+		constName := strings.ToUpper(regexp.MustCompile(`(.)([A-Z])`).ReplaceAllString(e.name, "${1}_${2}"))
 		fmt.Fprintf(&b, "\n/** %s */\nexport const %sS = [%s] as const;\nexport type %s = (typeof %sS)[number];\n",
 			e.from, constName, strings.Join(quoted, ", "), e.name, constName)
 	}

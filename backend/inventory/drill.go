@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -247,14 +248,10 @@ func (d *drill) finish(ctx context.Context) {
 	}
 	// A drill that stopped did not run its later steps: they are not
 	// checked either, and the report says which.
-	if d.stopped != "" {
+	if i := slices.IndexFunc(d.plan, func(s stepDef) bool { return s.name == d.stopped }); i >= 0 {
 		var left []string
-		for i, s := range d.plan {
-			if s.name == d.stopped {
-				for _, l := range d.plan[i+1:] {
-					left = append(left, "“"+l.title+"”")
-				}
-			}
+		for _, l := range d.plan[i+1:] {
+			left = append(left, "“"+l.title+"”")
 		}
 		if len(left) > 0 {
 			d.notChecked = append(d.notChecked, "the steps after the one that failed did not run: "+strings.Join(left, ", "))

@@ -265,7 +265,7 @@ func (inv *Inventory) rows(ctx context.Context) ([]Row, error) {
 		// is due until its owner reconnects it.
 		if r.Drillable && live(r.State) {
 			r.NextDrill = nextDrill(&r, rec)
-			r.DrillOverdue = live(r.State) && !now.Before(r.NextDrill)
+			r.DrillOverdue = !now.Before(r.NextDrill)
 		}
 		control[r.ID] = r.Controlled
 		out = append(out, r)

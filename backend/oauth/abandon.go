@@ -31,7 +31,6 @@ const StepConnectFailed = "connect_failed"
 func (m *Manager) abandon(ctx context.Context, r *row, tok *oauth2.Token, cause error) error {
 	ctx = context.WithoutCancel(ctx)
 	r.AccountRef = accountRef(tok, r)
-	type issued struct{ hint, value string }
 	var toks []issued
 	if tok.RefreshToken != "" {
 		toks = append(toks, issued{"refresh_token", tok.RefreshToken})
@@ -71,14 +70,7 @@ func (m *Manager) abandon(ctx context.Context, r *row, tok *oauth2.Token, cause 
 		m.changed()
 		return fmt.Errorf("%w: Yett could not keep %q (%s); the tokens the provider issued were revoked there", ErrFlow, r.Name, why)
 	}
-	if err := m.keepForRevocation(r, cause, func(queue func(hint string, v []byte) error) error {
-		for _, t := range left {
-			if err := queue(t.hint, []byte(t.value)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
+	if err := m.keepForRevocation(r, cause, left); err != nil {
 		m.log.Error("tokens a failed connection obtained could be neither revoked nor kept", "authorization", r.ID)
 		m.record(ctx, audit.EventAuthorizationRevoked, r, StepConnectFailed, "not_kept", false, "")
 		return fmt.Errorf("%w: Yett could not keep %q (%s), and the provider did not confirm the revocation of its tokens: revoke the app's access in the provider's settings", ErrFlow, r.Name, why)
@@ -88,11 +80,14 @@ func (m *Manager) abandon(ctx context.Context, r *row, tok *oauth2.Token, cause 
 	return fmt.Errorf("%w: Yett could not keep %q (%s); the provider did not confirm the revocation of the tokens it issued, so Connections lists them as %q until it does", ErrFlow, r.Name, why, r.Name)
 }
 
-// keepForRevocation stores r as a disabled row whose tokens wait in the
-// revocation queue (queue adds one, sealed for revocation only). A new
-// authorization whose name was taken gets a name of its own; a
-// reconnection's row exists and only gets the queue.
-func (m *Manager) keepForRevocation(r *row, cause error, fill func(queue func(hint string, v []byte) error) error) error {
+// issued is a token a connection obtained, with its RFC 7009 hint.
+type issued struct{ hint, value string }
+
+// keepForRevocation stores r as a disabled row whose tokens toks wait in
+// the revocation queue, sealed for revocation only. A new authorization
+// whose name was taken gets a name of its own; a reconnection's row exists
+// and only gets the queue.
+func (m *Manager) keepForRevocation(r *row, cause error, toks []issued) error {
 	rev := RevocationPending
 	if r.RevocationEndpoint == "" {
 		rev = RevocationFailed
@@ -122,5 +117,10 @@ func (m *Manager) keepForRevocation(r *row, cause error, fill func(queue func(hi
 	} else if err := m.db.Model(&row{}).Where("id = ?", r.ID).Updates(map[string]any{"revocation": rev}).Error; err != nil {
 		return err
 	}
-	return fill(func(hint string, v []byte) error { return m.queueToken(m.db, r.ID, hint, v, m.now()) })
+	for _, t := range toks {
+		if err := m.queueToken(m.db, r.ID, t.hint, []byte(t.value), m.now()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

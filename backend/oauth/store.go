@@ -174,8 +174,9 @@ const (
 )
 
 // States and Revocations are every value an AuthorizationView's State
-// and Revocation can hold: the window's contract (internal/uicontract)
-// is generated from them.
+// and Revocation can hold: the window's closed sets
+// (frontend/src/lib/contract.gen.ts) are generated from these lists by
+// app's TestWindowEnumsAreGenerated.
 var (
 	States      = []string{StateActive, StateNeedsReconnection, StateSuspended, StateDisabled, StateRevoked}
 	Revocations = []string{RevocationNone, RevocationPending, RevocationDone, RevocationUnverified, RevocationFailed}

@@ -145,7 +145,7 @@ func (c *Catalogue) save(o Operation, replace bool) error {
 	c.mu.Lock()
 	if _, taken := c.current.Load().byName[o.Name]; taken && !replace {
 		c.mu.Unlock()
-		return fmt.Errorf("%w: an operation named %q exists: remove it first, or choose another name", ErrInvalid, o.Name)
+		return errNameTaken(o.Name)
 	}
 	onConflict := ` ON CONFLICT(name) DO UPDATE SET authorization_id = excluded.authorization_id, spec = excluded.spec, updated_at = excluded.updated_at`
 	if !replace {
@@ -158,7 +158,7 @@ func (c *Catalogue) save(o Operation, replace bool) error {
 	}
 	c.mu.Unlock()
 	if err != nil && !replace && strings.Contains(err.Error(), "UNIQUE") {
-		return fmt.Errorf("%w: an operation named %q exists: remove it first, or choose another name", ErrInvalid, o.Name)
+		return errNameTaken(o.Name)
 	}
 	if err != nil {
 		return fmt.Errorf("operation: %w", err)
@@ -205,6 +205,11 @@ func (c *Catalogue) Remove(name string) error {
 	}
 	c.notify(Change{Removed: name})
 	return nil
+}
+
+// errNameTaken refuses adding an operation under a name in use.
+func errNameTaken(name string) error {
+	return fmt.Errorf("%w: an operation named %q exists: remove it first, or choose another name", ErrInvalid, name)
 }
 
 // replace builds the next listing with o saved (when it has a name) and

@@ -1296,10 +1296,6 @@ function strings(v: unknown, what: string): string[] {
   return [...l];
 }
 
-const FLOWS = GRANT_FLOWS;
-const AUTH_STATES = AUTHORIZATION_STATES;
-const REVOCATIONS = REVOCATION_STATES;
-const REVOKE_STEPS = REVOKE_STEP_NAMES;
 export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const PARAM_TYPES: readonly ParamType[] = ['string', 'integer'];
 
@@ -1346,7 +1342,7 @@ export function parseFlowView(v: unknown): FlowView {
     },
     what,
   );
-  oneOf(f.flow, FLOWS, what);
+  oneOf(f.flow, GRANT_FLOWS, what);
   oneOf(f.state, FLOW_STATES, what);
   return f;
 }
@@ -1364,9 +1360,9 @@ export function parseAuthorizationView(v: unknown): AuthorizationView {
     },
     what,
   );
-  oneOf(a.createdHow, FLOWS, what);
-  oneOf(a.state, AUTH_STATES, what);
-  oneOf(a.revocation, REVOCATIONS, what);
+  oneOf(a.createdHow, GRANT_FLOWS, what);
+  oneOf(a.state, AUTHORIZATION_STATES, what);
+  oneOf(a.revocation, REVOCATION_STATES, what);
   const r = v as Record<string, unknown>;
   return {
     ...a,
@@ -1386,7 +1382,7 @@ export function parseRevokeReport(v: unknown): RevokeReport {
   );
   const steps = list((v as Record<string, unknown>).steps, what).map((s) => {
     const step = pick<RevokeStep>(s, { step: 'string', ok: 'boolean', detail: 'string', at: 'string', unverified: 'boolean' }, what);
-    oneOf(step.step, REVOKE_STEPS, what);
+    oneOf(step.step, REVOKE_STEP_NAMES, what);
     return step;
   });
   return { ...head, steps };
