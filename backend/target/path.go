@@ -33,19 +33,27 @@ func checkPath(p string) (string, error) {
 // hasDotSegment reports whether s, read by a lenient server, has a "." or
 // ".." segment: segments end at '/' and '\', a ";parameter" is dropped,
 // and a segment holding percent-encoding is decoded (which may reveal
-// separators) and read again, up to maxDecodes layers.
+// separators) and read again, up to maxDecodes layers. Servers differ in
+// whether they drop the parameter before or after decoding, so both the
+// segment and its part before ';' are decoded: in ";%5C." the '\' that
+// decoding reveals starts a new segment "." after the parameter.
 func hasDotSegment(s string, depth int) bool {
 	for _, seg := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
-		seg, _, _ = strings.Cut(seg, ";")
-		if seg == "." || seg == ".." {
+		head, _, cut := strings.Cut(seg, ";")
+		if head == "." || head == ".." {
 			return true
 		}
 		if depth >= maxDecodes || !strings.Contains(seg, "%") {
 			continue
 		}
-		if d, err := url.PathUnescape(seg); err == nil && d != seg && hasDotSegment(d, depth+1) {
+		if decodedHasDotSegment(seg, depth) || cut && decodedHasDotSegment(head, depth) {
 			return true
 		}
 	}
 	return false
+}
+
+func decodedHasDotSegment(seg string, depth int) bool {
+	d, err := url.PathUnescape(seg)
+	return err == nil && d != seg && hasDotSegment(d, depth+1)
 }

@@ -42,7 +42,7 @@ func TestParse(t *testing.T) {
 		{"https://h/a/.%2e/b", `".."`}, {"https://h/a/..;/b", `".."`}, {"https://h/a/..%3B/b", `".."`},
 		{"https://h/a%2f..%2fb", `".."`}, {"https://h/a/..%5cb", `".."`}, {`https://h/a/..\b`, `".."`},
 		{"https://h/a/%252e%252e/b", `".."`}, {"https://h/a/%25252e%25252e/b", `".."`}, {"https://h/a/./b", `".."`},
-		{"https://h/..", `".."`}, {"https://h/a/%c0%ae%c0%ae/b", "UTF-8"}, {"https://h/a%00b", "NUL"},
+		{"https://h/..", `".."`}, {`http://h/;\.`, `".."`}, {"https://h/;%5c../b", `".."`}, {"https://h/a;%2f../b", `".."`}, {"https://h/a/%c0%ae%c0%ae/b", "UTF-8"}, {"https://h/a%00b", "NUL"},
 	}
 	for _, c := range bad {
 		_, err := Parse(c.in)
@@ -63,7 +63,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"https://api.example.com/v1/x?y=1", "http://127.0.0.1:8787/a", "http://[::1]:1/%2F", "https://h/a/..%2fb",
 		"https://h/a/%252e./b", "http://127.0.0.1.:1/", "http://h:65536/", "https://u@h/", `https://h/a\..\b`,
-		"https://h/a/..;/b", "https://h/%c0%ae/", "https://H.EXAMPLE:0443/?q=\u00e9",
+		"https://h/a/..;/b", `http://h/;\.`, "https://h/%c0%ae/", "https://H.EXAMPLE:0443/?q=\u00e9",
 	} {
 		f.Add(s)
 	}
