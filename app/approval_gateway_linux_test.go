@@ -22,6 +22,7 @@ import (
 	"filippo.io/age"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/vault"
@@ -68,7 +69,7 @@ func agentProcessMain() int {
 		return 1
 	}
 	defer session.Close()
-	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: gateway.ToolHTTPRequest, Arguments: map[string]any{
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: agentapi.ToolHTTPRequest, Arguments: map[string]any{
 		"method": "POST", "url": os.Getenv("YETT_AGENT_URL"), "body": map[string]any{"hello": "card"},
 		"idempotency_key": "app-card-test-1",
 	}})

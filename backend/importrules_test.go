@@ -1,13 +1,15 @@
 // Package backend_test holds the import rules of DESIGN.md as a test:
 // nothing under backend/ may import Wails (app/ is the only adapter), the
-// offline audit verifier must never import the vault, and no product package
-// imports the test support under internal/testsupport.
+// offline audit verifier must never import the vault, no domain package
+// reaches the gateway (only the composition root wires it), and no product
+// package imports the test support under internal/testsupport.
 package backend_test
 
 import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -96,5 +98,50 @@ func TestImportCheckSeesTestSupport(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("the import check does not see the OAuth tests' test providers")
+	}
+}
+
+const module = "github.com/yettdev/yett/"
+
+// dependents lists the packages matching patterns that depend, directly or
+// not, on pkg.
+func dependents(t *testing.T, pkg string, patterns ...string) []string {
+	t.Helper()
+	var out []string
+	for _, p := range listDeps(t, patterns...) {
+		if slices.Contains(p.Deps, pkg) {
+			out = append(out, p.ImportPath)
+		}
+	}
+	return out
+}
+
+// The offline verifier (`yett audit verify`, backend/audit) checks a log
+// with public keys only: it must be able to run where no vault exists.
+func TestAuditVerifierNeverImportsTheVault(t *testing.T) {
+	if got := dependents(t, module+"backend/vault", module+"backend/audit"); len(got) > 0 {
+		t.Errorf("%v depend on the vault: the audit verifier must not", got)
+	}
+	// The same check sees a package that does depend on the vault.
+	if got := dependents(t, module+"backend/vault", module+"backend/oauth"); len(got) != 1 {
+		t.Errorf("the check does not see oauth's vault dependency: %v", got)
+	}
+}
+
+// Domain packages speak to agents through backend/agentapi's words, never
+// through the gateway: only the composition root (backend/keeper) wires
+// the gateway to the rest.
+func TestOnlyTheCompositionRootReachesTheGateway(t *testing.T) {
+	got := dependents(t, module+"backend/gateway", module+"backend/...")
+	if !slices.Equal(got, []string{module + "backend/keeper"}) {
+		t.Errorf("packages under backend/ depending on the gateway: %v, want only backend/keeper", got)
+	}
+	// backend/agentapi is a leaf: it imports nothing of Yett's.
+	for _, p := range listDeps(t, module+"backend/agentapi") {
+		for _, d := range p.Deps {
+			if strings.HasPrefix(d, module) {
+				t.Errorf("backend/agentapi depends on %s: it must stay a leaf", d)
+			}
+		}
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/yettdev/yett/backend/agentapi"
 )
 
 // The agent is this test binary re-executed with YETT_TEST_AGENT=1: a real,
@@ -173,7 +175,7 @@ func agentMain() {
 			}
 			start := time.Now()
 			for i := 0; i < c.N; i++ {
-				if _, err := session.CallTool(ctx, &mcp.CallToolParams{Name: ToolStatus, Arguments: c.Args}); err != nil {
+				if _, err := session.CallTool(ctx, &mcp.CallToolParams{Name: agentapi.ToolStatus, Arguments: c.Args}); err != nil {
 					r.Failed++
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 )
@@ -27,7 +28,7 @@ func TestPerCallApprovalIsSeparate(t *testing.T) {
 	a := startAgent(t, w.runDir)
 	a.connect()
 	one, two := tag("percall-1"), tag("percall-2")
-	wait := a.callAsync(ToolHTTPRequest, w.req(one))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(one))
 	w.approveNext()
 	card := w.pending(approval.KindCall)
 	if card.Method != "POST" || !strings.HasSuffix(card.Target, "/replay-test/"+one) || card.Credential != "receiver" {
@@ -36,7 +37,7 @@ func TestPerCallApprovalIsSeparate(t *testing.T) {
 	w.gw.Broker().Answer(card.ID, true, "test")
 	mustContain(t, wait(), `"status":200`)
 
-	wait = a.callAsync(ToolHTTPRequest, w.req(two))
+	wait = a.callAsync(agentapi.ToolHTTPRequest, w.req(two))
 	card = w.pending(approval.KindCall)
 	if len(w.gw.Broker().Sessions()) != 1 {
 		t.Fatal("session lost")
@@ -55,8 +56,8 @@ func TestAuditFailureDeniesCall(t *testing.T) {
 	a := w.approvedAgent("ok")
 	w.audit.Close() // every later Append fails
 	id := tag("noaudit")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(id)), "AUDIT_UNAVAILABLE")
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + id}), "RETRY_SAFE previous_action_not_started")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(id)), "AUDIT_UNAVAILABLE")
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-" + id}), "RETRY_SAFE previous_action_not_started")
 	w.settleAbsent(id)
 }
 
@@ -73,7 +74,7 @@ func TestRevokeEndsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := tag("after-revoke")
-	wait := a.callAsync(ToolHTTPRequest, w.req(id))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(id))
 	card := w.pending(approval.KindSession)
 	if card.Change != approval.ChangeRevoked {
 		t.Fatalf("card says %q", card.Change)
@@ -90,7 +91,7 @@ func TestLockWhileCardPending(t *testing.T) {
 	a := startAgent(t, w.runDir)
 	a.connect()
 	id := tag("waiting")
-	wait := a.callAsync(ToolHTTPRequest, w.req(id))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(id))
 	w.pending(approval.KindSession)
 	w.lock()
 	mustContain(t, wait(), "WITHDRAWN")
@@ -113,7 +114,7 @@ func TestAuditTrail(t *testing.T) {
 	a := startAgent(t, w.runDir)
 	a.connect()
 	pid := a.do(agentCmd{Op: "pid"}).PID
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag("audited")))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(tag("audited")))
 	w.approveNext()
 	mustContain(t, wait(), `"status":200`)
 	a.kill()
@@ -294,7 +295,7 @@ func TestReleaseExecutableReplacedOnDisk(t *testing.T) {
 	bin := copyAgent(t, "agent", nil)
 	a := startAgentAt(t, w.runDir, bin)
 	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag("before")))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(tag("before")))
 	w.approveNext()
 	mustContain(t, wait(), `"status":200`)
 
@@ -308,7 +309,7 @@ func TestReleaseExecutableReplacedOnDisk(t *testing.T) {
 	if err := os.Chmod(bin, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, a.call(ToolHTTPRequest, w.req(tag("after"))), `"status":200`)
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(tag("after"))), `"status":200`)
 	if p := w.gw.Broker().Pending(); len(p) != 0 {
 		t.Fatalf("a card for a process that did not change: %+v", p)
 	}
@@ -317,7 +318,7 @@ func TestReleaseExecutableReplacedOnDisk(t *testing.T) {
 	b := startAgentAt(t, w.runDir, bin)
 	bPID := b.do(agentCmd{Op: "pid"}).PID
 	b.connect()
-	wait = b.callAsync(ToolHTTPRequest, w.req(tag("new-version")))
+	wait = b.callAsync(agentapi.ToolHTTPRequest, w.req(tag("new-version")))
 	card := w.pending(approval.KindSession)
 	if card.Who.PID != bPID || card.Who.ExeSHA256 == w.gw.Broker().Sessions()[0].Who.ExeSHA256 {
 		t.Fatalf("the new version's card: %+v", card.Who)
@@ -334,7 +335,7 @@ func TestReleaseIdentityChangedByExec(t *testing.T) {
 	a := startAgentAt(t, w.runDir, copyAgent(t, "agent", nil))
 	pid := a.do(agentCmd{Op: "pid"}).PID
 	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag("before")))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(tag("before")))
 	w.approveNext()
 	mustContain(t, wait(), `"status":200`)
 
@@ -360,7 +361,7 @@ func TestReleaseIdentityChangedByExec(t *testing.T) {
 	waitSessions(t, w, 0)
 	a.connect()
 	id := tag("after")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(id)), "REAUTH_REQUIRED process_changed")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(id)), "REAUTH_REQUIRED process_changed")
 	card := w.pending(approval.KindSession)
 	if card.Change != approval.ChangeIdentityChanged || card.Who.PID != pid {
 		t.Fatalf("card %+v", card)

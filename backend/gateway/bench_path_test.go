@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -86,7 +87,7 @@ func BenchmarkCallPath(b *testing.B) {
 	defer s.Close()
 	var seq atomic.Int64
 	viaYett := func() error {
-		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolHTTPRequest, Arguments: map[string]any{
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: agentapi.ToolHTTPRequest, Arguments: map[string]any{
 			"method": "POST", "url": url, "body": map[string]any{"n": 1},
 			"idempotency_key": fmt.Sprintf("path-%d", seq.Add(1)),
 		}})
@@ -154,7 +155,7 @@ func BenchmarkCallPath(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := a.do(agentCmd{Op: "rawloop", Tool: ToolHTTPRequest, N: per, Args: mustJSON(map[string]any{
+			r := a.do(agentCmd{Op: "rawloop", Tool: agentapi.ToolHTTPRequest, N: per, Args: mustJSON(map[string]any{
 				"method": "POST", "url": url, "body": map[string]any{"n": 1}, "idempotency_key": fmt.Sprintf("conc-%d", i),
 			})})
 			failed.Add(int64(r.Failed))

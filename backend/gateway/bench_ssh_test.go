@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -90,7 +91,7 @@ func BenchmarkSSHExecVsOpenSSH(b *testing.B) {
 			}
 			defer sess.Close()
 			call := func(i int) {
-				res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolSSHExec,
+				res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: agentapi.ToolSSHExec,
 					Arguments: map[string]any{"host": "web-1", "command": "true", "idempotency_key": fmt.Sprintf("bench-%s-%d-%d", name, b.N, i)}})
 				if err != nil || res.IsError {
 					b.Fatalf("ssh.exec: %v %+v", err, res)
@@ -152,7 +153,7 @@ func BenchmarkSSHConcurrentAgents16(b *testing.B) {
 		wg.Add(1)
 		go func(i int, a *agent) {
 			defer wg.Done()
-			r := a.do(agentCmd{Op: "loop", Tool: ToolSSHExec, Args: mustJSON(map[string]any{
+			r := a.do(agentCmd{Op: "loop", Tool: agentapi.ToolSSHExec, Args: mustJSON(map[string]any{
 				"host": "web-1", "command": "true", "idempotency_key": fmt.Sprintf("conc-%d-%d", b.N, i)}), N: per})
 			mu.Lock()
 			failed += r.Failed

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkApprovedCallVsDirect(b *testing.B) {
 	defer s.Close()
 	url := "http://" + w.recv.addr + "/bench"
 	call := func(i int) {
-		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolHTTPRequest, Arguments: map[string]any{
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: agentapi.ToolHTTPRequest, Arguments: map[string]any{
 			"method": "POST", "url": url, "body": "x", "idempotency_key": fmt.Sprintf("bench-%d-%d", b.N, i),
 		}})
 		if err != nil || res.IsError {

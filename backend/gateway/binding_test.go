@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -88,11 +89,11 @@ func TestBindingPathMeansWhatItSays(t *testing.T) {
 		"/allowed/x/../../admin13", "/allowed/./../admin14", "/allowed/%2e%2e%2f%2e%2e%2fadmin15",
 	} {
 		t.Run(p, func(t *testing.T) {
-			r := a.call(ToolHTTPRequest, map[string]any{"method": "GET", "url": "http://" + api.addr + p})
-			mustContain(t, r, CodeInvalid)
+			r := a.call(agentapi.ToolHTTPRequest, map[string]any{"method": "GET", "url": "http://" + api.addr + p})
+			mustContain(t, r, agentapi.CodeInvalid)
 		})
 	}
-	mustContain(t, a.call(ToolHTTPRequest, map[string]any{"method": "GET", "url": "http://" + api.addr + "/allowed/items/1"}), `"status":200`)
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, map[string]any{"method": "GET", "url": "http://" + api.addr + "/allowed/items/1"}), `"status":200`)
 	got := api.arrivals()
 	for _, p := range got {
 		if p != "/allowed" && !strings.HasPrefix(p, "/allowed/") {
@@ -123,8 +124,8 @@ func TestTargetRefusedBeforeAnyCard(t *testing.T) {
 		"http://[::ffff:127.0.0.1%25lo]:" + port + "/x",
 	} {
 		t.Run(u, func(t *testing.T) {
-			r := a.call(ToolHTTPRequest, map[string]any{"method": "GET", "url": u})
-			mustContain(t, r, CodeInvalid)
+			r := a.call(agentapi.ToolHTTPRequest, map[string]any{"method": "GET", "url": u})
+			mustContain(t, r, agentapi.CodeInvalid)
 			if p := w.gw.Broker().Pending(); len(p) != 0 {
 				t.Fatalf("a card was shown: %+v", p)
 			}
@@ -146,7 +147,7 @@ func TestToolArgumentsOneSpelling(t *testing.T) {
 		if strings.HasSuffix(name, " twice") {
 			return "a key is given twice"
 		}
-		return CodeInvalid
+		return agentapi.CodeInvalid
 	}
 	w := newWorld(t, worldOpts{})
 	a := w.approvedAgent("spell")
@@ -164,7 +165,7 @@ func TestToolArgumentsOneSpelling(t *testing.T) {
 		"nested object in param": `{"method":"GET","url":"` + u + `dup-p","params":{"q":{"a":1}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := a.do(agentCmd{Op: "call", Tool: ToolHTTPRequest, Args: json.RawMessage(raw)})
+			r := a.do(agentCmd{Op: "call", Tool: agentapi.ToolHTTPRequest, Args: json.RawMessage(raw)})
 			mustContain(t, r, refusedSpelling(name))
 		})
 	}
@@ -173,7 +174,7 @@ func TestToolArgumentsOneSpelling(t *testing.T) {
 		"KEY":       `{"IDEMPOTENCY_KEY":"key-spell"}`,
 	} {
 		t.Run("status "+name, func(t *testing.T) {
-			r := a.do(agentCmd{Op: "call", Tool: ToolStatus, Args: json.RawMessage(raw)})
+			r := a.do(agentCmd{Op: "call", Tool: agentapi.ToolStatus, Args: json.RawMessage(raw)})
 			mustContain(t, r, refusedSpelling(name))
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/procid"
 )
@@ -137,7 +138,7 @@ func driverMain() error {
 	defer s.Close()
 	var args map[string]any
 	json.Unmarshal([]byte(os.Getenv("YETT_CHAIN_ARGS")), &args)
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: ToolHTTPRequest, Arguments: args})
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: agentapi.ToolHTTPRequest, Arguments: args})
 	out := ""
 	if err != nil {
 		out = "error: " + err.Error()
@@ -303,7 +304,7 @@ func TestChainGenuineCard(t *testing.T) {
 	a := startAgent(t, w.runDir)
 	pid := a.do(agentCmd{Op: "pid"}).PID
 	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag("genuine")))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(tag("genuine")))
 	card := w.approveNext()
 	mustContain(t, wait(), `"status":200`)
 	if card.Who.PID != pid {
@@ -364,7 +365,7 @@ func execAgentMain(toShim, fromShim *os.File) error {
 		case "call":
 			var args map[string]any
 			json.Unmarshal([]byte(rest), &args)
-			res, err := rpc.call("tools/call", map[string]any{"name": ToolHTTPRequest, "arguments": args})
+			res, err := rpc.call("tools/call", map[string]any{"name": agentapi.ToolHTTPRequest, "arguments": args})
 			if err != nil {
 				fmt.Println("error:", err)
 				continue
@@ -375,7 +376,7 @@ func execAgentMain(toShim, fromShim *os.File) error {
 			// this one execs into ("await").
 			var args map[string]any
 			json.Unmarshal([]byte(rest), &args)
-			id, err := rpc.send("tools/call", map[string]any{"name": ToolHTTPRequest, "arguments": args})
+			id, err := rpc.send("tools/call", map[string]any{"name": agentapi.ToolHTTPRequest, "arguments": args})
 			if err != nil {
 				fmt.Println("error:", err)
 				continue

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/procid"
@@ -171,7 +172,7 @@ func (c *conn) setTools(unlocked bool, ops []*mcp.Tool) {
 		c.server.AddTool(httpRequestTool(), c.httpRequest)
 		c.server.AddTool(sshExecTool(), c.sshExec)
 	} else {
-		c.server.RemoveTools(ToolHTTPRequest, ToolSSHExec)
+		c.server.RemoveTools(agentapi.ToolHTTPRequest, agentapi.ToolSSHExec)
 	}
 }
 
@@ -199,11 +200,11 @@ func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		switch name := ctr.Params.Name; {
-		case name == ToolHTTPRequest:
+		case name == agentapi.ToolHTTPRequest:
 			return c.httpRequest(ctx, ctr)
-		case name == ToolSSHExec:
+		case name == agentapi.ToolSSHExec:
 			return c.sshExec(ctx, ctr)
-		case name == ToolStatus:
+		case name == agentapi.ToolStatus:
 			return c.status(ctx, ctr)
 		case c.g.ops != nil:
 			if _, ok := c.g.ops.Lookup(name); ok {

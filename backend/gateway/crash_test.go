@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yettdev/yett/backend/agentapi"
 )
 
 // 11. The gateway is killed with SIGKILL after a call was dispatched and
@@ -34,7 +36,7 @@ func TestReleaseGatewayKilledMidCall(t *testing.T) {
 	a, b := startAgent(t, w.runDir), startAgent(t, w.runDir)
 	a.connect()
 	b.connect()
-	waitNever := a.callAsync(ToolHTTPRequest, w.req(never))
+	waitNever := a.callAsync(agentapi.ToolHTTPRequest, w.req(never))
 	g1.stdin.Write([]byte("approve\n"))
 	// The call goes on as soon as the card is approved, so the helper may
 	// report the hold before the approval.
@@ -42,7 +44,7 @@ func TestReleaseGatewayKilledMidCall(t *testing.T) {
 	if !strings.Contains(seen, "approved \"first request\" <nil>") || !strings.Contains(seen, "held key-"+never) {
 		t.Fatalf("gateway helper said %q", seen)
 	}
-	waitUnknown := b.callAsync(ToolHTTPRequest, w.req(unknown))
+	waitUnknown := b.callAsync(agentapi.ToolHTTPRequest, w.req(unknown))
 	g1.approve()
 	deadline := time.Now().Add(testWait)
 	for w.recv.count(t, unknown) != 1 {
@@ -61,17 +63,17 @@ func TestReleaseGatewayKilledMidCall(t *testing.T) {
 	a.do(agentCmd{Op: "close"})
 	a.connect()
 	// Before this run is approved again it learns nothing about its calls.
-	st := a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + unknown})
+	st := a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-" + unknown})
 	mustContain(t, st, "APPROVAL_REQUIRED")
 	mustContain(t, st, "REAUTH_REQUIRED gateway_restarted")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(unknown)), "REAUTH_REQUIRED gateway_restarted")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(unknown)), "REAUTH_REQUIRED gateway_restarted")
 	if l := g2.approve(); l != `approved "gateway restarted" <nil>` {
 		t.Fatalf("card: %s", l)
 	}
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + unknown}), "STATUS_UNKNOWN inspect_activity_journal")
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + never}), "RETRY_SAFE previous_action_not_started")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(unknown)), "STATUS_UNKNOWN")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(never)), `"status":200`)
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-" + unknown}), "STATUS_UNKNOWN inspect_activity_journal")
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-" + never}), "RETRY_SAFE previous_action_not_started")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(unknown)), "STATUS_UNKNOWN")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(never)), `"status":200`)
 	w.settleAbsent("nothing") // give a replay time to show
 	if n := w.recv.count(t, unknown); n != 1 {
 		t.Fatalf("the unknown call arrived %d times", n)
@@ -91,7 +93,7 @@ func TestReleaseGatewayRestartedOutOfProcess(t *testing.T) {
 	g1 := startGatewayProc(t, w, "")
 	a := startAgent(t, w.runDir)
 	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag("before")))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(tag("before")))
 	g1.approve()
 	mustContain(t, wait(), `"status":200`)
 	g1.stdin.Close() // orderly stop
@@ -101,11 +103,11 @@ func TestReleaseGatewayRestartedOutOfProcess(t *testing.T) {
 	a.do(agentCmd{Op: "close"})
 	a.connect()
 	after := tag("after")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(after)), "REAUTH_REQUIRED gateway_restarted")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(after)), "REAUTH_REQUIRED gateway_restarted")
 	if l := g2.approve(); l != `approved "gateway restarted" <nil>` {
 		t.Fatalf("card: %s", l)
 	}
-	mustContain(t, a.call(ToolHTTPRequest, w.req(after)), `"status":200`)
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(after)), `"status":200`)
 	if n := w.recv.count(t, after); n != 1 {
 		t.Fatalf("%d arrivals", n)
 	}

@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
 )
 
-// CodeDrillStopped answers Yett's own drill client where an agent's call
-// would go on to its session approval: every check before it passed.
-const CodeDrillStopped = "DRILL_STOPPED_BEFORE_APPROVAL"
-
-var refusedDrill = &refusal{CodeDrillStopped, audit.ReasonDrillStopped,
+var refusedDrill = &refusal{agentapi.CodeDrillStopped, audit.ReasonDrillStopped,
 	"a revocation drill's call stops before approval; nothing was sent"}
 
 // ErrClosed is returned by DrillConn after Close.
@@ -27,7 +24,7 @@ var ErrClosed = errors.New("gateway: closed")
 // Yett's own pid and executable.
 //
 // A drill client can never send anything: it holds no session, and its
-// calls stop where an agent's would be approved (CodeDrillStopped) after
+// calls stop where an agent's would be approved (agentapi.CodeDrillStopped) after
 // every earlier check. No agent can reach this connection: it exists only
 // in this process.
 func (g *Gateway) DrillConn() (net.Conn, error) {
@@ -66,6 +63,6 @@ func (g *Gateway) control(ref string) *refusal {
 	if g.cfg.Control == nil || !g.cfg.Control.Blocked(ref) {
 		return nil
 	}
-	return &refusal{CodeDenied, audit.ReasonUncontrolled,
+	return &refusal{agentapi.CodeDenied, audit.ReasonUncontrolled,
 		"the credential or account behind this call is not under control in Yett's inventory (a column such as its owner or backup revoker is empty), and Yett blocks such rows; nothing was sent"}
 }

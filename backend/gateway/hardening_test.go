@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/vault"
@@ -64,7 +65,7 @@ func TestIdempotencyKeyNamesOneRequest(t *testing.T) {
 	other := w.req(tag("other"))
 	other["idempotency_key"] = "key-" + "first-reused"
 	first := w.req("first-reused")
-	mustContain(t, a.call(ToolHTTPRequest, first), `"status":200`)
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, first), `"status":200`)
 	for name, change := range map[string]func(m map[string]any){
 		"url":    func(m map[string]any) { m["url"] = m["url"].(string) + "x" },
 		"body":   func(m map[string]any) { m["body"] = map[string]any{"request_id": "changed"} },
@@ -75,7 +76,7 @@ func TestIdempotencyKeyNamesOneRequest(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := w.req("first-reused")
 			change(m)
-			r := a.call(ToolHTTPRequest, m)
+			r := a.call(agentapi.ToolHTTPRequest, m)
 			mustContain(t, r, "INVALID_REQUEST idempotency_key_reused")
 			if strings.Contains(r.Text, "COMPLETED") || strings.Contains(r.Text, "status=") {
 				t.Fatalf("a reused key was answered with a fate: %+v", r)
@@ -83,7 +84,7 @@ func TestIdempotencyKeyNamesOneRequest(t *testing.T) {
 		})
 	}
 	// The very same request again is told its fate and not sent again.
-	mustContain(t, a.call(ToolHTTPRequest, first), "COMPLETED status=200")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, first), "COMPLETED status=200")
 	if n := w.recv.count(t, "first-reused"); n != 1 {
 		t.Fatalf("%d arrivals", n)
 	}
@@ -97,10 +98,10 @@ func TestIdempotencyKeyNamesOneRequest(t *testing.T) {
 func TestStatusOnlyForApprovedRuns(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	a := w.approvedAgent("first")
-	mustContain(t, a.call(ToolHTTPRequest, w.req("mine")), `"status":200`)
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req("mine")), `"status":200`)
 	b := startAgent(t, w.runDir)
 	b.connect()
-	r := b.call(ToolStatus, map[string]string{"idempotency_key": "key-mine"})
+	r := b.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-mine"})
 	mustContain(t, r, "APPROVAL_REQUIRED")
 	// Issue 19, item 5: the answer must not read like a status query's
 	// advice: sending the call again performs it once approved.
@@ -118,15 +119,15 @@ func TestStatusOnlyForApprovedRuns(t *testing.T) {
 		t.Fatalf("an unapproved run learned the outcome: %s", r.Text)
 	}
 	// A key that does not exist reads the same: existence is not told.
-	if r2 := b.call(ToolStatus, map[string]string{"idempotency_key": "key-nothing"}); r2.Text != r.Text {
+	if r2 := b.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-nothing"}); r2.Text != r.Text {
 		t.Fatalf("answers differ for an existing and a missing key:\n%s\n%s", r.Text, r2.Text)
 	}
 	// Approved, the new run of the same program sees the call.
-	wait := b.callAsync(ToolHTTPRequest, w.req(tag("b")))
+	wait := b.callAsync(agentapi.ToolHTTPRequest, w.req(tag("b")))
 	w.approveNext()
 	mustContain(t, wait(), `"status":200`)
-	mustContain(t, b.call(ToolStatus, map[string]string{"idempotency_key": "key-mine"}), "COMPLETED status=200")
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-mine"}), "COMPLETED status=200")
+	mustContain(t, b.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-mine"}), "COMPLETED status=200")
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-mine"}), "COMPLETED status=200")
 }
 
 // 8. The live process is checked again after the per-call card was
@@ -167,12 +168,12 @@ func TestCallCardRefusedAcrossEpochs(t *testing.T) {
 	w := newWorld(t, worldOpts{perCall: true})
 	a := startAgent(t, w.runDir)
 	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag("first")))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(tag("first")))
 	w.approveNext()
 	w.gw.Broker().Answer(w.pending(approval.KindCall).ID, true, "test")
 	mustContain(t, wait(), `"status":200`)
 	id := tag("cycled")
-	wait = a.callAsync(ToolHTTPRequest, w.req(id))
+	wait = a.callAsync(agentapi.ToolHTTPRequest, w.req(id))
 	card := w.pending(approval.KindCall)
 	w.lock()
 	w.unlock()
@@ -195,7 +196,7 @@ func TestBusyBeyondTheBound(t *testing.T) {
 	burst := tag("burst")
 	done := make(chan agentReply, 1)
 	args, _ := json.Marshal(w.req(burst))
-	go func() { done <- a.do(agentCmd{Op: "burst", Tool: ToolHTTPRequest, Args: args, N: 40}) }()
+	go func() { done <- a.do(agentCmd{Op: "burst", Tool: agentapi.ToolHTTPRequest, Args: args, N: 40}) }()
 	// Deny every session card until the burst is over: a call that arrives
 	// after a card was denied raises a new one.
 	deadline := time.After(testWait)
@@ -242,7 +243,7 @@ func TestOneProcessPerCall(t *testing.T) {
 		t.Helper()
 		p := startAgent(t, w.runDir)
 		p.connect()
-		wait := p.callAsync(ToolHTTPRequest, w.req(id))
+		wait := p.callAsync(agentapi.ToolHTTPRequest, w.req(id))
 		card := w.pending(approval.KindSession)
 		if card.Change != wantChange || !strings.Contains(card.ChangeDetail, wantDetail) {
 			t.Fatalf("card for %s: %q %q", id, card.Change, card.ChangeDetail)
@@ -270,14 +271,14 @@ func TestOversizedFrameAnswersTheCall(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	a := w.approvedAgent("before")
 	args, _ := json.Marshal(w.req(tag("big")))
-	r := a.do(agentCmd{Op: "callbig", Tool: ToolHTTPRequest, Args: args, N: 9 << 20})
+	r := a.do(agentCmd{Op: "callbig", Tool: agentapi.ToolHTTPRequest, Args: args, N: 9 << 20})
 	if r.OK || !strings.Contains(r.Err, "size limit") {
 		t.Fatalf("oversized call: %+v", r)
 	}
 	if time.Duration(r.Nanos) > 15*time.Second {
 		t.Fatalf("the answer took %v: the SDK waited for its timeout", time.Duration(r.Nanos))
 	}
-	mustContain(t, a.call(ToolHTTPRequest, w.req(tag("after"))), `"status":200`)
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(tag("after"))), `"status":200`)
 }
 
 // 12. A call refused at the vault gate is audited with its method, host and
@@ -288,7 +289,7 @@ func TestLockedCallAudited(t *testing.T) {
 	a.connect()
 	w.lock()
 	id := tag("locked")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(id)), "LOCKED")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(id)), "LOCKED")
 	e := waitAudit(t, w, "locked denial", func(e audit.Event) bool {
 		return e.Type == audit.EventActionDenied && e.Reason == audit.ReasonVaultLocked && e.Action != nil && e.Action.IdempotencyRef == "key-"+id
 	})
@@ -328,7 +329,7 @@ func TestLockCutsRequestsInFlight(t *testing.T) {
 	const body = 4 << 20
 	args, _ := json.Marshal(map[string]any{"method": "POST", "url": "http://" + slow.addr + "/slow", "idempotency_key": "key-slow"})
 	replies := make(chan agentReply, 1)
-	go func() { replies <- a.do(agentCmd{Op: "callbig", Tool: ToolHTTPRequest, Args: args, N: body}) }()
+	go func() { replies <- a.do(agentCmd{Op: "callbig", Tool: agentapi.ToolHTTPRequest, Args: args, N: body}) }()
 	within(t, slow.started, "the request reached the target")
 	time.Sleep(100 * time.Millisecond) // the sender is now held back by the target
 	w.lock()
@@ -416,7 +417,7 @@ func TestLockRaceAnswersLocked(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 200; i++ {
-		r := a.call(ToolHTTPRequest, w.req(tag("race")))
+		r := a.call(agentapi.ToolHTTPRequest, w.req(tag("race")))
 		if strings.Contains(r.Text+r.Err, "unknown tool") || strings.Contains(r.Err, "-32602") {
 			t.Fatalf("call %d: %+v", i, r)
 		}
@@ -436,7 +437,7 @@ func TestDisconnectAuditedAsCancelled(t *testing.T) {
 		a.kill()
 		<-ctx.Done()
 	}
-	a.callAsync(ToolHTTPRequest, w.req(tag("gone")))
+	a.callAsync(agentapi.ToolHTTPRequest, w.req(tag("gone")))
 	waitAudit(t, w, "cancelled denial", func(e audit.Event) bool {
 		return e.Type == audit.EventActionDenied && e.Reason == audit.ReasonCancelled
 	})

@@ -23,6 +23,7 @@ import (
 	"filippo.io/age"
 
 	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
@@ -293,7 +294,7 @@ func (w *world) approvedAgent(label string) *agent {
 	w.t.Helper()
 	a := startAgent(w.t, w.runDir)
 	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req(tag(label)))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(tag(label)))
 	w.approveNext()
 	mustContain(w.t, wait(), `"status":200`)
 	return a

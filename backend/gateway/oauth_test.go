@@ -19,6 +19,7 @@ import (
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
@@ -126,7 +127,7 @@ func TestOperationSingleFlightAcrossAgents(t *testing.T) {
 		}
 	}
 	// Out of the allowed values: refused before anything is sent.
-	if r := agents[0].call("tracker.create_issue", map[string]any{"project": "B", "body": map[string]any{"title": "x"}}); !r.IsError || !strings.Contains(r.Text, CodeInvalid) {
+	if r := agents[0].call("tracker.create_issue", map[string]any{"project": "B", "body": map[string]any{"title": "x"}}); !r.IsError || !strings.Contains(r.Text, agentapi.CodeInvalid) {
 		t.Fatalf("project B: %s", r.Text)
 	}
 	time.Sleep(ttl + 1500*time.Millisecond) // every access token Yett holds has expired, however the provider rounds expires_in
@@ -197,7 +198,7 @@ func TestOperationSingleFlightAcrossAgents(t *testing.T) {
 	tokBefore := ctr.TokenRequests()
 	_, hitsBefore = res.snapshot()
 	r := agents[1].call("tracker.create_issue", issueArgs)
-	if !r.IsError || !strings.Contains(r.Text, CodeAuthRevoked) {
+	if !r.IsError || !strings.Contains(r.Text, agentapi.CodeAuthRevoked) {
 		t.Fatalf("call after revoke: %s", r.Text)
 	}
 	if len(w.gw.Broker().Pending()) != 0 {

@@ -12,20 +12,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/target"
 	"github.com/yettdev/yett/backend/vault"
-)
-
-// Answer codes of named operations.
-const (
-	CodeNeedsReconnection = "AUTHORIZATION_NEEDS_RECONNECTION"
-	CodeAuthRevoked       = "AUTHORIZATION_REVOKED"
-	CodeAuthSuspended     = "AUTHORIZATION_SUSPENDED"
-	CodeUnknownOperation  = "UNKNOWN_OPERATION"
 )
 
 // ChannelOAuth names named operations in audit entries and approval cards.
@@ -150,11 +143,11 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		return g.refuse(c, act, "", refusedLocked), nil
 	}
 	if g.ops == nil {
-		return g.refuse(c, act, "", &refusal{CodeUnknownOperation, audit.ReasonInvalidRequest, "no such operation"}), nil
+		return g.refuse(c, act, "", &refusal{agentapi.CodeUnknownOperation, audit.ReasonInvalidRequest, "no such operation"}), nil
 	}
 	op, ok := g.ops.Lookup(name)
 	if !ok {
-		return g.refuse(c, act, "", &refusal{CodeUnknownOperation, audit.ReasonInvalidRequest, "no such operation; the person defines operations in Yett"}), nil
+		return g.refuse(c, act, "", &refusal{agentapi.CodeUnknownOperation, audit.ReasonInvalidRequest, "no such operation; the person defines operations in Yett"}), nil
 	}
 	act.CredentialRef = op.AuthorizationID
 	call, err := op.Render(req.Params.Arguments)
@@ -164,13 +157,13 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		if errors.As(err, &ae) {
 			text = ae.Msg
 		}
-		return g.refuse(c, act, "", &refusal{CodeInvalid, audit.ReasonInvalidRequest, text}), nil
+		return g.refuse(c, act, "", &refusal{agentapi.CodeInvalid, audit.ReasonInvalidRequest, text}), nil
 	}
 	act.Target, act.IdempotencyRef = call.Host, call.Key
 	// The token goes only to the authorization's own API hosts: checked at
 	// save, and again here, from the URL this call would be sent to.
 	if u, err := target.Parse(call.URL); err != nil || !g.onAPIHost(op.AuthorizationID, u) {
-		return g.refuse(c, act, "", &refusal{CodeInvalid, audit.ReasonPolicy,
+		return g.refuse(c, act, "", &refusal{agentapi.CodeInvalid, audit.ReasonPolicy,
 			"this operation's URL is not on its account's API hosts, so Yett will not send that account's token there; the person corrects the operation in Yett"}), nil
 	}
 	// The authorization's state is local: a revoked, disabled or
@@ -253,26 +246,26 @@ func bodyHeaders(body []byte) map[string]string {
 func oauthRefusal(err error) *refusal {
 	switch {
 	case errors.Is(err, oauth.ErrNeedsReconnection):
-		return &refusal{CodeNeedsReconnection, audit.ReasonNeedsReconnection,
+		return &refusal{agentapi.CodeNeedsReconnection, audit.ReasonNeedsReconnection,
 			"the account behind this operation must be reconnected by its owner in Yett; nothing was sent"}
 	case errors.Is(err, oauth.ErrSuspended):
-		return &refusal{CodeAuthSuspended, audit.ReasonAuthorizationSuspended,
+		return &refusal{agentapi.CodeAuthSuspended, audit.ReasonAuthorizationSuspended,
 			"the account behind this operation is switched off in Yett for now (a revocation drill, or its owner); nothing was sent"}
 	case errors.Is(err, oauth.ErrDisabled), errors.Is(err, oauth.ErrNotFound):
-		return &refusal{CodeAuthRevoked, audit.ReasonRevoked,
+		return &refusal{agentapi.CodeAuthRevoked, audit.ReasonRevoked,
 			"the account behind this operation was revoked or removed in Yett; nothing was sent"}
 	case errors.Is(err, oauth.ErrUncontrolled):
-		return &refusal{CodeDenied, audit.ReasonUncontrolled,
+		return &refusal{agentapi.CodeDenied, audit.ReasonUncontrolled,
 			"the account behind this operation has no named owner or backup revoker, and Yett blocks such accounts; nothing was sent"}
 	case errors.Is(err, vault.ErrLocked):
 		return refusedLocked
 	case errors.Is(err, oauth.ErrTransient):
-		return &refusal{CodeUnavailable, audit.ReasonProviderUnreachable,
-			"Yett could not renew access with the provider; nothing was sent. " + CodeRetrySafe}
+		return &refusal{agentapi.CodeUnavailable, audit.ReasonProviderUnreachable,
+			"Yett could not renew access with the provider; nothing was sent. " + agentapi.CodeRetrySafe}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return refusedCancelled
 	}
-	return &refusal{CodeUnavailable, audit.ReasonProviderRefused,
+	return &refusal{agentapi.CodeUnavailable, audit.ReasonProviderRefused,
 		"Yett could not get access for this operation from the provider; nothing was sent"}
 }
 

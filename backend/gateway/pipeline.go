@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"
@@ -41,7 +42,7 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	// 2. A valid request with a credential bound to its host and path.
 	call, err := parseHTTPArgs(req.Params.Arguments)
 	if err != nil {
-		return g.refuse(c, &audit.Action{Channel: "http"}, "", &refusal{CodeInvalid, audit.ReasonInvalidRequest, publicArgError(err)}), nil
+		return g.refuse(c, &audit.Action{Channel: "http"}, "", &refusal{agentapi.CodeInvalid, audit.ReasonInvalidRequest, publicArgError(err)}), nil
 	}
 	act := &audit.Action{Channel: "http", Operation: call.req.Method, Target: call.host, IdempotencyRef: call.key}
 	cv, err := g.vault.CredentialFor(call.target)
@@ -53,7 +54,7 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return g.refuse(c, act, "", r), nil
 	}
 	if cv.Injection.Format == vault.InjectHeader && hasHeader(call.req.Headers, cv.Injection.HeaderName) {
-		return g.refuse(c, act, "", &refusal{CodeInvalid, audit.ReasonInvalidRequest, "headers: the credential's header is set by Yett only"}), nil
+		return g.refuse(c, act, "", &refusal{agentapi.CodeInvalid, audit.ReasonInvalidRequest, "headers: the credential's header is set by Yett only"}), nil
 	}
 	// 3. The run still matches the live process.
 	if r := c.checkIdentity(); r != nil {
@@ -262,7 +263,7 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 				if errors.Is(err, vault.ErrLocked) {
 					return nil, nil, refusedStateChanged
 				}
-				return nil, nil, &refusal{CodeUnavailable, audit.ReasonCredentialChanged,
+				return nil, nil, &refusal{agentapi.CodeUnavailable, audit.ReasonCredentialChanged,
 					"the credential changed or became unavailable while this call waited; nothing was sent"}
 			}
 			once := &onceSecret{s: sec}
@@ -446,7 +447,7 @@ func (g *Gateway) cutByLock(ctx context.Context, c *conn, sess approval.Session,
 		SessionID: sess.ID, Action: act, Reason: audit.ReasonCutByLock,
 		Result: &audit.Result{Class: audit.ResultUnknown, DurationMS: time.Since(start).Milliseconds()},
 	})
-	return toolError(CodeStatusUnknown, "the vault was locked while this request was in flight, and Yett cut its connection; "+
+	return toolError(agentapi.CodeStatusUnknown, "the vault was locked while this request was in flight, and Yett cut its connection; "+
 		"it may or may not have reached the server. Inspect the target before retrying with idempotency_key %s", key)
 }
 
@@ -471,13 +472,13 @@ func credentialRefusal(err error) *refusal {
 	case errors.Is(err, vault.ErrLocked):
 		return refusedLocked
 	case errors.Is(err, vault.ErrNoCredential):
-		return &refusal{CodeNoCredential, audit.ReasonPolicy, "no credential in Yett is bound to this host and path; the person can add one in Yett"}
+		return &refusal{agentapi.CodeNoCredential, audit.ReasonPolicy, "no credential in Yett is bound to this host and path; the person can add one in Yett"}
 	case errors.Is(err, vault.ErrAmbiguousCredential):
-		return &refusal{CodeAmbiguous, audit.ReasonPolicy, "two credentials are bound equally to this host and path; the person must narrow one in Yett"}
+		return &refusal{agentapi.CodeAmbiguous, audit.ReasonPolicy, "two credentials are bound equally to this host and path; the person must narrow one in Yett"}
 	case errors.Is(err, vault.ErrInvalid):
-		return &refusal{CodeInvalid, audit.ReasonInvalidRequest, "url: the host or port is not valid"}
+		return &refusal{agentapi.CodeInvalid, audit.ReasonInvalidRequest, "url: the host or port is not valid"}
 	}
-	return &refusal{CodeUnavailable, audit.ReasonPolicy, "the credential for this host could not be read"}
+	return &refusal{agentapi.CodeUnavailable, audit.ReasonPolicy, "the credential for this host could not be read"}
 }
 
 func publicArgError(err error) string {

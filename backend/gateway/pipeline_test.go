@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 )
 
@@ -14,7 +15,7 @@ func TestApprovedCallReachesReceiverOnce(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	a := startAgent(t, w.runDir)
 	a.connect()
-	wait := a.callAsync(ToolHTTPRequest, w.req("ok-1a2b"))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req("ok-1a2b"))
 	card := w.approveNext()
 	if card.Change != approval.ChangeFirst || card.Who.PID == 0 || card.Who.Signer == "" || card.Target != w.recv.addr {
 		t.Fatalf("card %+v", card)
@@ -32,8 +33,8 @@ func TestApprovedCallReachesReceiverOnce(t *testing.T) {
 		t.Fatalf("arrival %+v", lines[0])
 	}
 	// Completed: yett.status says so; the same key is never sent again.
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-ok-1a2b"}), "COMPLETED status=200")
-	mustContain(t, a.call(ToolHTTPRequest, w.req("ok-1a2b")), "COMPLETED status=200")
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-ok-1a2b"}), "COMPLETED status=200")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req("ok-1a2b")), "COMPLETED status=200")
 	if n := w.recv.count(t, "ok-1a2b"); n != 1 {
 		t.Fatalf("a reused key was sent again: %d", n)
 	}

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/yettdev/yett/backend/activity"
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/vault"
 )
@@ -176,14 +177,14 @@ func TestEncodedReflectionNeverReturnsSecret(t *testing.T) {
 			{"accept-encoding": "gzip;q=1.0, identity;q=0"}, {"Range": "bytes=0-5"}, {"range": "bytes=12-"},
 			{"If-Range": `"x"`, "Range": "bytes=3-4"}, {"TE": "gzip"},
 		} {
-			r := a.call(ToolHTTPRequest, echoReq(echo, "/echo", h))
+			r := a.call(agentapi.ToolHTTPRequest, echoReq(echo, "/echo", h))
 			checkNoCanaryForm(t, r)
-			mustContain(t, r, CodeInvalid)
+			mustContain(t, r, agentapi.CodeInvalid)
 		}
 	})
 	t.Run("server compresses with what Yett asked for", func(t *testing.T) {
 		for _, enc := range []string{"gzip", "x-gzip"} {
-			r := a.call(ToolHTTPRequest, echoReq(echo, "/forced/"+enc, nil))
+			r := a.call(agentapi.ToolHTTPRequest, echoReq(echo, "/forced/"+enc, nil))
 			checkNoCanaryForm(t, r)
 			mustContain(t, r, `"status":200`)
 			mustContain(t, r, "[REDACTED]")
@@ -191,10 +192,10 @@ func TestEncodedReflectionNeverReturnsSecret(t *testing.T) {
 	})
 	t.Run("server compresses with what Yett did not ask for", func(t *testing.T) {
 		for _, enc := range []string{"br", "deflate", "gzip,gzip", "compress"} {
-			r := a.call(ToolHTTPRequest, echoReq(echo, "/forced/"+enc, nil))
+			r := a.call(agentapi.ToolHTTPRequest, echoReq(echo, "/forced/"+enc, nil))
 			checkNoCanaryForm(t, r)
-			mustContain(t, r, CodeResponseRefused+" "+RefusedEncoded)
-			if strings.Contains(r.Text, CodeStatusUnknown) || strings.Contains(r.Text, "RETRY_SAFE") {
+			mustContain(t, r, agentapi.CodeResponseRefused+" "+agentapi.RefusedEncoded)
+			if strings.Contains(r.Text, agentapi.CodeStatusUnknown) || strings.Contains(r.Text, "RETRY_SAFE") {
 				t.Fatalf("a withheld answer reads as unknown or retry-safe: %s", r.Text)
 			}
 		}
@@ -205,12 +206,12 @@ func TestEncodedReflectionNeverReturnsSecret(t *testing.T) {
 		// not hold the canary.
 		var got bytes.Buffer
 		for i := 0; i < len("you sent: Bearer ")+len(canary); i++ {
-			r := a.call(ToolHTTPRequest, echoReq(echo, "/echo", map[string]string{"Range": fmt.Sprintf("bytes=%d-%d", i, i)}))
+			r := a.call(agentapi.ToolHTTPRequest, echoReq(echo, "/echo", map[string]string{"Range": fmt.Sprintf("bytes=%d-%d", i, i)}))
 			got.Write(bodyOf(r))
-			r = a.call(ToolHTTPRequest, echoReq(echo, fmt.Sprintf("/partial?from=%d&to=%d", i, i), nil))
+			r = a.call(agentapi.ToolHTTPRequest, echoReq(echo, fmt.Sprintf("/partial?from=%d&to=%d", i, i), nil))
 			got.Write(bodyOf(r))
 			if i == 0 {
-				mustContain(t, r, CodeResponseRefused+" "+RefusedPartial)
+				mustContain(t, r, agentapi.CodeResponseRefused+" "+agentapi.RefusedPartial)
 			}
 		}
 		if strings.Contains(got.String(), canary[:8]) {
@@ -218,20 +219,20 @@ func TestEncodedReflectionNeverReturnsSecret(t *testing.T) {
 		}
 	})
 	t.Run("other forms of the same bytes", func(t *testing.T) {
-		r := a.call(ToolHTTPRequest, echoReq(echo, "/forms", nil))
+		r := a.call(agentapi.ToolHTTPRequest, echoReq(echo, "/forms", nil))
 		checkNoCanaryForm(t, r)
 		mustContain(t, r, `"status":200`)
 	})
 	t.Run("withheld answers are recorded honestly", func(t *testing.T) {
 		call := echoReq(echo, "/partial?from=0&to=3", nil)
 		call["idempotency_key"] = "walk-recorded"
-		mustContain(t, a.call(ToolHTTPRequest, call), CodeResponseRefused+" "+RefusedPartial)
-		st := a.call(ToolStatus, map[string]string{"idempotency_key": "walk-recorded"})
+		mustContain(t, a.call(agentapi.ToolHTTPRequest, call), agentapi.CodeResponseRefused+" "+agentapi.RefusedPartial)
+		st := a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "walk-recorded"})
 		mustContain(t, st, "COMPLETED status=206")
 	})
 	a.kill()
 	w.stop()
-	checkAuditAndActivity(t, w, map[audit.Reason]bool{audit.Reason(RefusedEncoded): true, audit.Reason(RefusedPartial): true})
+	checkAuditAndActivity(t, w, map[audit.Reason]bool{audit.Reason(agentapi.RefusedEncoded): true, audit.Reason(agentapi.RefusedPartial): true})
 }
 
 // bodyOf returns the body bytes of an http.request answer, decoded from

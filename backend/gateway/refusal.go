@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 )
@@ -30,36 +31,27 @@ func (g *Gateway) refuse(c *conn, act *audit.Action, sessionID string, r *refusa
 	return r.result()
 }
 
-// DetailKeyReused follows INVALID_REQUEST when an idempotency key names an
-// earlier call with another request: never a fate code, which would tell
-// the agent about a call it did not make.
-const DetailKeyReused = "idempotency_key_reused"
-
-// CodeApprovalRequired answers yett.status for a run that may not see call
-// fates: it has no valid session.
-const CodeApprovalRequired = "APPROVAL_REQUIRED"
-
 // The refusals every channel shares.
 var (
-	refusedLocked = &refusal{CodeLocked, audit.ReasonVaultLocked,
+	refusedLocked = &refusal{agentapi.CodeLocked, audit.ReasonVaultLocked,
 		"the Yett vault is locked. This call was refused and is not kept: it will not run after unlock. Unlock Yett, then send a new call"}
-	refusedJournal = &refusal{CodeUnavailable, audit.ReasonJournalUnavailable,
+	refusedJournal = &refusal{agentapi.CodeUnavailable, audit.ReasonJournalUnavailable,
 		"Yett could not record this call durably; nothing was sent"}
-	refusedCancelled = &refusal{CodeDenied, audit.ReasonCancelled,
+	refusedCancelled = &refusal{agentapi.CodeDenied, audit.ReasonCancelled,
 		"the call was cancelled before it was sent; nothing was sent"}
-	refusedAudit = &refusal{CodeAuditUnavailable, audit.ReasonAuditUnavailable,
+	refusedAudit = &refusal{agentapi.CodeAuditUnavailable, audit.ReasonAuditUnavailable,
 		"Yett's audit log cannot record this call, so it was not sent. RETRY_SAFE previous_action_not_started once the audit log works again"}
-	refusedKeyReused = &refusal{CodeInvalid + " " + DetailKeyReused, audit.ReasonKeyReused,
+	refusedKeyReused = &refusal{agentapi.CodeInvalid + " " + agentapi.DetailKeyReused, audit.ReasonKeyReused,
 		"this idempotency_key names an earlier call with a different request; nothing was sent. Use a new key for a new action, and the same key only to retry the very same request"}
-	refusedStateChanged = &refusal{CodeReauth + " " + ReauthVaultStateChanged, audit.ReasonVaultStateChanged,
+	refusedStateChanged = &refusal{agentapi.CodeReauth + " " + agentapi.ReauthVaultStateChanged, audit.ReasonVaultStateChanged,
 		"the vault was locked or unlocked while this call waited; nothing was sent"}
-	refusedApprovalEnded = &refusal{CodeReauth + " " + ReauthVaultStateChanged, audit.ReasonVaultStateChanged,
+	refusedApprovalEnded = &refusal{agentapi.CodeReauth + " " + agentapi.ReauthVaultStateChanged, audit.ReasonVaultStateChanged,
 		"the approval ended before the call could use it; nothing was sent"}
 )
 
 // refusedIdentity answers a call whose run no longer matches its process.
 func refusedIdentity(reason audit.Reason) *refusal {
-	return &refusal{CodeReauth + " " + ReauthProcessChanged, reason,
+	return &refusal{agentapi.CodeReauth + " " + agentapi.ReauthProcessChanged, reason,
 		"this agent process no longer matches the one Yett inspected; restart the agent's connection to Yett"}
 }
 
@@ -67,14 +59,14 @@ func refusedIdentity(reason audit.Reason) *refusal {
 // agent and the audit log are told, for a change that ended authority this
 // very process held (approval.Continuity.OwnAuthorityEnded).
 func reauthFor(why approval.Continuity) *refusal {
-	code, reason := ReauthProcessChanged, audit.ReasonIdentityMismatch
+	code, reason := agentapi.ReauthProcessChanged, audit.ReasonIdentityMismatch
 	switch why.Change {
 	case approval.ChangeVaultLocked:
-		code, reason = ReauthVaultStateChanged, audit.ReasonVaultStateChanged
+		code, reason = agentapi.ReauthVaultStateChanged, audit.ReasonVaultStateChanged
 	case approval.ChangeGatewayRestarted:
-		code, reason = ReauthGatewayRestarted, audit.ReasonGatewayRestarted
+		code, reason = agentapi.ReauthGatewayRestarted, audit.ReasonGatewayRestarted
 	}
-	return &refusal{CodeReauth + " " + code, reason, string(why.Change) +
+	return &refusal{agentapi.CodeReauth + " " + code, reason, string(why.Change) +
 		". Yett is asking the person to approve this agent run again; nothing was sent. " +
 		"After approval, check earlier calls with yett.status and send a new call"}
 }
@@ -83,16 +75,16 @@ func reauthFor(why approval.Continuity) *refusal {
 func approvalRefusal(err error) *refusal {
 	switch {
 	case errors.Is(err, approval.ErrDenied):
-		return &refusal{CodeDenied, audit.ReasonUserDenied, "the person denied this request; nothing was sent"}
+		return &refusal{agentapi.CodeDenied, audit.ReasonUserDenied, "the person denied this request; nothing was sent"}
 	case errors.Is(err, approval.ErrTimeout):
-		return &refusal{CodeApprovalTimeout, audit.ReasonApprovalTimeout, "nobody answered the approval in time; nothing was sent"}
+		return &refusal{agentapi.CodeApprovalTimeout, audit.ReasonApprovalTimeout, "nobody answered the approval in time; nothing was sent"}
 	case errors.Is(err, approval.ErrAuditUnavailable):
-		return &refusal{CodeAuditUnavailable, audit.ReasonAuditUnavailable, "Yett's audit log could not record the approval; nothing was sent"}
+		return &refusal{agentapi.CodeAuditUnavailable, audit.ReasonAuditUnavailable, "Yett's audit log could not record the approval; nothing was sent"}
 	case errors.Is(err, approval.ErrWithdrawn):
-		return &refusal{CodeWithdrawn, audit.ReasonWithdrawn,
+		return &refusal{agentapi.CodeWithdrawn, audit.ReasonWithdrawn,
 			"the approval request was withdrawn (the agent exited, or the vault was locked or unlocked); nothing was sent"}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &refusal{CodeDenied, audit.ReasonCancelled, "the call was cancelled while waiting for approval; nothing was sent"}
+		return &refusal{agentapi.CodeDenied, audit.ReasonCancelled, "the call was cancelled while waiting for approval; nothing was sent"}
 	}
-	return &refusal{CodeUnavailable, audit.ReasonPolicy, "the approval could not be asked; nothing was sent"}
+	return &refusal{agentapi.CodeUnavailable, audit.ReasonPolicy, "the approval could not be asked; nothing was sent"}
 }

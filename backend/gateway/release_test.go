@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 )
 
@@ -35,7 +36,7 @@ func lockedThenFresh(t *testing.T, between, after func(w *world, a *agent)) {
 	a.connect()
 	w.lock()
 	old := tag("locked")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(old)), "LOCKED")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(old)), "LOCKED")
 	if p := w.gw.Broker().Pending(); len(p) != 0 {
 		t.Fatalf("a locked call raised a card: %+v", p)
 	}
@@ -55,7 +56,7 @@ func lockedThenFresh(t *testing.T, between, after func(w *world, a *agent)) {
 	fresh := tag("fresh")
 	b := startAgent(t, w.runDir)
 	b.connect()
-	wait := b.callAsync(ToolHTTPRequest, w.req(fresh))
+	wait := b.callAsync(agentapi.ToolHTTPRequest, w.req(fresh))
 	w.approveNext()
 	mustContain(t, wait(), `"status":200`)
 	if n := w.recv.count(t, old); n != 0 {
@@ -72,7 +73,7 @@ func TestReleaseLockedAgentKeptAlive(t *testing.T) {
 		// yett.status is a built-in: it answers while locked, but no run
 		// may see call fates while locked (no session is valid then), not
 		// even whether the key exists.
-		r := a.call(ToolStatus, map[string]string{"idempotency_key": "key-locked-none"})
+		r := a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-locked-none"})
 		mustContain(t, r, "APPROVAL_REQUIRED")
 		if strings.Contains(r.Text, "NOT_FOUND") {
 			t.Fatalf("an unapproved run learned about a key: %+v", r)
@@ -80,10 +81,10 @@ func TestReleaseLockedAgentKeptAlive(t *testing.T) {
 	}, func(w *world, a *agent) {
 		// Once approved after the unlock, the live agent asks about its
 		// old call: it was never kept.
-		wait := a.callAsync(ToolHTTPRequest, w.req(tag("alive")))
+		wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(tag("alive")))
 		w.approveNext()
 		mustContain(t, wait(), `"status":200`)
-		mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + "none"}), "NOT_FOUND")
+		mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-" + "none"}), "NOT_FOUND")
 	})
 }
 
@@ -129,11 +130,11 @@ func TestReleaseTwoIdenticalAgents(t *testing.T) {
 	a.connect()
 	b.connect()
 	idA, idB := tag("twin-a"), tag("twin-b")
-	waitA := a.callAsync(ToolHTTPRequest, w.req(idA))
+	waitA := a.callAsync(agentapi.ToolHTTPRequest, w.req(idA))
 	cardA := w.approveNext()
 	mustContain(t, waitA(), `"status":200`)
 
-	waitB := b.callAsync(ToolHTTPRequest, w.req(idB))
+	waitB := b.callAsync(agentapi.ToolHTTPRequest, w.req(idB))
 	cardB := w.pending(approval.KindSession)
 	if cardB.RunID == cardA.RunID || cardB.Who.PID == cardA.Who.PID || cardB.Who.ExeSHA256 != cardA.Who.ExeSHA256 {
 		t.Fatalf("cards A %+v B %+v", cardA, cardB)
@@ -161,7 +162,7 @@ func TestReleaseAgentRestartedSameConversation(t *testing.T) {
 	a := startAgent(t, w.runDir)
 	a.connect()
 	first := tag("conv")
-	wait := a.callAsync(ToolHTTPRequest, w.req(first))
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(first))
 	w.approveNext()
 	mustContain(t, wait(), `"status":200`)
 	a.kill()
@@ -172,7 +173,7 @@ func TestReleaseAgentRestartedSameConversation(t *testing.T) {
 	next := tag("conv-next")
 	// A new process is asked like a first request (its call waits on its
 	// card); the card says what changed.
-	wait = a2.callAsync(ToolHTTPRequest, w.req(next))
+	wait = a2.callAsync(agentapi.ToolHTTPRequest, w.req(next))
 	card := w.pending(approval.KindSession)
 	if card.Change != approval.ChangeAgentRestarted || !strings.Contains(card.ChangeDetail, "ended at") {
 		t.Fatalf("card says %q (%q)", card.Change, card.ChangeDetail)
@@ -183,7 +184,7 @@ func TestReleaseAgentRestartedSameConversation(t *testing.T) {
 	w.gw.Broker().Answer(card.ID, true, "test")
 	mustContain(t, wait(), `"status":200`)
 	// The old key replayed by the new run is not sent again either.
-	mustContain(t, a2.call(ToolHTTPRequest, w.req(first)), "COMPLETED status=200")
+	mustContain(t, a2.call(agentapi.ToolHTTPRequest, w.req(first)), "COMPLETED status=200")
 	if w.recv.count(t, first) != 1 || w.recv.count(t, next) != 1 {
 		t.Fatal("wrong arrival counts")
 	}
@@ -203,7 +204,7 @@ func TestReleaseGatewayRestartedInProcess(t *testing.T) {
 	a.do(agentCmd{Op: "close"})
 	a.connect()
 	after := tag("after")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(after)), "REAUTH_REQUIRED gateway_restarted")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(after)), "REAUTH_REQUIRED gateway_restarted")
 	card := w.pending(approval.KindSession)
 	if card.Change != approval.ChangeGatewayRestarted {
 		t.Fatalf("card says %q", card.Change)
@@ -221,16 +222,16 @@ func TestReleaseVaultCycledWhileApproved(t *testing.T) {
 	w.unlock()
 	waitSessions(t, w, 0)
 	after := tag("after")
-	mustContain(t, a.call(ToolHTTPRequest, w.req(after)), "REAUTH_REQUIRED vault_state_changed")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(after)), "REAUTH_REQUIRED vault_state_changed")
 	card := w.pending(approval.KindSession)
 	if card.Change != approval.ChangeVaultLocked {
 		t.Fatalf("card says %q", card.Change)
 	}
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "key-" + after}), "authority")
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-" + after}), "authority")
 	if err := w.gw.Broker().Answer(card.ID, true, "test"); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, a.call(ToolHTTPRequest, w.req(after)), `"status":200`)
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(after)), `"status":200`)
 	if n := w.recv.count(t, after); n != 1 {
 		t.Fatalf("%d arrivals", n)
 	}
@@ -243,7 +244,7 @@ func TestReleasePendingApprovalAgentExits(t *testing.T) {
 	a := startAgent(t, w.runDir)
 	a.connect()
 	id := tag("orphan")
-	a.callAsync(ToolHTTPRequest, w.req(id))
+	a.callAsync(agentapi.ToolHTTPRequest, w.req(id))
 	card := w.pending(approval.KindSession)
 	a.kill()
 	deadline := time.Now().Add(testWait)

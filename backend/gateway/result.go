@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"
@@ -53,7 +54,7 @@ func (g *Gateway) finish(ctx context.Context, c *conn, sess approval.Session, ac
 		for _, e := range preSend {
 			if errors.Is(err, e) {
 				g.journal.NotSent(bg, id, string(audit.ReasonRefusedBeforeSend))
-				return g.refuse(c, act, sess.ID, &refusal{CodeRefused, audit.ReasonRefusedBeforeSend, refusalText(e) + "; nothing was sent"})
+				return g.refuse(c, act, sess.ID, &refusal{agentapi.CodeRefused, audit.ReasonRefusedBeforeSend, refusalText(e) + "; nothing was sent"})
 			}
 		}
 		var w *action.WithheldError
@@ -69,7 +70,7 @@ func (g *Gateway) finish(ctx context.Context, c *conn, sess approval.Session, ac
 		if errors.Is(err, action.ErrTimeout) {
 			what = "the request timed out"
 		}
-		return toolError(CodeStatusUnknown, "%s after it was sent; it may or may not have reached the server. Inspect the target before retrying with idempotency_key %s", what, key)
+		return toolError(agentapi.CodeStatusUnknown, "%s after it was sent; it may or may not have reached the server. Inspect the target before retrying with idempotency_key %s", what, key)
 	}
 	sum := sha256.Sum256(resp.Body)
 	class := resultClass(resp.Status)
@@ -119,9 +120,9 @@ const ClassWithheld = "response_withheld"
 // and the audit log a result whose reason names why the body was withheld;
 // never an unknown outcome, never retry-safe.
 func (g *Gateway) withheld(ctx context.Context, sess approval.Session, act *audit.Action, id, key string, dur int64, w *action.WithheldError) *mcp.CallToolResult {
-	reason, why := RefusedEncoded, "with a content encoding Yett did not ask for"
+	reason, why := agentapi.RefusedEncoded, "with a content encoding Yett did not ask for"
 	if w.Reason == action.WithheldPartial {
-		reason, why = RefusedPartial, "with part of a resource (206)"
+		reason, why = agentapi.RefusedPartial, "with part of a resource (206)"
 	}
 	if err := g.journal.Finish(ctx, id, journal.Result{Status: w.Status, Class: ClassWithheld}); err != nil {
 		g.log.Error("journal refused a result", "request", id)
@@ -133,7 +134,7 @@ func (g *Gateway) withheld(ctx context.Context, sess approval.Session, act *audi
 	}); err != nil {
 		g.log.Error("audit log refused a result", "request", id)
 	}
-	return toolError(CodeResponseRefused+" "+reason, "the request was sent and the server answered (status %d) %s; "+
+	return toolError(agentapi.CodeResponseRefused+" "+reason, "the request was sent and the server answered (status %d) %s; "+
 		"Yett withheld the answer because it could carry the credential in a form Yett cannot redact. "+
 		"The action completed: do not send it again with idempotency_key %s", w.Status, why, key)
 }
@@ -156,7 +157,7 @@ func refusalText(e error) string {
 // that left or is in flight: it is never sent again.
 func keyInUseAnswer(g *Gateway, prev *journal.Entry) *mcp.CallToolResult {
 	if prev == nil {
-		return toolError(CodeInvalid, "idempotency_key already used")
+		return toolError(agentapi.CodeInvalid, "idempotency_key already used")
 	}
 	return toolError(fateLine(g, *prev), "this idempotency_key names an earlier call, which is not sent again. Use a new key for a new action")
 }

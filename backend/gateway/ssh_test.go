@@ -14,6 +14,7 @@ import (
 	"time"
 
 	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/vault"
@@ -134,7 +135,7 @@ func (s *sshWorld) approvedSSHAgent() *agent {
 	s.t.Helper()
 	a := startAgent(s.t, s.runDir)
 	a.connect()
-	wait := a.callAsync(ToolSSHExec, s.exec("echo first", "first-1"))
+	wait := a.callAsync(agentapi.ToolSSHExec, s.exec("echo first", "first-1"))
 	sc := s.pending(approval.KindSession)
 	if sc.Command != "echo first" || sc.Channel != ChannelSSH {
 		s.t.Fatalf("session card %+v does not name the command", sc)
@@ -165,7 +166,7 @@ func TestSSHExecRunsAndReports(t *testing.T) {
 	a := s.approvedSSHAgent()
 	run := func(args map[string]any) agentReply {
 		t.Helper()
-		wait := a.callAsync(ToolSSHExec, args)
+		wait := a.callAsync(agentapi.ToolSSHExec, args)
 		s.approveCall(args["command"].(string))
 		return wait()
 	}
@@ -178,13 +179,13 @@ func TestSSHExecRunsAndReports(t *testing.T) {
 	if want, _ := sshaction.ParsePin(s.srv.HostKey); ans.HostKeyFingerprint != want.Fingerprint() || ans.DurationMS < 0 {
 		t.Fatalf("host key %q", ans.HostKeyFingerprint)
 	}
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "exit-3"}), "COMPLETED exit=3")
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "exit-3"}), "COMPLETED exit=3")
 
 	r = run(s.exec("kill -TERM $$", "signal-1"))
 	if ans := sshAnswerOf(t, r); !r.IsError || ans.Signal != "TERM" || ans.ExitCode != nil {
 		t.Fatalf("signal: %s", r.Text)
 	}
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "signal-1"}), "COMPLETED signal=TERM")
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "signal-1"}), "COMPLETED signal=TERM")
 
 	args := s.exec("wc -c", "stdin-1")
 	args["stdin"] = strings.Repeat("y", 5000)
@@ -195,7 +196,7 @@ func TestSSHExecRunsAndReports(t *testing.T) {
 
 	r = run(s.exec("yes flood", "flood-1"))
 	ans = sshAnswerOf(t, r)
-	if !strings.HasPrefix(r.Text, CodeStatusUnknown) || !ans.Truncated || ans.EndedBy != "output_cap" || len(ans.Stdout) != 128<<10 {
+	if !strings.HasPrefix(r.Text, agentapi.CodeStatusUnknown) || !ans.Truncated || ans.EndedBy != "output_cap" || len(ans.Stdout) != 128<<10 {
 		t.Fatalf("flood: truncated %v ended %q kept %d: %.200s", ans.Truncated, ans.EndedBy, len(ans.Stdout), r.Text)
 	}
 
@@ -224,21 +225,21 @@ func TestSSHBrokenConnectionIsStatusUnknown(t *testing.T) {
 			}
 		}
 	}()
-	r := a.call(ToolSSHExec, s.exec(cmd, "cut-1"))
-	if !strings.HasPrefix(r.Text, CodeStatusUnknown) || !strings.Contains(r.Text, "connection broke") || !strings.Contains(r.Text, "cut-1") {
+	r := a.call(agentapi.ToolSSHExec, s.exec(cmd, "cut-1"))
+	if !strings.HasPrefix(r.Text, agentapi.CodeStatusUnknown) || !strings.Contains(r.Text, "connection broke") || !strings.Contains(r.Text, "cut-1") {
 		t.Fatalf("cut: %s", r.Text)
 	}
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "cut-1"}), CodeStatusUnknown)
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "cut-1"}), agentapi.CodeStatusUnknown)
 	// A new connection of the agent (the same process reconnecting is a new
 	// run of its own; here the same agent asks again) sends the same call:
 	// it is answered from the journal and never run again.
-	mustContain(t, a.call(ToolSSHExec, s.exec(cmd, "cut-1")), CodeStatusUnknown)
+	mustContain(t, a.call(agentapi.ToolSSHExec, s.exec(cmd, "cut-1")), agentapi.CodeStatusUnknown)
 	b := startAgent(t, s.runDir)
 	b.connect()
-	wait := b.callAsync(ToolSSHExec, s.exec(cmd, "cut-1"))
+	wait := b.callAsync(agentapi.ToolSSHExec, s.exec(cmd, "cut-1"))
 	s.approveNext()
-	mustContain(t, wait(), CodeStatusUnknown)
-	mustContain(t, b.call(ToolStatus, map[string]string{"idempotency_key": "cut-1"}), CodeStatusUnknown)
+	mustContain(t, wait(), agentapi.CodeStatusUnknown)
+	mustContain(t, b.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "cut-1"}), agentapi.CodeStatusUnknown)
 	time.Sleep(500 * time.Millisecond)
 	if b, _ := os.ReadFile(marker); string(b) != "x\n" {
 		t.Fatalf("the command ran %d times", strings.Count(string(b), "x"))
@@ -255,7 +256,7 @@ func TestSSHVaultLockEndsTheCommand(t *testing.T) {
 	a := s.approvedSSHAgent()
 	pidFile, after := filepath.Join(s.scratch, "pid"), filepath.Join(s.scratch, "after")
 	cmd := "echo $$ > " + pidFile + "; sleep 30; touch " + after
-	wait := a.callAsync(ToolSSHExec, s.exec(cmd, "long-1"))
+	wait := a.callAsync(agentapi.ToolSSHExec, s.exec(cmd, "long-1"))
 	var pid int
 	for deadline := time.Now().Add(testWait); pid == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		b, _ := os.ReadFile(pidFile)
@@ -267,7 +268,7 @@ func TestSSHVaultLockEndsTheCommand(t *testing.T) {
 	locked := time.Now()
 	s.lock()
 	r := wait()
-	if !strings.HasPrefix(r.Text, CodeStatusUnknown) || !strings.Contains(r.Text, "vault was locked") || !strings.Contains(r.Text, `"ended_by":"vault_lock"`) {
+	if !strings.HasPrefix(r.Text, agentapi.CodeStatusUnknown) || !strings.Contains(r.Text, "vault was locked") || !strings.Contains(r.Text, `"ended_by":"vault_lock"`) {
 		t.Fatalf("lock: %s", r.Text)
 	}
 	if d := time.Since(locked); d > 10*time.Second {
@@ -291,13 +292,13 @@ func TestSSHVaultLockEndsTheCommand(t *testing.T) {
 	}
 	// After the unlock, the same call needs a new approval and is not run
 	// again: its key names a call whose outcome is unknown.
-	wait = a.callAsync(ToolSSHExec, s.exec(cmd, "long-1"))
+	wait = a.callAsync(agentapi.ToolSSHExec, s.exec(cmd, "long-1"))
 	r = wait()
-	if !strings.Contains(r.Text, CodeReauth) {
+	if !strings.Contains(r.Text, agentapi.CodeReauth) {
 		t.Fatalf("after unlock: %s", r.Text)
 	}
 	s.approveNext()
-	mustContain(t, a.call(ToolSSHExec, s.exec(cmd, "long-1")), CodeStatusUnknown)
+	mustContain(t, a.call(agentapi.ToolSSHExec, s.exec(cmd, "long-1")), agentapi.CodeStatusUnknown)
 	if b, _ := os.ReadFile(pidFile); strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
 		t.Fatal("the command ran again")
 	}
@@ -313,15 +314,15 @@ func TestSSHRefusedBeforeConnecting(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{map[string]any{"host": "nope", "command": "uptime"}, CodeNoHost},
-		{map[string]any{"host": "10.0.0.1", "command": "uptime"}, CodeNoHost},
-		{map[string]any{"host": "root@web-1", "command": "uptime"}, CodeInvalid},
-		{s.exec("ls; rm -rf ~", "r1"), CodeCommandNotAllowed},
-		{s.exec("uptime && id", "r2"), CodeCommandNotAllowed},
-		{s.exec("echo \u202e", "r3"), CodeInvalid},
-		{map[string]any{"host": "web-1", "command": "uptime", "env": map[string]string{"A": "b"}}, CodeInvalid},
+		{map[string]any{"host": "nope", "command": "uptime"}, agentapi.CodeNoHost},
+		{map[string]any{"host": "10.0.0.1", "command": "uptime"}, agentapi.CodeNoHost},
+		{map[string]any{"host": "root@web-1", "command": "uptime"}, agentapi.CodeInvalid},
+		{s.exec("ls; rm -rf ~", "r1"), agentapi.CodeCommandNotAllowed},
+		{s.exec("uptime && id", "r2"), agentapi.CodeCommandNotAllowed},
+		{s.exec("echo \u202e", "r3"), agentapi.CodeInvalid},
+		{map[string]any{"host": "web-1", "command": "uptime", "env": map[string]string{"A": "b"}}, agentapi.CodeInvalid},
 	} {
-		r := a.call(ToolSSHExec, tc.args)
+		r := a.call(agentapi.ToolSSHExec, tc.args)
 		if !strings.HasPrefix(r.Text, tc.want) {
 			t.Errorf("%v: %s", tc.args, r.Text)
 		}
@@ -333,7 +334,7 @@ func TestSSHRefusedBeforeConnecting(t *testing.T) {
 		t.Fatal("a refused call raised a card")
 	}
 	s.lock()
-	mustContain(t, a.call(ToolSSHExec, s.exec("uptime", "locked-1")), CodeLocked)
+	mustContain(t, a.call(agentapi.ToolSSHExec, s.exec("uptime", "locked-1")), agentapi.CodeLocked)
 	ev := waitAudit(t, s.world, "locked refusal", func(e audit.Event) bool {
 		return e.Type == audit.EventActionDenied && e.Reason == audit.ReasonVaultLocked && e.Action != nil && e.Action.Channel == ChannelSSH
 	})
@@ -346,7 +347,7 @@ func TestSSHHostWithoutPinIsNotConnected(t *testing.T) {
 	s := newSSHWorld(t, sshOpts{noPins: true})
 	a := startAgent(t, s.runDir)
 	a.connect()
-	mustContain(t, a.call(ToolSSHExec, s.exec("uptime", "nopin-1")), CodeHostKeyNotPinned)
+	mustContain(t, a.call(agentapi.ToolSSHExec, s.exec("uptime", "nopin-1")), agentapi.CodeHostKeyNotPinned)
 	if s.connections() != 0 {
 		t.Fatal("sshd saw a connection")
 	}
@@ -360,9 +361,9 @@ func TestSSHChangedHostKeyIsRefused(t *testing.T) {
 	a := s.approvedSSHAgent()
 	authBefore := strings.Count(s.srv.Log(), "Accepted publickey")
 	s.srv.Restart(t, true)
-	r := a.call(ToolSSHExec, s.exec("touch "+filepath.Join(s.scratch, "mitm"), "mitm-1"))
+	r := a.call(agentapi.ToolSSHExec, s.exec("touch "+filepath.Join(s.scratch, "mitm"), "mitm-1"))
 	newPin, _ := sshaction.ParsePin(s.srv.HostKey)
-	if !strings.HasPrefix(r.Text, CodeHostKeyChanged) || !strings.Contains(r.Text, newPin.Fingerprint()) {
+	if !strings.HasPrefix(r.Text, agentapi.CodeHostKeyChanged) || !strings.Contains(r.Text, newPin.Fingerprint()) {
 		t.Fatalf("changed key: %s", r.Text)
 	}
 	if strings.Count(s.srv.Log(), "Accepted publickey") != authBefore || strings.Contains(s.srv.Log(), "Postponed publickey") && strings.Count(s.srv.Log(), "Postponed publickey") > authBefore {
@@ -380,9 +381,9 @@ func TestSSHChangedHostKeyIsRefused(t *testing.T) {
 	if ev.SSH == nil || ev.SSH.HostFingerprint != newPin.Fingerprint() || ev.SSH.PinnedFingerprints != oldPin.Fingerprint() {
 		t.Fatalf("audit %+v", ev.SSH)
 	}
-	mustContain(t, a.call(ToolStatus, map[string]string{"idempotency_key": "mitm-1"}), CodeRetrySafe)
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "mitm-1"}), agentapi.CodeRetrySafe)
 	conns := s.connections()
-	mustContain(t, a.call(ToolSSHExec, s.exec("uptime", "mitm-2")), CodeHostKeyChanged)
+	mustContain(t, a.call(agentapi.ToolSSHExec, s.exec("uptime", "mitm-2")), agentapi.CodeHostKeyChanged)
 	if s.connections() != conns {
 		t.Fatal("a host under review was connected to")
 	}
@@ -396,7 +397,7 @@ func TestSSHRestartedAgentIsAskedAgain(t *testing.T) {
 	a.kill()
 	b := startAgent(t, s.runDir)
 	b.connect()
-	wait := b.callAsync(ToolSSHExec, s.exec("echo again", "again-1"))
+	wait := b.callAsync(agentapi.ToolSSHExec, s.exec("echo again", "again-1"))
 	card := s.pending(approval.KindSession)
 	if card.Change != approval.ChangeAgentRestarted || card.Command != "echo again" {
 		t.Fatalf("card %+v", card)
@@ -404,8 +405,8 @@ func TestSSHRestartedAgentIsAskedAgain(t *testing.T) {
 	if err := s.gw.Broker().Answer(card.ID, false, "test"); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, wait(), CodeDenied)
-	mustContain(t, b.call(ToolStatus, map[string]string{"idempotency_key": "again-1"}), CodeApprovalRequired)
+	mustContain(t, wait(), agentapi.CodeDenied)
+	mustContain(t, b.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "again-1"}), agentapi.CodeApprovalRequired)
 }
 
 func TestSSHRecordingIsKept(t *testing.T) {

@@ -16,27 +16,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/vault"
 )
-
-// ToolSSHExec runs one command on an SSH host a person added to Yett.
-const ToolSSHExec = "ssh.exec"
 
 // ChannelSSH names SSH commands in audit entries and cards; MethodSSH is
 // their method in the journal (and in yett.status).
 const (
 	ChannelSSH = "ssh"
 	MethodSSH  = "SSH"
-)
-
-// Answer codes of SSH commands.
-const (
-	CodeNoHost            = "NO_SUCH_HOST"
-	CodeHostKeyNotPinned  = "HOST_KEY_NOT_PINNED"
-	CodeHostKeyChanged    = "HOST_KEY_CHANGED"
-	CodeCommandNotAllowed = "COMMAND_NOT_ALLOWED"
 )
 
 // Bounds of ssh.exec. The frame cap (8 MiB) bounds everything already.
@@ -48,7 +38,7 @@ const (
 
 func sshExecTool() *mcp.Tool {
 	return &mcp.Tool{
-		Name: ToolSSHExec,
+		Name: agentapi.ToolSSHExec,
 		Description: "Run one command on an SSH host a person added to Yett, by the host's name in Yett. Yett connects with a key " +
 			"you never see, checks the host's pinned host key, and runs the command exactly as given through the remote user's " +
 			"shell: no terminal, no forwarding, no environment from you. A person approves this agent run and, unless they chose " +
@@ -169,7 +159,7 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	// 2. A valid request naming a host in Yett.
 	call, err := parseSSHArgs(req.Params.Arguments)
 	if err != nil {
-		return g.refuse(c, &audit.Action{Channel: ChannelSSH, Operation: "exec"}, "", &refusal{CodeInvalid, audit.ReasonInvalidRequest, publicArgError(err)}), nil
+		return g.refuse(c, &audit.Action{Channel: ChannelSSH, Operation: "exec"}, "", &refusal{agentapi.CodeInvalid, audit.ReasonInvalidRequest, publicArgError(err)}), nil
 	}
 	act := &audit.Action{Channel: ChannelSSH, Operation: auditCommand(call.command), Target: call.host, IdempotencyRef: call.key}
 	host, err := g.vault.SSHHostByName(call.host)
@@ -177,7 +167,7 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	case errors.Is(err, vault.ErrLocked):
 		return g.refuse(c, act, "", refusedLocked), nil
 	case err != nil:
-		return g.refuse(c, act, "", &refusal{CodeNoHost, audit.ReasonPolicy,
+		return g.refuse(c, act, "", &refusal{agentapi.CodeNoHost, audit.ReasonPolicy,
 			"Yett has no SSH host by that name; nothing was run. The person adds hosts in Yett and tells you their names"}), nil
 	}
 	act.Target, act.CredentialRef = host.Name, host.ID
@@ -192,7 +182,7 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		return g.refuse(c, act, "", r), nil
 	}
 	if rules, err := sshaction.ParseRules(strings.Join(host.Rules, "\n")); err != nil || !rules.Allows(call.command) {
-		return g.refuse(c, act, "", &refusal{CodeCommandNotAllowed, audit.ReasonCommandNotAllowed,
+		return g.refuse(c, act, "", &refusal{agentapi.CodeCommandNotAllowed, audit.ReasonCommandNotAllowed,
 			"no command rule of this host allows this command, so Yett did not connect; nothing was run. The person sets a host's rules in Yett"}), nil
 	}
 	// 4. The run still matches the live process.
@@ -229,7 +219,7 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 // hostPins reads a host's pins, or says why it cannot be connected to.
 func hostPins(h vault.SSHHostView) ([]sshaction.Pin, *refusal) {
 	if h.HostKeyAlert != nil {
-		return nil, &refusal{CodeHostKeyChanged, audit.ReasonHostKeyAlert, fmt.Sprintf(
+		return nil, &refusal{agentapi.CodeHostKeyChanged, audit.ReasonHostKeyAlert, fmt.Sprintf(
 			"this host presented host key %s, which is not pinned, and the person has not reviewed it yet; Yett does not connect "+
 				"to it until they do. Nothing was run", h.HostKeyAlert.Fingerprint)}
 	}
@@ -240,7 +230,7 @@ func hostPins(h vault.SSHHostView) ([]sshaction.Pin, *refusal) {
 		}
 	}
 	if len(pins) == 0 {
-		return nil, &refusal{CodeHostKeyNotPinned, audit.ReasonHostKeyNotPinned,
+		return nil, &refusal{agentapi.CodeHostKeyNotPinned, audit.ReasonHostKeyNotPinned,
 			"this host has no pinned host key yet, so Yett does not connect to it; nothing was run. The person pins it in Yett"}
 	}
 	return pins, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"
 	"github.com/yettdev/yett/backend/vault"
@@ -49,7 +50,7 @@ func (a *sshAction) lend(context.Context) *refusal {
 		if errors.Is(err, vault.ErrLocked) {
 			return refusedStateChanged
 		}
-		return &refusal{CodeUnavailable, audit.ReasonCredentialChanged,
+		return &refusal{agentapi.CodeUnavailable, audit.ReasonCredentialChanged,
 			"the host was changed or removed in Yett while this call waited; nothing was run"}
 	}
 	a.key = &onceSecret{s: sec}
@@ -149,28 +150,28 @@ func (a *sshAction) notRun(dctx context.Context, d *dispatchedCall, err error) *
 			Type: audit.EventSSHHostKeyChanged, Time: time.Now().UTC(), BootID: a.g.bootID, VaultEpoch: d.sess.VaultEpoch,
 			SessionID: d.sess.ID, Action: d.act, Reason: audit.ReasonHostKeyChanged, SSH: &f,
 		})
-		return d.notSent(&refusal{CodeHostKeyChanged, audit.ReasonHostKeyChanged, fmt.Sprintf(
+		return d.notSent(&refusal{agentapi.CodeHostKeyChanged, audit.ReasonHostKeyChanged, fmt.Sprintf(
 			"the host presented host key %s, which is not the key pinned in Yett (%s). Yett refused it before authenticating: "+
 				"nothing was run and Yett's key signed nothing. The person must check the host and pin its key again in Yett",
 			hk.Fingerprint, a.facts.PinnedFingerprints)})
 	case dctx.Err() != nil:
-		return d.notSent(&refusal{CodeReauth + " " + ReauthVaultStateChanged, audit.ReasonVaultStateChanged,
+		return d.notSent(&refusal{agentapi.CodeReauth + " " + agentapi.ReauthVaultStateChanged, audit.ReasonVaultStateChanged,
 			"the vault was locked before the command was sent; nothing was run"})
 	case errors.Is(err, sshaction.ErrAuth):
-		return d.notSent(&refusal{CodeRefused, audit.ReasonSSHAuthFailed, fmt.Sprintf(
+		return d.notSent(&refusal{agentapi.CodeRefused, audit.ReasonSSHAuthFailed, fmt.Sprintf(
 			"the host refused Yett's key for user %s; nothing was run. The person can check that the host's authorized_keys holds the public key Yett shows for this host",
 			a.host.User)})
 	case errors.Is(err, sshaction.ErrUnreachable), errors.Is(err, sshaction.ErrHandshake):
-		return d.notSent(&refusal{CodeUnavailable, audit.ReasonSSHUnreachable,
-			"Yett could not connect to the host; nothing was run. " + CodeRetrySafe})
+		return d.notSent(&refusal{agentapi.CodeUnavailable, audit.ReasonSSHUnreachable,
+			"Yett could not connect to the host; nothing was run. " + agentapi.CodeRetrySafe})
 	case errors.Is(err, sshaction.ErrNoKey):
-		return d.notSent(&refusal{CodeUnavailable, audit.ReasonCredentialChanged,
+		return d.notSent(&refusal{agentapi.CodeUnavailable, audit.ReasonCredentialChanged,
 			"the host's key became unavailable (the vault was locked); nothing was run"})
 	case errors.Is(err, sshaction.ErrNoPins):
-		return d.notSent(&refusal{CodeHostKeyNotPinned, audit.ReasonHostKeyNotPinned,
+		return d.notSent(&refusal{agentapi.CodeHostKeyNotPinned, audit.ReasonHostKeyNotPinned,
 			"this host has no pinned host key, so Yett did not connect; nothing was run"})
 	}
-	return d.notSent(&refusal{CodeRefused, audit.ReasonSSHRefused, "the host refused to start the command; nothing was run"})
+	return d.notSent(&refusal{agentapi.CodeRefused, audit.ReasonSSHRefused, "the host refused to start the command; nothing was run"})
 }
 
 func (a *sshAction) auditResult(class audit.ResultClass, res *sshaction.Result) audit.Result {
@@ -236,7 +237,7 @@ func textOrBase64(b []byte) (string, string) {
 // printed before Yett lost or ended it.
 func (a *sshAction) unknown(ans sshAnswer, format string, args ...any) *mcp.CallToolResult {
 	out, _ := json.Marshal(ans)
-	return toolError(CodeStatusUnknown, format+". Read the host's state before acting again; sending this call again with "+
+	return toolError(agentapi.CodeStatusUnknown, format+". Read the host's state before acting again; sending this call again with "+
 		"idempotency_key %s does not run it again.\n%s", append(args, ans.IdempotencyKey, out)...)
 }
 
@@ -255,7 +256,7 @@ func (a *sshAction) startRecording(d *dispatchedCall) (rec sshaction.Recorder, c
 	if !a.host.Record {
 		return nil, none, nil
 	}
-	notKept := &refusal{CodeUnavailable, audit.ReasonPolicy,
+	notKept := &refusal{agentapi.CodeUnavailable, audit.ReasonPolicy,
 		"this host's sessions are recorded, and Yett could not start the recording; nothing was run"}
 	if a.g.cfg.Recordings == nil {
 		return nil, none, notKept

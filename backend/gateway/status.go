@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"
 )
@@ -18,29 +19,29 @@ func fateLine(g *Gateway, e journal.Entry) string {
 	switch e.State {
 	case journal.StateResult:
 		if e.Result.Class == string(audit.ResultTransport) || e.Result.Class == string(audit.ResultUnknown) {
-			return CodeStatusUnknown
+			return agentapi.CodeStatusUnknown
 		}
 		if e.Method == MethodSSH {
 			if e.Result.Class == classSignal {
-				return fmt.Sprintf("%s signal=%s", CodeCompleted, signalName(e.Result.Status))
+				return fmt.Sprintf("%s signal=%s", agentapi.CodeCompleted, signalName(e.Result.Status))
 			}
-			return fmt.Sprintf("%s exit=%d", CodeCompleted, e.Result.Status)
+			return fmt.Sprintf("%s exit=%d", agentapi.CodeCompleted, e.Result.Status)
 		}
-		return fmt.Sprintf("%s status=%d", CodeCompleted, e.Result.Status)
+		return fmt.Sprintf("%s status=%d", agentapi.CodeCompleted, e.Result.Status)
 	case journal.StateDispatched:
 		if e.BootID != g.bootID {
-			return CodeStatusUnknown // sent, then the gateway stopped before the outcome
+			return agentapi.CodeStatusUnknown // sent, then the gateway stopped before the outcome
 		}
-		return CodeInProgress
+		return agentapi.CodeInProgress
 	case journal.StateIntent:
 		if e.BootID != g.bootID {
-			return CodeRetrySafe // durable proof: never marked dispatched
+			return agentapi.CodeRetrySafe // durable proof: never marked dispatched
 		}
-		return CodeInProgress
+		return agentapi.CodeInProgress
 	case journal.StateNotDispatched:
-		return CodeRetrySafe
+		return agentapi.CodeRetrySafe
 	}
-	return CodeStatusUnknown
+	return agentapi.CodeStatusUnknown
 }
 
 type statusAnswer struct {
@@ -67,7 +68,7 @@ func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	g := c.g
 	key, err := parseStatusArgs(req.Params.Arguments)
 	if err != nil {
-		return toolError(CodeInvalid, "%s", publicArgError(err)), nil
+		return toolError(agentapi.CodeInvalid, "%s", publicArgError(err)), nil
 	}
 	// A process that changed what it runs is another run before it may
 	// read anything (checkIdentity inspects it again).
@@ -82,7 +83,7 @@ func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 			"and asking with yett.status raises no card. Only a call that needs a credential asks the person. "+
 			"Careful: sending the original call again with the same idempotency_key is that call, not a query: "+
 			"once the person approves this run, Yett performs it if no call with this key was sent before, "+
-			"and if one was, answers with that call's fate without sending it twice", CodeApprovalRequired, authority)), nil
+			"and if one was, answers with that call's fate without sending it twice", agentapi.CodeApprovalRequired, authority)), nil
 	}
 	e, err := g.journal.Lookup(ctx, run.ExeHash(), key)
 	if errors.Is(err, journal.ErrNotFound) {
@@ -90,10 +91,10 @@ func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		// no record means nothing with this key left through Yett.
 		return toolText(fmt.Sprintf("%s\n%s: Yett holds no record of a call with this idempotency_key from this program, "+
 			"and it records every call before sending it, so nothing with this key was sent (a call refused while the vault "+
-			"was locked is not kept)\nauthority: OK", CodeNotFound, CodeRetrySafe)), nil
+			"was locked is not kept)\nauthority: OK", agentapi.CodeNotFound, agentapi.CodeRetrySafe)), nil
 	}
 	if err != nil {
-		return toolError(CodeUnavailable, "the activity journal could not be read"), nil
+		return toolError(agentapi.CodeUnavailable, "the activity journal could not be read"), nil
 	}
 	ans := statusAnswer{IdempotencyKey: key, Fate: fateLine(g, e), Authority: "OK", Method: e.Method, Target: e.Target}
 	if e.State == journal.StateResult {

@@ -13,15 +13,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yettdev/yett/backend/action"
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/journal"
 	"github.com/yettdev/yett/backend/target"
 	"github.com/yettdev/yett/backend/toolargs"
-)
-
-// Tool names.
-const (
-	ToolHTTPRequest = "http.request"
-	ToolStatus      = "yett.status"
 )
 
 // Argument bounds. The frame cap (8 MiB) bounds the body already.
@@ -34,7 +29,7 @@ const (
 
 func httpRequestTool() *mcp.Tool {
 	return &mcp.Tool{
-		Name: ToolHTTPRequest,
+		Name: agentapi.ToolHTTPRequest,
 		Description: "Perform an HTTP request through Yett. Yett chooses and injects the credential bound to the URL's host and path; " +
 			"you never see or send it. The first request of this agent run needs the person's approval. " +
 			"Give every logical action an idempotency_key and reuse it only when retrying that same action; " +
@@ -57,7 +52,7 @@ func httpRequestTool() *mcp.Tool {
 
 func statusTool() *mcp.Tool {
 	return &mcp.Tool{
-		Name: ToolStatus,
+		Name: agentapi.ToolStatus,
 		Description: "What happened to a call you sent before, by its idempotency_key: COMPLETED with its outcome, " +
 			"RETRY_SAFE previous_action_not_started, STATUS_UNKNOWN inspect_activity_journal, or REAUTH_REQUIRED <reason> " +
 			"when this agent run must be approved again before it may act.",

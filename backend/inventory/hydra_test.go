@@ -21,8 +21,8 @@ import (
 
 	_ "github.com/glebarez/go-sqlite"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
-	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
@@ -298,7 +298,7 @@ func TestFullDrillAgainstHydra(t *testing.T) {
 	if w.api.n.Load() != apiBefore {
 		t.Error("a request reached the API during the drill")
 	}
-	if ev := strings.Join(call.Evidence, "\n"); !strings.Contains(ev, gateway.CodeAuthRevoked) || !strings.Contains(ev, "action_denied, reason revoked") {
+	if ev := strings.Join(call.Evidence, "\n"); !strings.Contains(ev, agentapi.CodeAuthRevoked) || !strings.Contains(ev, "action_denied, reason revoked") {
 		t.Errorf("call step's evidence: %s", ev)
 	}
 	stays := strings.Join(w.step(rep, inventory.StepStaysRefused).Evidence, "\n")
@@ -314,7 +314,7 @@ func TestFullDrillAgainstHydra(t *testing.T) {
 	// provider or the API.
 	after := time.Now()
 	w.createIssue["idempotency_key"] = "after-full-drill"
-	if r := a.call(opName, w.createIssue); !r.IsError || !strings.HasPrefix(r.Text, gateway.CodeAuthRevoked) {
+	if r := a.call(opName, w.createIssue); !r.IsError || !strings.HasPrefix(r.Text, agentapi.CodeAuthRevoked) {
 		t.Fatalf("a call after the drill: %+v", r)
 	}
 	if got := append(w.pub.since(after), w.admin.since(after)...); len(got) != 0 || w.api.n.Load() != apiBefore {
@@ -384,7 +384,7 @@ func TestUnattendedDrillAgainstHydra(t *testing.T) {
 	if !rep.Passed || !slices.Equal(stepNames(rep), want) || rep.EndState != "active" || len(rep.NotExercised) != 3 {
 		t.Fatalf("unattended drill: passed=%v steps=%v end=%s advice=%s", rep.Passed, stepNames(rep), rep.EndState, rep.Advice)
 	}
-	if ev := strings.Join(w.step(rep, inventory.StepCallRefused).Evidence, "\n"); !strings.Contains(ev, gateway.CodeAuthSuspended) {
+	if ev := strings.Join(w.step(rep, inventory.StepCallRefused).Evidence, "\n"); !strings.Contains(ev, agentapi.CodeAuthSuspended) {
 		t.Errorf("the suspended call's evidence: %s", ev)
 	}
 	if ev := strings.Join(w.step(rep, inventory.StepRevocationEndpoint).Evidence, "\n"); !strings.Contains(ev, "HTTP 200") {
@@ -393,7 +393,7 @@ func TestUnattendedDrillAgainstHydra(t *testing.T) {
 	if ev := strings.Join(w.step(rep, inventory.StepRefreshTokenKept).Evidence, "\n"); !strings.Contains(ev, "refresh token is active") {
 		t.Errorf("the refresh token's evidence: %s", ev)
 	}
-	if ev := strings.Join(w.step(rep, inventory.StepCallPasses).Evidence, "\n"); !strings.Contains(ev, gateway.CodeDrillStopped) {
+	if ev := strings.Join(w.step(rep, inventory.StepCallPasses).Evidence, "\n"); !strings.Contains(ev, agentapi.CodeDrillStopped) {
 		t.Errorf("the last call's evidence: %s", ev)
 	}
 	if w.api.n.Load() != apiBefore {
@@ -476,7 +476,7 @@ func TestDrillStopsAtStep2WhenRevocationIsDown(t *testing.T) {
 		t.Fatalf("custody after the failed drill: %v", err)
 	}
 	w.createIssue["idempotency_key"] = "after-failed-drill"
-	if r := a.call(opName, w.createIssue); !r.IsError || !strings.HasPrefix(r.Text, gateway.CodeAuthRevoked) {
+	if r := a.call(opName, w.createIssue); !r.IsError || !strings.HasPrefix(r.Text, agentapi.CodeAuthRevoked) {
 		t.Fatalf("a call after the failed drill: %+v", r)
 	}
 	if row := w.row(w.id); row.LastDrill == nil || row.LastDrill.Passed {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
-	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/vault"
@@ -265,8 +265,8 @@ func TestBlockUncontrolledAppliesToEveryRow(t *testing.T) {
 	}
 	a := d.agent()
 	args := map[string]any{"method": "GET", "url": "http://127.0.0.1:9/x", "idempotency_key": "block-1"}
-	r := a.call(gateway.ToolHTTPRequest, args)
-	if !r.IsError || !strings.HasPrefix(r.Text, gateway.CodeDenied+":") || !strings.Contains(r.Text, "not under control") {
+	r := a.call(agentapi.ToolHTTPRequest, args)
+	if !r.IsError || !strings.HasPrefix(r.Text, agentapi.CodeDenied+":") || !strings.Contains(r.Text, "not under control") {
 		t.Fatalf("a call with an uncontrolled credential: %+v", r)
 	}
 	if n := len(d.broker().Pending()); n != 0 {
@@ -287,7 +287,7 @@ func TestBlockUncontrolledAppliesToEveryRow(t *testing.T) {
 		}
 	}
 	args["idempotency_key"] = "block-2"
-	a.send(gateway.ToolHTTPRequest, args)
+	a.send(agentapi.ToolHTTPRequest, args)
 	waitFor(t, "the session card of a controlled row's call", func() bool { return len(d.broker().Pending()) == 1 })
 	if err := inv.SetBlockUncontrolled(d.ctx(), false); err != nil {
 		t.Fatal(err)

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
-	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/vault"
 )
@@ -52,8 +52,8 @@ func TestSSHHostsAreRows(t *testing.T) {
 	}
 	a := d.agent()
 	args := map[string]any{"host": "web-1", "command": "uptime", "idempotency_key": "ssh-block-1"}
-	res := a.call(gateway.ToolSSHExec, args)
-	if !res.IsError || !strings.HasPrefix(res.Text, gateway.CodeDenied+":") || !strings.Contains(res.Text, "not under control") {
+	res := a.call(agentapi.ToolSSHExec, args)
+	if !res.IsError || !strings.HasPrefix(res.Text, agentapi.CodeDenied+":") || !strings.Contains(res.Text, "not under control") {
 		t.Fatalf("ssh.exec to an uncontrolled host: %+v", res)
 	}
 	found := false
@@ -77,7 +77,7 @@ func TestSSHHostsAreRows(t *testing.T) {
 		t.Fatalf("still not under control: %v", r.Missing)
 	}
 	args["idempotency_key"] = "ssh-block-2"
-	res = a.call(gateway.ToolSSHExec, args)
+	res = a.call(agentapi.ToolSSHExec, args)
 	if !res.IsError || strings.Contains(res.Text, "not under control") {
 		t.Fatalf("a controlled host without a pin: %+v", res)
 	}

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
-	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/target"
 	"github.com/yettdev/yett/backend/vault"
@@ -23,7 +23,7 @@ import (
 var fullSteps = []stepDef{
 	{StepLocalDisable, "Disable it locally", disableLocally},
 	{StepProviderRevocation, "Revoke its refresh and access tokens at the provider (RFC 7009)", revokeAtProvider},
-	{StepCallRefused, "An agent-style call through the gateway is refused locally", callRefused(gateway.CodeAuthRevoked)},
+	{StepCallRefused, "An agent-style call through the gateway is refused locally", callRefused(agentapi.CodeAuthRevoked)},
 	{StepStaysRefused, "It stays refused until a person reconnects it", staysRefused},
 	{StepAuditNamesUsers, "The audit log names the sessions and processes that used it", auditNamesUsers},
 }
@@ -31,7 +31,7 @@ var fullSteps = []stepDef{
 // The unattended drill: safe with nobody present.
 var unattendedSteps = []stepDef{
 	{StepLocalDisable, "Switch it off locally (its tokens are kept)", suspendLocally},
-	{StepCallRefused, "An agent-style call through the gateway is refused locally", callRefused(gateway.CodeAuthSuspended)},
+	{StepCallRefused, "An agent-style call through the gateway is refused locally", callRefused(agentapi.CodeAuthSuspended)},
 	{StepRevocationEndpoint, "The provider's revocation endpoint is known and accepts a revocation", probeRevocation},
 	{StepRefreshTokenKept, "The refresh token is left alone", refreshTokenKept},
 	{StepAuditNamesUsers, "The audit log names the sessions and processes that used it", auditNamesUsers},
@@ -106,7 +106,7 @@ func callRefused(want string) stepFunc {
 }
 
 func callPasses(ctx context.Context, d *drill) (bool, string, []string, string) {
-	return d.callThrough(ctx, gateway.CodeDrillStopped, "passes")
+	return d.callThrough(ctx, agentapi.CodeDrillStopped, "passes")
 }
 
 // callThrough makes the drill client's call of the authorization's first
@@ -167,7 +167,7 @@ func (d *drill) callThrough(ctx context.Context, want, what string) (bool, strin
 // lets http.request reach the provider's endpoints with a stored secret.
 func staysRefused(ctx context.Context, d *drill) (bool, string, []string, string) {
 	did := "Yett's drill client called again and listed the tools an agent sees; Yett asked the vault whether any credential is bound to the provider's token or authorization endpoint."
-	ok, _, ev, _ := d.callThrough(ctx, gateway.CodeAuthRevoked, "refused")
+	ok, _, ev, _ := d.callThrough(ctx, agentapi.CodeAuthRevoked, "refused")
 	passed := ok
 	if d.client != nil {
 		names, err := d.client.tools(ctx)
@@ -177,7 +177,7 @@ func staysRefused(ctx context.Context, d *drill) (bool, string, []string, string
 		} else {
 			var odd []string
 			for _, n := range names {
-				if !slices.Contains(d.inv.catalogueNames(), n) && n != gateway.ToolHTTPRequest && n != gateway.ToolStatus && !strings.HasPrefix(n, "ssh.") {
+				if !slices.Contains(d.inv.catalogueNames(), n) && n != agentapi.ToolHTTPRequest && n != agentapi.ToolStatus && !strings.HasPrefix(n, "ssh.") {
 					odd = append(odd, n)
 				}
 			}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/agentapi"
 )
 
 // A real agent for the keeper's tests: this test binary re-executed as an
@@ -65,12 +65,12 @@ func agentMain() int {
 		params := &mcp.CallToolParams{}
 		switch {
 		case len(f) == 3 && f[0] == "call":
-			params.Name, params.Arguments = gateway.ToolHTTPRequest, map[string]any{
+			params.Name, params.Arguments = agentapi.ToolHTTPRequest, map[string]any{
 				"method": "POST", "url": f[1], "body": map[string]any{"from": "keeper test"}, "idempotency_key": f[2],
 			}
 		case len(f) == 4 && f[0] == "ssh":
 			// "ssh HOST WORD KEY": ssh.exec of `echo WORD` on HOST.
-			params.Name, params.Arguments = gateway.ToolSSHExec, map[string]any{
+			params.Name, params.Arguments = agentapi.ToolSSHExec, map[string]any{
 				"host": f[1], "command": "echo " + f[2], "idempotency_key": f[3],
 			}
 		case len(f) == 2 && f[0] == "spawn":
