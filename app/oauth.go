@@ -409,7 +409,7 @@ func (s *OAuthService) SetBlockUncontrolled(on bool) error {
 // response body.
 var oauthPublicErrors = []error{
 	oauth.ErrInvalid, oauth.ErrNotFound, oauth.ErrNeedsReconnection, oauth.ErrDisabled,
-	oauth.ErrUncontrolled, oauth.ErrTransient, oauth.ErrProvider, oauth.ErrFlow, oauth.ErrConfig,
+	oauth.ErrTransient, oauth.ErrProvider, oauth.ErrFlow, oauth.ErrConfig,
 	operation.ErrInvalid,
 }
 

@@ -81,7 +81,9 @@ func (s *SSHService) Hosts() ([]SSHHostView, error) {
 // overlayInventory lays the owner inventory's verdict over each host:
 // whether it is under control and what it misses (it needs an environment
 // and a review date too, not only the owner and backup revoker the host
-// record holds). The host's own problems (its host key) stay.
+// record holds): the inventory alone decides it. The host's own problems
+// (its host key, its rules) stay. A host with no row yet reads as not
+// under control.
 func (s *SSHService) overlayInventory(views []SSHHostView) {
 	if len(views) == 0 {
 		return
@@ -94,13 +96,7 @@ func (s *SSHService) overlayInventory(views []SSHHostView) {
 		}
 		v := &views[i]
 		v.Controlled = r.Controlled
-		problems := []string{}
-		for _, p := range v.Problems {
-			if !strings.HasPrefix(p, "no owner") && !strings.HasPrefix(p, "no backup revoker") {
-				problems = append(problems, p)
-			}
-		}
-		v.Problems = append(problems, inventoryProblems(r)...)
+		v.Problems = append(v.Problems, inventoryProblems(r)...)
 	}
 }
 

@@ -67,7 +67,7 @@ type SSHHostView struct {
 func sshHostView(h sshhost.HostView) SSHHostView {
 	v := SSHHostView{
 		ID: h.ID, Name: h.Name, Address: h.Address, Port: h.Port, User: h.User, PublicKey: h.PublicKey,
-		KeyFingerprint: h.KeyFingerprint, Pins: []SSHPinView{}, Controlled: h.Controlled, Problems: nonNil(h.Problems),
+		KeyFingerprint: h.KeyFingerprint, Pins: []SSHPinView{}, Problems: nonNil(h.Problems),
 		CreatedAt: h.CreatedAt.UTC().Format(time.RFC3339), Version: int64(h.Version),
 		Settings: SSHSettingsForm{Approval: string(h.Approval), Rules: h.Rules, TimeoutSeconds: int(h.Timeout / time.Second),
 			Record: h.Record, Owner: h.Owner, BackupRevoker: h.BackupRevoker},

@@ -254,9 +254,6 @@ func oauthRefusal(err error) *refusal {
 	case errors.Is(err, oauth.ErrDisabled), errors.Is(err, oauth.ErrNotFound):
 		return &refusal{agentapi.CodeAuthRevoked, audit.ReasonRevoked,
 			"the account behind this operation was revoked or removed in Yett; nothing was sent"}
-	case errors.Is(err, oauth.ErrUncontrolled):
-		return &refusal{agentapi.CodeDenied, audit.ReasonUncontrolled,
-			"the account behind this operation has no named owner or backup revoker, and Yett blocks such accounts; nothing was sent"}
 	case errors.Is(err, vault.ErrLocked):
 		return refusedLocked
 	case errors.Is(err, oauth.ErrTransient):

@@ -42,7 +42,6 @@ var (
 	ErrNeedsReconnection = errors.New("oauth: the authorization needs its owner to reconnect")
 	ErrDisabled          = errors.New("oauth: the authorization is disabled")
 	ErrSuspended         = errors.New("oauth: the authorization is suspended")
-	ErrUncontrolled      = errors.New("oauth: the authorization has no owner or backup revoker and uncontrolled authorizations are blocked")
 	ErrTransient         = errors.New("oauth: the provider could not be reached; the stored authorization is unchanged")
 	ErrProvider          = errors.New("oauth: the provider refused the request")
 	ErrFlow              = errors.New("oauth: the connection flow failed")

@@ -41,10 +41,9 @@ type HostView struct {
 	Record         bool           `json:"record"`
 	Owner          string         `json:"owner"`
 	BackupRevoker  string         `json:"backup_revoker"`
-	// Controlled: someone answers for the host (an owner and a backup
-	// revoker are named), as for every authorization in the inventory.
-	Controlled bool `json:"controlled"`
-	// Problems say in words what needs the person's attention.
+	// Problems say in words what about the host itself needs the
+	// person's attention (its host keys, its rules). Whether someone
+	// answers for it is the owner inventory's verdict, not the host's.
 	Problems  []string  `json:"problems"`
 	CreatedAt time.Time `json:"created_at"`
 	Version   uint64    `json:"version"`
@@ -54,7 +53,7 @@ func viewOf(h vault.SSHHostView) HostView {
 	v := HostView{
 		ID: h.ID, Name: h.Name, Address: h.Address, Port: h.Port, User: h.User, PublicKey: h.PublicKey,
 		KeyFingerprint: h.KeyFingerprint, Pins: []PinView{}, Approval: h.Approval, Timeout: h.Timeout, Record: h.Record,
-		Owner: h.Owner, BackupRevoker: h.BackupRevoker, Controlled: h.Owner != "" && h.BackupRevoker != "",
+		Owner: h.Owner, BackupRevoker: h.BackupRevoker,
 		Problems: []string{}, CreatedAt: h.CreatedAt, Version: h.Version,
 	}
 	for _, s := range h.HostKeys {
@@ -78,12 +77,6 @@ func viewOf(h vault.SSHHostView) HostView {
 	}
 	if len(v.Pins) == 0 && v.Alert == nil {
 		v.Problems = append(v.Problems, "no pinned host key: agents cannot use this host until you pin one")
-	}
-	if h.Owner == "" {
-		v.Problems = append(v.Problems, "no owner: nobody is named who answers for this access")
-	}
-	if h.BackupRevoker == "" {
-		v.Problems = append(v.Problems, "no backup revoker: nobody else is named who may remove it")
 	}
 	return v
 }
