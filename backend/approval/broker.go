@@ -2,8 +2,6 @@ package approval
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"sort"
 	"sync"
 	"time"
@@ -123,12 +121,6 @@ func New(cfg Config) *Broker {
 
 // BootID returns the boot id sessions are bound to.
 func (b *Broker) BootID() string { return b.cfg.BootID }
-
-func newID(prefix string) string {
-	var r [12]byte
-	rand.Read(r[:])
-	return prefix + hex.EncodeToString(r[:])
-}
 
 // Subscribe registers fn for every later change, delivered as backend/feed
 // says: in order, one at a time, never under the broker's lock (fn may call

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/ids"
 	"github.com/yettdev/yett/backend/procid"
 )
 
@@ -58,7 +59,7 @@ func (b *Broker) RequestSessionFor(run *procid.RunRecord, why Continuity, first 
 	now := time.Now()
 	p := &pending{
 		req: Request{
-			ID: newID("rq-"), Kind: KindSession, RunID: RunID(run), Who: RequesterOf(run),
+			ID: ids.New("rq-"), Kind: KindSession, RunID: RunID(run), Who: RequesterOf(run),
 			Change: why.Change, ChangeDetail: why.Detail, Channel: first.Channel, Target: first.Target, CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
 			Credential: first.Credential, Operation: first.Operation, Description: first.Description,
 		},
@@ -119,7 +120,7 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID s
 	now := time.Now()
 	p := &pending{
 		req: Request{
-			ID: newID("rq-"), Kind: KindCall, RunID: RunID(run), Who: RequesterOf(run), Channel: c.Channel,
+			ID: ids.New("rq-"), Kind: KindCall, RunID: RunID(run), Who: RequesterOf(run), Channel: c.Channel,
 			Method: c.Method, Target: c.Target, Credential: c.Credential, Ref: c.Ref, SessionID: sessionID,
 			Operation: c.Operation, Description: c.Description,
 			CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
@@ -250,7 +251,7 @@ func (b *Broker) AnswerVia(id string, approve bool, via Via) error {
 	b.mu.Unlock()
 
 	s := Session{
-		ID: newID("ap-"), BootID: b.cfg.BootID, RunID: p.req.RunID, VaultEpoch: p.epoch,
+		ID: ids.New("ap-"), BootID: b.cfg.BootID, RunID: p.req.RunID, VaultEpoch: p.epoch,
 		ApprovedAt: time.Now().UTC(), Surface: surface, Via: via, Channel: p.req.Channel, Who: p.req.Who, Run: p.run,
 	}
 	if r := b.cfg.Recorder; r != nil {

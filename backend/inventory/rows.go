@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/yettdev/yett/backend/store"
 )
 
 // Row is one authorization as the owner inventory shows it: what custody
@@ -242,7 +244,7 @@ func (inv *Inventory) rows(ctx context.Context) ([]Row, error) {
 			ID: f.ID, Kind: f.Kind, Name: f.Name, Provider: f.Provider, AccountRef: f.AccountRef, Scopes: f.Scopes,
 			Environment: f.Environment, HeldOn: inv.held, Owner: rec.Owner, BackupRevoker: rec.BackupRevoker,
 			CreatedVia: f.CreatedVia, ConnectedAt: utc(f.ConnectedAt), LastUsed: uses[f.ID], LastRefresh: utc(f.LastRefresh),
-			ReviewBy: fromUnix(rec.ReviewBy), LastDrill: last[f.ID], Drillable: f.Drillable, Operations: f.Operations,
+			ReviewBy: store.FromUnixSeconds(rec.ReviewBy), LastDrill: last[f.ID], Drillable: f.Drillable, Operations: f.Operations,
 			DisableProcedure: f.Disable, State: f.State, StateReason: f.StateReason, Drilling: running[f.ID],
 			DrillEveryDays: rec.DrillEveryDays, DrillKind: rec.DrillKind,
 		}
@@ -310,7 +312,7 @@ func (inv *Inventory) records(facts []Fact) (map[string]record, error) {
 			continue
 		}
 		r := record{ID: f.ID, Kind: f.Kind, Owner: f.Declared.Owner, BackupRevoker: f.Declared.BackupRevoker,
-			ReviewBy: unixOf(f.Declared.ReviewBy), DrillEveryDays: DefaultDrillEveryDays, DrillKind: DrillUnattended,
+			ReviewBy: store.UnixSeconds(f.Declared.ReviewBy), DrillEveryDays: DefaultDrillEveryDays, DrillKind: DrillUnattended,
 			FirstSeen: inv.now().Unix()}
 		if r.ReviewBy == 0 && !f.ConnectedAt.IsZero() {
 			r.ReviewBy = f.ConnectedAt.Add(DefaultReviewAfter).Unix()
@@ -350,7 +352,7 @@ func (inv *Inventory) latestDrills() (map[string]*DrillSummary, error) {
 	}
 	out := make(map[string]*DrillSummary, len(rows))
 	for _, r := range rows {
-		out[r.RowID] = &DrillSummary{ID: r.ID, Kind: r.Kind, At: fromUnix(r.FinishedAt), Passed: r.Passed}
+		out[r.RowID] = &DrillSummary{ID: r.ID, Kind: r.Kind, At: store.FromUnixSeconds(r.FinishedAt), Passed: r.Passed}
 	}
 	return out, nil
 }
@@ -381,20 +383,6 @@ func (inv *Inventory) Blocked(ref string) bool {
 	}
 	controlled, ok := (*m)[ref]
 	return !ok || !controlled
-}
-
-func unixOf(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.Unix()
-}
-
-func fromUnix(s int64) time.Time {
-	if s == 0 {
-		return time.Time{}
-	}
-	return time.Unix(s, 0).UTC()
 }
 
 func utc(t time.Time) time.Time {

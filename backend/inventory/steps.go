@@ -15,6 +15,7 @@ import (
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/store"
 	"github.com/yettdev/yett/backend/target"
 	"github.com/yettdev/yett/backend/vault"
 )
@@ -406,7 +407,7 @@ func (inv *Inventory) lastDrill(id string) (time.Time, error) {
 	if err := inv.db.Raw(`SELECT COALESCE(MAX(finished_at), 0) FROM drill_reports WHERE row_id = ?`, id).Scan(&f).Error; err != nil {
 		return time.Time{}, err
 	}
-	return fromUnix(f), nil
+	return store.FromUnixSeconds(f), nil
 }
 
 func jsonUnmarshal(raw string, v any) error { return json.Unmarshal([]byte(raw), v) }

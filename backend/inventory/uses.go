@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/store"
 )
 
 // Trail reads the audit log from a position an earlier entry returned
@@ -104,7 +105,7 @@ func (inv *Inventory) uses() (map[string]time.Time, error) {
 	}
 	out := make(map[string]time.Time, len(rows))
 	for _, r := range rows {
-		out[r.Ref] = fromUnix(r.LastUse)
+		out[r.Ref] = store.FromUnixSeconds(r.LastUse)
 	}
 	return out, nil
 }

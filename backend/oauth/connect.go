@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +22,9 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/ids"
 	"github.com/yettdev/yett/backend/oauth/providers"
+	"github.com/yettdev/yett/backend/store"
 )
 
 // Flows a person can start. The resource owner password grant is not one.
@@ -109,12 +110,6 @@ type flow struct {
 	// name is the new authorization's name while the flow waits: no
 	// second connection may take it (empty for a reconnection).
 	name string
-}
-
-func randomID(prefix string, n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return prefix + hex.EncodeToString(b)
 }
 
 // Connect validates req and starts its flow. The authorization exists only
@@ -251,7 +246,7 @@ func (m *Manager) newRow(ctx context.Context, req ConnectRequest) (*row, error) 
 	if err != nil {
 		return nil, err
 	}
-	id := randomID("az-", 12)
+	id := ids.New("az-")
 	r := &row{
 		APIHosts: apiHosts,
 		ID:       id, Name: req.Name, Provider: provider, Issuer: md.Issuer,
@@ -261,7 +256,7 @@ func (m *Manager) newRow(ctx context.Context, req ConnectRequest) (*row, error) 
 		DPoP: req.DPoP, RequireIss: requireIss, RequestedScopes: strings.Join(scopes, " "),
 		Environment: req.Environment, Unattended: req.Unattended, CreatedHow: req.Flow,
 		Owner: strings.TrimSpace(req.Owner), BackupRevoker: strings.TrimSpace(req.BackupRevoker),
-		ReviewBy: unixOf(req.ReviewBy), DisableProcedure: req.DisableProcedure,
+		ReviewBy: store.UnixSeconds(req.ReviewBy), DisableProcedure: req.DisableProcedure,
 		State: StateActive, Revocation: RevocationNone, Generation: 1,
 	}
 	if len(authParams) > 0 && req.Unattended {
@@ -382,7 +377,7 @@ func (m *Manager) resolveProvider(ctx context.Context, req ConnectRequest) (md p
 func (m *Manager) start(ctx context.Context, r *row, reconnect bool, port int) (FlowView, error) {
 	fctx, cancel := context.WithTimeout(m.ctx, m.cfg.FlowTimeout)
 	f := &flow{cancel: cancel, done: make(chan struct{}), view: FlowView{
-		ID: randomID("fl-", 9), Flow: r.CreatedHow, State: FlowWaiting, ExpiresAt: m.now().Add(m.cfg.FlowTimeout).UTC(),
+		ID: ids.Sized("fl-", 9), Flow: r.CreatedHow, State: FlowWaiting, ExpiresAt: m.now().Add(m.cfg.FlowTimeout).UTC(),
 	}}
 	if !reconnect {
 		f.name = r.Name
@@ -718,7 +713,7 @@ func (m *Manager) finish(ctx context.Context, r *row, tok *oauth2.Token, reconne
 			return err
 		}
 	}
-	r.Generation, r.SealedAccess, r.SealedRefresh, r.AccessExpiry = gen, sa, sr, unixOf(tok.Expiry)
+	r.Generation, r.SealedAccess, r.SealedRefresh, r.AccessExpiry = gen, sa, sr, store.UnixSeconds(tok.Expiry)
 	r.ConnectedAt, r.State, r.StateReason, r.RefreshInFlight = now.Unix(), StateActive, "", 0
 	if reconnect {
 		err = m.db.Model(&row{}).Where("id = ?", r.ID).Updates(map[string]any{

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/ids"
 )
 
 // Revocation steps, in the order they run.
@@ -179,7 +180,7 @@ var errNotSealed = errors.New("oauth: the token could not be sealed for revocati
 // revocation queue of authorization id, in tx; the retry loop takes it
 // from due on.
 func (m *Manager) queueToken(tx *gorm.DB, id, hint string, value []byte, due time.Time) error {
-	qid := randomID("rv-", 9)
+	qid := ids.Sized("rv-", 9)
 	st, err := m.vault.SealBlob(purposeRevocation, tokenAD(qid, hint, 0), value)
 	if err != nil {
 		return errNotSealed

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -199,20 +198,6 @@ func loadRow(db *gorm.DB, id string) (*row, error) {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
 	return &r, nil
-}
-
-func unixOf(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.Unix()
-}
-
-func fromUnix(s int64) time.Time {
-	if s == 0 {
-		return time.Time{}
-	}
-	return time.Unix(s, 0).UTC()
 }
 
 func splitScopes(s string) []string { return strings.Fields(s) }

@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/store"
 )
 
 // Blob purposes (vault.SealBlob). A token taken out of service is resealed
@@ -410,7 +411,7 @@ func (m *Manager) storeRefreshed(r *row, tok *oauth2.Token, cc bool) (*accessTok
 		return nil, err
 	}
 	updates := map[string]any{
-		"generation": gen, "refresh_in_flight": 0, "sealed_access": sa, "access_expiry": unixOf(tok.Expiry),
+		"generation": gen, "refresh_in_flight": 0, "sealed_access": sa, "access_expiry": store.UnixSeconds(tok.Expiry),
 		"last_refresh": m.now().Unix(),
 	}
 	if !cc {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/yettdev/yett/backend/store"
 )
 
 // AuthorizationView is one inventory row for the UI and the CLI. It holds
@@ -62,8 +64,8 @@ func (m *Manager) view(r *row) AuthorizationView {
 	v := AuthorizationView{
 		ID: r.ID, Name: r.Name, Provider: r.Provider, ProviderHost: hostOf(r.TokenEndpoint), AccountRef: r.AccountRef,
 		Scopes: splitScopes(r.Scopes), Environment: r.Environment,
-		CreatedHow: r.CreatedHow, ConnectedAt: fromUnix(r.ConnectedAt), LastRefresh: fromUnix(r.LastRefresh),
-		LastUsed: fromUnix(r.LastUsed), DisableProcedure: r.DisableProcedure,
+		CreatedHow: r.CreatedHow, ConnectedAt: store.FromUnixSeconds(r.ConnectedAt), LastRefresh: store.FromUnixSeconds(r.LastRefresh),
+		LastUsed: store.FromUnixSeconds(r.LastUsed), DisableProcedure: r.DisableProcedure,
 		State: r.State, StateReason: r.StateReason, Revocation: r.Revocation,
 		Unattended: r.Unattended, DPoP: r.DPoP, ClientAuth: r.ClientAuth, APIHosts: []string{},
 	}
@@ -176,7 +178,7 @@ func (m *Manager) Declarations() (map[string]Declaration, error) {
 	}
 	out := make(map[string]Declaration, len(rows))
 	for _, r := range rows {
-		out[r.ID] = Declaration{Owner: r.Owner, BackupRevoker: r.BackupRevoker, ReviewBy: fromUnix(r.ReviewBy)}
+		out[r.ID] = Declaration{Owner: r.Owner, BackupRevoker: r.BackupRevoker, ReviewBy: store.FromUnixSeconds(r.ReviewBy)}
 	}
 	return out, nil
 }

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
@@ -275,4 +276,21 @@ func ReadLegacyTable(path, table string, read func(db *gorm.DB) error) error {
 		return err
 	}
 	return read(db)
+}
+
+// UnixSeconds is how a time is kept in an integer column: seconds since
+// the epoch, with the zero time as 0 (a column that was never set).
+func UnixSeconds(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+// FromUnixSeconds reads what UnixSeconds wrote, in UTC; 0 is the zero time.
+func FromUnixSeconds(s int64) time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return time.Unix(s, 0).UTC()
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 )
@@ -284,5 +285,15 @@ func TestNoSQLLogging(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "CANARY") {
 		t.Fatalf("the error carries the bound value: %v", err)
+	}
+}
+
+func TestUnixSecondsKeepsTheZeroTime(t *testing.T) {
+	if UnixSeconds(time.Time{}) != 0 || !FromUnixSeconds(0).IsZero() {
+		t.Fatal("the zero time is not kept as 0")
+	}
+	at := time.Date(2026, 12, 2, 6, 30, 0, 0, time.FixedZone("CET", 3600))
+	if got := FromUnixSeconds(UnixSeconds(at)); !got.Equal(at) || got.Location() != time.UTC {
+		t.Fatalf("%v read back as %v", at, got)
 	}
 }
