@@ -52,13 +52,16 @@ type dispatchedCall struct {
 // notSent records that the action provably did not leave (the journal then
 // answers RETRY_SAFE) and answers with r.
 func (d *dispatchedCall) notSent(r *refusal) *mcp.CallToolResult {
-	d.g.journal.NotSent(context.WithoutCancel(d.ctx), d.id, string(r.reason))
+	if err := d.g.journal.NotSent(context.WithoutCancel(d.ctx), d.id, string(r.reason)); err != nil {
+		d.g.log.Error("journal refused a not-sent mark", "request", d.id)
+	}
 	return d.g.refuse(d.c, d.act, d.sess.ID, r)
 }
 
 // outcome records an action's outcome in the journal and the audit log at
 // the same time: neither depends on the other, and each is one fsync on the
-// path back to the agent.
+// path back to the agent. Every channel's outcome goes through here; a
+// record either store refuses is logged (by request id, never a value).
 func (d *dispatchedCall) outcome(jr journal.Result, ar audit.Result, reason audit.Reason, ssh *audit.SSHFacts) {
 	g, bg := d.g, context.WithoutCancel(d.ctx)
 	jdone := make(chan struct{})
@@ -116,7 +119,7 @@ func (h *httpAction) perform(dctx context.Context, d *dispatchedCall) *mcp.CallT
 	if err == nil {
 		h.status = resp.Status
 	} else if dctx.Err() != nil && !isPreSend(err) {
-		return d.g.cutByLock(d.ctx, d.c, d.sess, d.act, d.id, d.key, start)
+		return d.cutByLock(start)
 	}
-	return d.g.finish(d.ctx, d.c, d.sess, d.act, d.id, d.key, start, resp, err)
+	return d.finish(start, resp, err)
 }

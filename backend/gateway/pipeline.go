@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,16 +17,11 @@ import (
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/ids"
 	"github.com/yettdev/yett/backend/journal"
 	"github.com/yettdev/yett/backend/procid"
 	"github.com/yettdev/yett/backend/vault"
 )
-
-func newID(prefix string) string {
-	var b [12]byte
-	rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
 
 // httpRequest is the decision pipeline. Each step is final: a refusal is
 // answered at once and nothing of the call is kept for later.
@@ -344,10 +338,10 @@ func (o *outgoing) digest() string {
 // at the same time, each group-committed with other calls'); the request;
 // one durable step for the outcome; the answer.
 func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approval.Session, act *audit.Action) *mcp.CallToolResult {
-	id := newID("q-")
+	id := ids.New("q-")
 	key := call.key
 	if key == "" {
-		key = newID("yk-")
+		key = ids.New("yk-")
 	}
 	act.RequestID, act.IdempotencyRef = id, key
 	// 6. Checks right before the call is recorded. Nothing is durable yet,
@@ -434,21 +428,6 @@ func isPreSend(err error) bool {
 		}
 	}
 	return false
-}
-
-// cutByLock records a call whose connection Yett cut because the vault
-// locked while it was in flight. Bytes may have left: the outcome is
-// unknown, and the agent is told so.
-func (g *Gateway) cutByLock(ctx context.Context, c *conn, sess approval.Session, act *audit.Action, id, key string, start time.Time) *mcp.CallToolResult {
-	bg := context.WithoutCancel(ctx)
-	g.journal.Finish(bg, id, journal.Result{Class: string(audit.ResultUnknown)})
-	g.audit.Append(bg, audit.Event{
-		Type: audit.EventActionResult, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
-		SessionID: sess.ID, Action: act, Reason: audit.ReasonCutByLock,
-		Result: &audit.Result{Class: audit.ResultUnknown, DurationMS: time.Since(start).Milliseconds()},
-	})
-	return toolError(agentapi.CodeStatusUnknown, "the vault was locked while this request was in flight, and Yett cut its connection; "+
-		"it may or may not have reached the server. Inspect the target before retrying with idempotency_key %s", key)
 }
 
 // dispatchContext returns the context a dispatch approved in epoch runs

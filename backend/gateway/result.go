@@ -1,13 +1,11 @@
 package gateway
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -15,7 +13,6 @@ import (
 
 	"github.com/yettdev/yett/backend/action"
 	"github.com/yettdev/yett/backend/agentapi"
-	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"
 )
@@ -46,57 +43,34 @@ func resultClass(status int) audit.ResultClass {
 	return audit.ResultSuccess // 1xx/3xx: the server answered; the agent reads the status
 }
 
-// finish records the outcome (step 11) and builds the answer.
-func (g *Gateway) finish(ctx context.Context, c *conn, sess approval.Session, act *audit.Action, id, key string, start time.Time, resp *action.Response, err error) *mcp.CallToolResult {
-	bg := context.WithoutCancel(ctx)
+// finish records the outcome of a sent request (step 11) and builds the
+// answer.
+func (d *dispatchedCall) finish(start time.Time, resp *action.Response, err error) *mcp.CallToolResult {
 	dur := time.Since(start).Milliseconds()
 	if err != nil {
 		for _, e := range preSend {
 			if errors.Is(err, e) {
-				g.journal.NotSent(bg, id, string(audit.ReasonRefusedBeforeSend))
-				return g.refuse(c, act, sess.ID, &refusal{agentapi.CodeRefused, audit.ReasonRefusedBeforeSend, refusalText(e) + "; nothing was sent"})
+				return d.notSent(&refusal{agentapi.CodeRefused, audit.ReasonRefusedBeforeSend, refusalText(e) + "; nothing was sent"})
 			}
 		}
 		var w *action.WithheldError
 		if errors.As(err, &w) {
-			return g.withheld(bg, sess, act, id, key, dur, w)
+			return d.withheld(dur, w)
 		}
-		g.journal.Finish(bg, id, journal.Result{Class: string(audit.ResultTransport)})
-		g.audit.Append(bg, audit.Event{
-			Type: audit.EventActionResult, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
-			SessionID: sess.ID, Action: act, Result: &audit.Result{Class: audit.ResultTransport, DurationMS: dur},
-		})
+		d.outcome(journal.Result{Class: string(audit.ResultTransport)}, audit.Result{Class: audit.ResultTransport, DurationMS: dur}, "", nil)
 		what := "the request failed on the network"
 		if errors.Is(err, action.ErrTimeout) {
 			what = "the request timed out"
 		}
-		return toolError(agentapi.CodeStatusUnknown, "%s after it was sent; it may or may not have reached the server. Inspect the target before retrying with idempotency_key %s", what, key)
+		return toolError(agentapi.CodeStatusUnknown, "%s after it was sent; it may or may not have reached the server. Inspect the target before retrying with idempotency_key %s", what, d.key)
 	}
 	sum := sha256.Sum256(resp.Body)
 	class := resultClass(resp.Status)
-	// The journal and the audit log record the outcome at the same time:
-	// neither depends on the other, and each is one fsync on the path back
-	// to the agent.
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := g.journal.Finish(bg, id, journal.Result{
-			Status: resp.Status, Class: string(class), ResponseBytes: int64(len(resp.Body)),
-			ResponseSHA256: hex.EncodeToString(sum[:]), Truncated: resp.Truncated,
-		}); err != nil {
-			g.log.Error("journal refused a result", "request", id)
-		}
-	}()
-	defer wg.Wait()
-	if _, err := g.audit.Append(bg, audit.Event{
-		Type: audit.EventActionResult, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
-		SessionID: sess.ID, Action: act,
-		Result: &audit.Result{Class: class, Status: resp.Status, Bytes: int64(len(resp.Body)), DurationMS: dur},
-	}); err != nil {
-		g.log.Error("audit log refused a result", "request", id)
-	}
-	ans := httpAnswer{RequestID: id, IdempotencyKey: key, Status: resp.Status, StatusText: resp.StatusText,
+	d.outcome(journal.Result{
+		Status: resp.Status, Class: string(class), ResponseBytes: int64(len(resp.Body)),
+		ResponseSHA256: hex.EncodeToString(sum[:]), Truncated: resp.Truncated,
+	}, audit.Result{Class: class, Status: resp.Status, Bytes: int64(len(resp.Body)), DurationMS: dur}, "", nil)
+	ans := httpAnswer{RequestID: d.id, IdempotencyKey: d.key, Status: resp.Status, StatusText: resp.StatusText,
 		Headers: resp.Header, Truncated: resp.Truncated}
 	if utf8.Valid(resp.Body) {
 		ans.Body = string(resp.Body)
@@ -109,6 +83,16 @@ func (g *Gateway) finish(ctx context.Context, c *conn, sess approval.Session, ac
 	return res
 }
 
+// cutByLock records a call whose connection Yett cut because the vault
+// locked while it was in flight. Bytes may have left: the outcome is
+// unknown, and the agent is told so.
+func (d *dispatchedCall) cutByLock(start time.Time) *mcp.CallToolResult {
+	d.outcome(journal.Result{Class: string(audit.ResultUnknown)},
+		audit.Result{Class: audit.ResultUnknown, DurationMS: time.Since(start).Milliseconds()}, audit.ReasonCutByLock, nil)
+	return toolError(agentapi.CodeStatusUnknown, "the vault was locked while this request was in flight, and Yett cut its connection; "+
+		"it may or may not have reached the server. Inspect the target before retrying with idempotency_key %s", d.key)
+}
+
 // ClassWithheld is the journal's result class of a call whose answer the
 // executor withheld: the server answered (the status is kept), Yett did not
 // pass the body on.
@@ -119,24 +103,16 @@ const ClassWithheld = "response_withheld"
 // the journal holds a result (yett.status says COMPLETED with the status)
 // and the audit log a result whose reason names why the body was withheld;
 // never an unknown outcome, never retry-safe.
-func (g *Gateway) withheld(ctx context.Context, sess approval.Session, act *audit.Action, id, key string, dur int64, w *action.WithheldError) *mcp.CallToolResult {
+func (d *dispatchedCall) withheld(dur int64, w *action.WithheldError) *mcp.CallToolResult {
 	reason, why := agentapi.RefusedEncoded, "with a content encoding Yett did not ask for"
 	if w.Reason == action.WithheldPartial {
 		reason, why = agentapi.RefusedPartial, "with part of a resource (206)"
 	}
-	if err := g.journal.Finish(ctx, id, journal.Result{Status: w.Status, Class: ClassWithheld}); err != nil {
-		g.log.Error("journal refused a result", "request", id)
-	}
-	if _, err := g.audit.Append(ctx, audit.Event{
-		Type: audit.EventActionResult, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
-		SessionID: sess.ID, Action: act, Reason: audit.Reason(reason),
-		Result: &audit.Result{Class: resultClass(w.Status), Status: w.Status, DurationMS: dur},
-	}); err != nil {
-		g.log.Error("audit log refused a result", "request", id)
-	}
+	d.outcome(journal.Result{Status: w.Status, Class: ClassWithheld},
+		audit.Result{Class: resultClass(w.Status), Status: w.Status, DurationMS: dur}, audit.Reason(reason), nil)
 	return toolError(agentapi.CodeResponseRefused+" "+reason, "the request was sent and the server answered (status %d) %s; "+
 		"Yett withheld the answer because it could carry the credential in a form Yett cannot redact. "+
-		"The action completed: do not send it again with idempotency_key %s", w.Status, why, key)
+		"The action completed: do not send it again with idempotency_key %s", w.Status, why, d.key)
 }
 
 func refusalText(e error) string {
