@@ -366,3 +366,60 @@ func TestOperationURLCheckedAgainstAPIHostsAtCall(t *testing.T) {
 	})
 	a.do(agentCmd{Op: "close"})
 }
+
+// TestRefreshOnlyForARecordedIntent (seed 002: renew only to complete an
+// approved action): with an expired access token, a call the journal
+// refuses (its idempotency key names an earlier call with another request)
+// makes no refresh, and the refresh a call does make follows that call's
+// durable intent in the audit log.
+func TestRefreshOnlyForARecordedIntent(t *testing.T) {
+	const ttl = 3 * time.Second
+	h := hydratest.Start(t, hydratest.Options{AccessTokenTTL: ttl})
+	ctr := h.CountingProxy(t)
+	w := newWorld(t, worldOpts{oauth: true})
+	res := newAPI(t)
+	connectHydra(t, w, h, ctr, res.URL)
+	a := startAgent(t, w.runDir)
+	a.connect()
+	defer a.do(agentCmd{Op: "close"})
+	args := func(key, title string) map[string]any {
+		return map[string]any{"project": "A", "body": map[string]any{"title": title}, "idempotency_key": key}
+	}
+	wait := a.callAsync("tracker.create_issue", args("k-1", "first"))
+	w.approveNext()
+	if r := wait(); r.IsError || !strings.Contains(r.Text, `"status":200`) {
+		t.Fatalf("first call: %s %s", r.Text, r.Err)
+	}
+	time.Sleep(ttl + 1500*time.Millisecond) // the access token has expired
+	before := ctr.TokenRequests()["refresh_token"]
+	_, hitsBefore := res.snapshot()
+	if r := a.call("tracker.create_issue", args("k-1", "another request")); !r.IsError || !strings.Contains(r.Text, agentapi.DetailKeyReused) {
+		t.Fatalf("a reused key: %s", r.Text)
+	}
+	if got := ctr.TokenRequests()["refresh_token"] - before; got != 0 {
+		t.Fatalf("a call the journal refused made %d refresh requests", got)
+	}
+	if _, hits := res.snapshot(); hits != hitsBefore {
+		t.Fatal("a call the journal refused reached the API")
+	}
+	if r := a.call("tracker.create_issue", args("k-2", "second")); r.IsError || !strings.Contains(r.Text, `"status":200`) {
+		t.Fatalf("second call: %s %s", r.Text, r.Err)
+	}
+	if got := ctr.TokenRequests()["refresh_token"] - before; got != 1 {
+		t.Fatalf("the second call made %d refresh requests, want 1", got)
+	}
+	intent, refreshed := -1, -1
+	for i, e := range auditEvents(t, w) {
+		switch {
+		case e.Type == audit.EventActionRequested && e.Action != nil && e.Action.IdempotencyRef == "k-2":
+			intent = i
+		case e.Type == audit.EventTokenRefreshed && refreshed < 0 && intent >= 0:
+			refreshed = i
+		case e.Type == audit.EventTokenRefreshed && intent < 0:
+			t.Fatalf("a token_refreshed entry (%d) before the intent it served", i)
+		}
+	}
+	if intent < 0 || refreshed < intent {
+		t.Fatalf("intent at %d, refresh at %d: the refresh must follow the durable intent", intent, refreshed)
+	}
+}

@@ -19,8 +19,9 @@ import (
 // lock cancels); the performer owns its credential, the action itself and
 // the words of its outcome.
 type performer interface {
-	// lend takes the credential, after every approval and right before
-	// the durable step: a refusal then means nothing was sent.
+	// lend takes the credential, after every approval and the durable
+	// intent, right before perform: a refusal then means nothing was sent
+	// (send records it so).
 	lend(ctx context.Context) *refusal
 	// describe fills what the journal records of the action before it
 	// leaves: its method, size and the digest its idempotency key stands

@@ -333,10 +333,10 @@ func (o *outgoing) digest() string {
 
 // send runs the steps from the last checks to the answer: the vault epoch,
 // boot and live process checked again right before anything is recorded
-// (after any wait on a card); the credential read once; one durable step
-// (the journal's dispatch record and the audit log's intent entry, written
-// at the same time, each group-committed with other calls'); the request;
-// one durable step for the outcome; the answer.
+// (after any wait on a card); one durable step (the journal's dispatch
+// record and the audit log's intent entry, written at the same time, each
+// group-committed with other calls'); the credential read once; the
+// request; one durable step for the outcome; the answer.
 func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approval.Session, act *audit.Action) *mcp.CallToolResult {
 	id := ids.New("q-")
 	key := call.key
@@ -353,10 +353,6 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 		return g.refuse(c, act, sess.ID, r)
 	}
 	p := call.performer()
-	if ref := p.lend(ctx); ref != nil {
-		return g.refuse(c, act, sess.ID, ref)
-	}
-	defer p.release()
 	// The dispatch belongs to the vault epoch it was approved in: a lock
 	// cancels it and cuts its connection.
 	dctx, done := g.dispatchContext(sess.VaultEpoch)
@@ -415,10 +411,21 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	if g.hookAfterIntent != nil {
 		g.hookAfterIntent(key)
 	}
-	// 8. Perform, and 9. the outcome durable, then the answer. The agent
+	d := &dispatchedCall{g: g, c: c, ctx: ctx, sess: sess, act: act, id: id, key: key}
+	// 8. The credential, taken only now: for an action that was approved
+	// and whose intent is durable (seed 002: a token is renewed only to
+	// complete an approved action, so every refresh in the audit log
+	// follows the intent that needed it, and a call the journal refuses
+	// never reaches the token endpoint). A refusal here is recorded as not
+	// sent: yett.status then answers RETRY_SAFE.
+	if ref := p.lend(ctx); ref != nil {
+		return d.notSent(ref)
+	}
+	defer p.release()
+	// 9. Perform, and 10. the outcome durable, then the answer. The agent
 	// going away no longer cancels the action: from here its outcome is
 	// recorded, not abandoned. A vault lock does cancel it.
-	return p.perform(dctx, &dispatchedCall{g: g, c: c, ctx: ctx, sess: sess, act: act, id: id, key: key})
+	return p.perform(dctx, d)
 }
 
 func isPreSend(err error) bool {

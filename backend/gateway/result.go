@@ -43,7 +43,7 @@ func resultClass(status int) audit.ResultClass {
 	return audit.ResultSuccess // 1xx/3xx: the server answered; the agent reads the status
 }
 
-// finish records the outcome of a sent request (step 11) and builds the
+// finish records the outcome of a sent request (step 10) and builds the
 // answer.
 func (d *dispatchedCall) finish(start time.Time, resp *action.Response, err error) *mcp.CallToolResult {
 	dur := time.Since(start).Milliseconds()
