@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -19,7 +18,7 @@ const SurfaceDesktopCard = approval.SurfaceApp
 
 // errNoGateway is what the UI says while no gateway is attached: there is
 // nothing to answer or revoke then, because the broker holds everything.
-var errNoGateway = errors.New("Yett's gateway is not running, so no agent is waiting and no session is live.")
+var errNoGateway = shown("Yett's gateway is not running, so no agent is waiting and no session is live.")
 
 // ApprovalService is bound to the UI as window.go.app.ApprovalService. It
 // shows the gateway's pending approval cards and live sessions as redacted
@@ -155,10 +154,7 @@ func (s *ApprovalService) Revoke(sessionID string) error {
 
 // approvalTexts are the words the person reads for the broker's documented
 // errors; the broker's own texts are written for logs.
-var approvalTexts = []struct {
-	err  error
-	text string
-}{
+var approvalTexts = []known{
 	{approval.ErrNotPending, "This request is no longer waiting: it was answered, timed out or withdrawn."},
 	{approval.ErrWithdrawn, "This request was withdrawn: the agent exited, or the vault was locked or unlocked. Nothing was approved."},
 	{approval.ErrAuditUnavailable, "Yett could not record the approval in its audit log, so the request was refused."},
@@ -170,14 +166,5 @@ var approvalTexts = []struct {
 }
 
 func (s *ApprovalService) publicError(err error) error {
-	if err == nil {
-		return nil
-	}
-	for _, t := range approvalTexts {
-		if errors.Is(err, t.err) {
-			return errors.New(t.text)
-		}
-	}
-	s.log.Error("approval operation failed", "err", err)
-	return errors.New("Yett could not complete this. Details are in the Yett log.")
+	return publicError(s.log, "approval operation", err, approvalTexts)
 }

@@ -237,7 +237,7 @@ func (s *AuditService) Activity(f ActivityFilter) (ActivityView, error) {
 		}
 		t, err := time.Parse(time.RFC3339, p.text)
 		if err != nil {
-			return ActivityView{Items: []ActivityItem{}}, errors.New("The time range is not a valid date and time.")
+			return ActivityView{Items: []ActivityItem{}}, shown("The time range is not a valid date and time.")
 		}
 		*p.dst = t
 	}
@@ -266,28 +266,28 @@ func (s *AuditService) ExportCheckpoint() (CheckpointExport, error) {
 	s.dialogMu.Unlock()
 	rep := audit.Verify(s.logPath(), audit.VerifyOptions{})
 	if rep.Status != audit.StatusIntact {
-		return CheckpointExport{}, errors.New("The audit log does not verify, so a checkpoint of it would prove nothing.")
+		return CheckpointExport{}, shown("The audit log does not verify, so a checkpoint of it would prove nothing.")
 	}
 	b, err := os.ReadFile(filepath.Join(s.dir, audit.CheckpointFile))
 	if err != nil {
-		return CheckpointExport{}, errors.New("There is no signed checkpoint yet.")
+		return CheckpointExport{}, shown("There is no signed checkpoint yet.")
 	}
 	cp, err := audit.ParseCheckpoint(b)
 	if err != nil {
-		return CheckpointExport{}, errors.New("The stored checkpoint is not valid.")
+		return CheckpointExport{}, shown("The stored checkpoint is not valid.")
 	}
 	name := fmt.Sprintf("yett-audit-checkpoint-%d.txt", cp.Size)
 	path, err := saveDialog(name)
 	if err != nil {
 		s.log.Error("save dialog", "err", err)
-		return CheckpointExport{}, errors.New("The save dialog could not be shown.")
+		return CheckpointExport{}, shown("The save dialog could not be shown.")
 	}
 	if path == "" {
 		return CheckpointExport{Saved: false, Size: cp.Size, TreeHead: cp.Head.String()}, nil
 	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		s.log.Error("write checkpoint", "err", err)
-		return CheckpointExport{}, errors.New("The checkpoint could not be saved there.")
+		return CheckpointExport{}, shown("The checkpoint could not be saved there.")
 	}
 	return CheckpointExport{Saved: true, Path: path, Size: cp.Size, TreeHead: cp.Head.String()}, nil
 }

@@ -106,7 +106,7 @@ type SensitiveChoice struct {
 func (s *DesktopService) entry() (autostart.Entry, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return autostart.Entry{}, errors.New("Yett could not find its own program to start at log in.")
+		return autostart.Entry{}, shown("Yett could not find its own program to start at log in.")
 	}
 	return autostart.Entry{Exe: exe}, nil
 }
@@ -184,9 +184,9 @@ func (s *DesktopService) SetAutostart(on bool) (DesktopSettings, error) {
 	if err != nil {
 		s.a.cfg.Log.Warn("changing the autostart entry", "on", on, "err", err)
 		if errors.Is(err, autostart.ErrUnsupported) {
-			return s.Settings(), errors.New("Yett cannot start at log in on this system.")
+			return s.Settings(), shown("Yett cannot start at log in on this system.")
 		}
-		return s.Settings(), errors.New("Yett could not change its log-in entry. Details are in the Yett log.")
+		return s.Settings(), shown("Yett could not change its log-in entry. Details are in the Yett log.")
 	}
 	return s.Settings(), nil
 }
@@ -230,10 +230,10 @@ func (s *DesktopService) AcceptNotificationServer(name string) (DesktopSettings,
 // saved.
 func (s *DesktopService) controlError(err error) error {
 	if errors.Is(err, vault.ErrLocked) {
-		return errors.New("Unlock the vault to change this: it is kept sealed in the vault, where no other program can change it.")
+		return shown("Unlock the vault to change this: it is kept sealed in the vault, where no other program can change it.")
 	}
 	s.a.cfg.Log.Warn("saving a control", "err", err)
-	return errors.New("Yett could not save this choice. Details are in the Yett log.")
+	return shown("Yett could not save this choice. Details are in the Yett log.")
 }
 
 // KeepRunningInBackground is the person's answer to the first close: hide

@@ -25,7 +25,7 @@ const (
 
 // errNoInventory is what the UI is told while no inventory runs: it needs
 // OAuth custody, which needs the vault's audit key.
-var errNoInventory = errors.New("Set up and unlock the vault first.")
+var errNoInventory = shown("Set up and unlock the vault first.")
 
 // InventoryService is bound to the UI as window.go.app.InventoryService. It
 // is the desktop's side of the owner inventory (backend/inventory, run by
@@ -223,7 +223,7 @@ func (s *InventoryService) SetBlockUncontrolled(on bool) error {
 	if s.setBlock != nil {
 		err := s.setBlock(context.Background(), on)
 		if errors.Is(err, vault.ErrLocked) {
-			return errors.New("Unlock the vault to change this: it is kept sealed in the vault, where no other program can change it.")
+			return shown("Unlock the vault to change this: it is kept sealed in the vault, where no other program can change it.")
 		}
 		return s.publicError("set block uncontrolled", err)
 	}
@@ -269,7 +269,7 @@ func (s *InventoryService) Drills(id string) ([]DrillReportView, error) {
 // file.
 func (s *InventoryService) Export(format string, f InventoryFilter) (ExportResult, error) {
 	if format != inventory.FormatCSV && format != inventory.FormatJSON {
-		return ExportResult{}, errors.New("Export as CSV or JSON.")
+		return ExportResult{}, shown("Export as CSV or JSON.")
 	}
 	inv, err := s.inventory()
 	if err != nil {
@@ -305,41 +305,29 @@ func (s *InventoryService) save(title, name string, b []byte) (ExportResult, err
 	path, err := dialog(title, name)
 	if err != nil {
 		s.log.Error("save dialog", "err", err)
-		return ExportResult{}, errors.New("The save dialog could not be shown.")
+		return ExportResult{}, shown("The save dialog could not be shown.")
 	}
 	if path == "" {
 		return ExportResult{Saved: false, Size: len(b)}, nil
 	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		s.log.Error("write an inventory export", "err", err)
-		return ExportResult{}, errors.New("The file could not be saved there.")
+		return ExportResult{}, shown("The file could not be saved there.")
 	}
 	return ExportResult{Saved: true, Path: path, Size: len(b)}, nil
 }
 
-// publicError chooses the text the UI shows. The inventory's documented
-// errors name a field and a rule, never a value; anything else is logged.
+// inventoryTexts: the inventory's documented errors name a field and a
+// rule, never a value.
+var inventoryTexts = []known{
+	{vault.ErrLocked, string(errNoInventory)}, {vault.ErrNotInitialised, string(errNoInventory)},
+	{inventory.ErrNotFound, "There is no such row in the inventory."},
+	{inventory.ErrDrillRunning, "A drill of this authorization is running already."},
+	{inventory.ErrNotDrillable, "This row cannot be drilled now: drills apply to OAuth authorizations that are active (a full drill also takes a suspended one)."},
+	{inventory.ErrConfig, "Drills cannot run in this Yett: OAuth custody is not running."},
+	{err: inventory.ErrInvalid}, {err: oauth.ErrInvalid},
+}
+
 func (s *InventoryService) publicError(what string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, vault.ErrLocked), errors.Is(err, vault.ErrNotInitialised):
-		return errNoInventory
-	case errors.Is(err, inventory.ErrNotFound):
-		return errors.New("There is no such row in the inventory.")
-	case errors.Is(err, inventory.ErrDrillRunning):
-		return errors.New("A drill of this authorization is running already.")
-	case errors.Is(err, inventory.ErrNotDrillable):
-		return errors.New("This row cannot be drilled now: drills apply to OAuth authorizations that are active (a full drill also takes a suspended one).")
-	case errors.Is(err, inventory.ErrConfig):
-		return errors.New("Drills cannot run in this Yett: OAuth custody is not running.")
-	case errors.Is(err, inventory.ErrInvalid), errors.Is(err, oauth.ErrInvalid):
-		msg := err.Error()
-		if _, rest, ok := strings.Cut(msg, "invalid input: "); ok {
-			msg = rest
-		}
-		return errors.New(sentence(msg))
-	}
-	s.log.Error("inventory: "+what+" failed", "err", err)
-	return errors.New("Yett could not complete this. Details are in the Yett log.")
+	return publicError(s.log, "inventory: "+what, err, inventoryTexts)
 }

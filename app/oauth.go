@@ -33,7 +33,7 @@ const (
 
 // errNoOAuth is what the UI is told while there is no manager: it needs the
 // vault's audit key, so it exists from the vault's creation on.
-var errNoOAuth = errors.New("Set up and unlock the vault first.")
+var errNoOAuth = shown("Set up and unlock the vault first.")
 
 // OAuthService is bound to the UI as window.go.app.OAuthService. It lets a
 // person connect accounts, keep their owner inventory, define the named
@@ -250,7 +250,7 @@ func (s *OAuthService) Flow(flowID string) (FlowView, error) {
 	}
 	f, ok := m.Flow(flowID)
 	if !ok {
-		return FlowView{}, errors.New("There is no such connection flow in progress.")
+		return FlowView{}, shown("There is no such connection flow in progress.")
 	}
 	return flowView(f), nil
 }
@@ -262,7 +262,7 @@ func (s *OAuthService) CancelFlow(flowID string) error {
 		return err
 	}
 	if _, ok := m.Flow(flowID); !ok {
-		return errors.New("There is no such connection flow in progress.")
+		return shown("There is no such connection flow in progress.")
 	}
 	m.CancelFlow(flowID)
 	return nil
@@ -383,7 +383,7 @@ func (s *OAuthService) RemoveOperation(name string) error {
 	}
 	err = ops.Remove(name)
 	if errors.Is(err, operation.ErrNotFound) {
-		return errors.New("There is no operation by that name.")
+		return shown("There is no operation by that name.")
 	}
 	return s.publicError("remove operation", err)
 }
@@ -404,62 +404,34 @@ func (s *OAuthService) SetBlockUncontrolled(on bool) error {
 	return s.inventory.SetBlockUncontrolled(on)
 }
 
-// oauthPublicErrors are the manager's documented errors: their texts are
-// written for a person and never carry a token, a secret or a provider's
-// response body.
-var oauthPublicErrors = []error{
-	oauth.ErrInvalid, oauth.ErrNotFound, oauth.ErrNeedsReconnection, oauth.ErrDisabled,
-	oauth.ErrTransient, oauth.ErrProvider, oauth.ErrFlow, oauth.ErrConfig,
-	operation.ErrInvalid,
+// oauthTexts are the manager's documented errors: their texts are written
+// for a person and never carry a token, a secret or a provider's response
+// body.
+var oauthTexts = []known{
+	{vault.ErrLocked, string(errNoOAuth)}, {vault.ErrNotInitialised, string(errNoOAuth)},
+	{oauth.ErrNotFound, "There is no such authorization."},
+	{err: oauth.ErrInvalid}, {err: oauth.ErrNeedsReconnection}, {err: oauth.ErrDisabled},
+	{err: oauth.ErrTransient}, {err: oauth.ErrProvider}, {err: oauth.ErrFlow}, {err: oauth.ErrConfig},
+	{err: operation.ErrInvalid},
 }
 
-// publicError chooses the text the UI shows. Anything undocumented (a
-// database failure) is logged and shown as a generic message.
 func (s *OAuthService) publicError(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	switch {
-	case errors.Is(err, vault.ErrLocked), errors.Is(err, vault.ErrNotInitialised):
-		return errNoOAuth
-	case errors.Is(err, oauth.ErrNotFound):
-		return errors.New("There is no such authorization.")
-	}
-	for _, pe := range oauthPublicErrors {
-		if errors.Is(err, pe) {
-			return errors.New(oauthSentence(err.Error()))
-		}
-	}
-	s.log.Error("oauth: "+what+" failed", "err", err)
-	return errors.New("Yett could not complete this. Details are in the Yett log.")
+	return publicError(s.log, "oauth: "+what, err, oauthTexts)
 }
 
-// oauthSentence turns "oauth: invalid input: name must be ..." (or
-// "operation: invalid input: ...") into "Name must be ...": the package
-// prefix is not for a person, and a refused form is plain from the text
-// itself.
-func oauthSentence(msg string) string {
-	msg = strings.TrimPrefix(strings.TrimPrefix(msg, "oauth: "), "operation: ")
-	if rest, ok := strings.CutPrefix(msg, "invalid input: "); ok {
-		msg = rest
-	}
-	return sentence(msg)
+// discoveryTexts: what a person reads when the issuer they typed did not
+// give usable metadata.
+var discoveryTexts = []known{
+	{err: providers.ErrInvalidMetadata}, {err: providers.ErrIssuerMismatch}, {err: providers.ErrInsecureEndpoint},
+	{err: providers.ErrMetadataTooLarge}, {err: providers.ErrRedirectRefused}, {err: providers.ErrNoMetadata},
+	{context.DeadlineExceeded, "The issuer did not answer in time."},
 }
 
 func (s *OAuthService) discoveryError(err error) error {
-	for _, pe := range []error{
-		providers.ErrInvalidMetadata, providers.ErrIssuerMismatch, providers.ErrInsecureEndpoint,
-		providers.ErrMetadataTooLarge, providers.ErrRedirectRefused, providers.ErrNoMetadata,
-	} {
-		if errors.Is(err, pe) {
-			return errors.New(sentence(err.Error()))
-		}
+	if e := publicError(s.log, "oauth discovery", err, discoveryTexts); e != errCouldNot {
+		return e
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return errors.New("The issuer did not answer in time.")
-	}
-	s.log.Info("oauth discovery failed", "err", err)
-	return errors.New("The issuer could not be reached.")
+	return shown("The issuer could not be reached.")
 }
 
 // openBrowser opens an authorization URL in the system browser; before the

@@ -83,7 +83,7 @@ func (s *OAuthService) updateOwners(id string, form InventoryForm, reviewBy time
 	defer cancel()
 	cur, err := inv.Row(ctx, id)
 	if errors.Is(err, inventory.ErrNotFound) {
-		return errors.New("There is no such authorization.")
+		return shown("There is no such authorization.")
 	}
 	if err != nil {
 		return s.inventory.publicError("read the inventory", err)

@@ -2,7 +2,6 @@ package app
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -106,7 +105,7 @@ func (f ConnectForm) request() (oauth.ConnectRequest, error) {
 	}
 	req := oauth.ConnectRequest{ClientSecret: secret}
 	if !slices.Contains(connectProviders, f.Provider) {
-		return req, errors.New("Choose a provider, or custom.")
+		return req, shown("Choose a provider, or custom.")
 	}
 	reviewBy, err := parseDay("review date", f.ReviewBy)
 	if err != nil {
@@ -271,7 +270,7 @@ func flowError(msg string) string {
 	if msg == "" {
 		return ""
 	}
-	return oauthSentence(msg)
+	return wordsOf(msg)
 }
 
 // authorizationView is an authorization in custody with the names of the
@@ -325,7 +324,7 @@ func (v OperationView) operation() (operation.Operation, error) {
 	}
 	if schema := strings.TrimSpace(v.BodySchema); schema != "" {
 		if !json.Valid([]byte(schema)) {
-			return o, errors.New("The body schema is not valid JSON.")
+			return o, shown("The body schema is not valid JSON.")
 		}
 		o.BodySchema = json.RawMessage(schema)
 	}
@@ -340,7 +339,7 @@ func parseDay(field, s string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("The %s must be a date written YYYY-MM-DD.", field)
+		return time.Time{}, shown(fmt.Sprintf("The %s must be a date written YYYY-MM-DD.", field))
 	}
 	return t, nil
 }

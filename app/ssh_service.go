@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -18,7 +17,7 @@ import (
 const EventSSHChanged = "ssh:changed"
 
 // errNoSSH is what the UI is told when the hosts service could not start.
-var errNoSSH = errors.New("SSH hosts are unavailable: Yett could not make its recordings folder. Details are in the Yett log.")
+var errNoSSH = shown("SSH hosts are unavailable: Yett could not make its recordings folder. Details are in the Yett log.")
 
 // SSHService is bound to the UI as window.go.app.SSHService: the
 // desktop's side of SSH hosts (backend/sshhost, run by the keeper). Views
@@ -214,39 +213,23 @@ func (s *SSHService) hostOp(op func(m *sshhost.Manager) (sshhost.HostView, error
 	return sshHostView(h), nil
 }
 
-// sshPublicErrors are errors whose texts are written for a person and
+// sshTexts: documented errors whose texts are written for a person and
 // never quote a key, a passphrase or what was pasted.
-var sshPublicErrors = []error{
-	sshhost.ErrInvalid, sshhost.ErrAlreadyPinned, sshhost.ErrNoAlert, sshhost.ErrChanged,
-	sshhost.ErrNoRecording, sshhost.ErrRecordingDamaged,
-	sshaction.ErrNotAKey, sshaction.ErrPassphraseNeeded, sshaction.ErrWrongPassphrase, sshaction.ErrUnsupportedKey,
-	sshaction.ErrKeyTooLarge, sshaction.ErrKDFTooSlow,
-	sshaction.ErrUnreachable, sshaction.ErrHandshake, sshaction.ErrAuth, sshaction.ErrHostKeyChanged,
-	vault.ErrLocked, vault.ErrNotInitialised, vault.ErrInvalid, vault.ErrNoSSHHost, vault.ErrSSHHostExists,
+var sshTexts = []known{
+	{vault.ErrCredentialChanged, "This host changed since the page was read (another window or yett serve changed it). Nothing was pinned; try again."},
+	{context.DeadlineExceeded, "The host did not answer in time; nothing was pinned."},
+	{err: sshhost.ErrInvalid}, {err: sshhost.ErrAlreadyPinned}, {err: sshhost.ErrNoAlert},
+	{err: sshhost.ErrChanged}, {err: sshhost.ErrNoRecording}, {err: sshhost.ErrRecordingDamaged},
+	{err: sshaction.ErrNotAKey}, {err: sshaction.ErrPassphraseNeeded}, {err: sshaction.ErrWrongPassphrase},
+	{err: sshaction.ErrUnsupportedKey}, {err: sshaction.ErrKeyTooLarge}, {err: sshaction.ErrKDFTooSlow},
+	{err: sshaction.ErrUnreachable}, {err: sshaction.ErrHandshake}, {err: sshaction.ErrAuth},
+	{err: sshaction.ErrHostKeyChanged}, {err: vault.ErrLocked}, {err: vault.ErrNotInitialised},
+	{err: vault.ErrInvalid}, {err: vault.ErrNoSSHHost}, {err: vault.ErrSSHHostExists},
 }
 
 // publicError chooses the text the UI shows for err: the documented
 // errors' own first sentence without their package prefix; anything else
 // is logged and said generically.
 func (s *SSHService) publicError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, vault.ErrCredentialChanged) {
-		return errors.New("This host changed since the page was read (another window or yett serve changed it). Nothing was pinned; try again.")
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return errors.New("The host did not answer in time; nothing was pinned.")
-	}
-	for _, pe := range sshPublicErrors {
-		if errors.Is(err, pe) {
-			msg := err.Error()
-			for _, p := range []string{"sshhost: ", "ssh: ", "vault: "} {
-				msg = strings.ReplaceAll(msg, p, "")
-			}
-			return errors.New(sentence(msg))
-		}
-	}
-	s.log.Error("SSH host operation failed", "err", err)
-	return errors.New("Yett could not complete this. Details are in the Yett log.")
+	return publicError(s.log, "SSH host operation", err, sshTexts)
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,7 +47,7 @@ func (s *VaultService) CancelKeyringWait() {
 // from.
 func (s *VaultService) UpdateCredential(id string, version int64, form CredentialEditForm) (CredentialView, error) {
 	if version < 1 {
-		return CredentialView{}, errors.New("This credential changed since the form was opened; open it again.")
+		return CredentialView{}, shown("This credential changed since the form was opened; open it again.")
 	}
 	c, err := s.vault.UpdateCredential(id, uint64(version), form.toVault())
 	if err != nil {
@@ -61,7 +60,7 @@ func (s *VaultService) UpdateCredential(id string, version int64, form Credentia
 // write-only like the first; agents' next calls use it.
 func (s *VaultService) RotateSecret(id string, version int64, secret string) (CredentialView, error) {
 	if version < 1 {
-		return CredentialView{}, errors.New("This credential changed since the form was opened; open it again.")
+		return CredentialView{}, shown("This credential changed since the form was opened; open it again.")
 	}
 	sec := vault.NewSecret([]byte(secret))
 	defer sec.Wipe()
@@ -114,7 +113,7 @@ func (s *VaultService) ExportBackup(passphrase string) (BackupExport, error) {
 	path, err := s.fileDialogs().save("Save an encrypted backup of the vault", name)
 	if err != nil {
 		s.log.Error("backup save dialog", "err", err)
-		return BackupExport{}, errors.New("Yett could not show where to save the backup.")
+		return BackupExport{}, shown("Yett could not show where to save the backup.")
 	}
 	if path == "" {
 		return BackupExport{}, nil
@@ -136,14 +135,14 @@ func (s *VaultService) ChooseBackup() (BackupChoice, error) {
 	path, err := s.fileDialogs().open("Choose a Yett backup to restore")
 	if err != nil {
 		s.log.Error("backup open dialog", "err", err)
-		return BackupChoice{}, errors.New("Yett could not show the files to choose from.")
+		return BackupChoice{}, shown("Yett could not show the files to choose from.")
 	}
 	if path == "" {
 		return BackupChoice{}, nil
 	}
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
-		return BackupChoice{}, errors.New("That file cannot be read.")
+		return BackupChoice{}, shown("That file cannot be read.")
 	}
 	return BackupChoice{Chosen: true, Path: path, Name: filepath.Base(path), Size: fi.Size(),
 		Modified: fi.ModTime().UTC().Format(time.RFC3339)}, nil
@@ -156,7 +155,7 @@ func (s *VaultService) RestoreBackup(path, passphrase string) (VaultStatus, erro
 	p := vault.Passphrase(passphrase)
 	defer wipe(p)
 	if path == "" {
-		return s.Status(), errors.New("Choose a backup file first.")
+		return s.Status(), shown("Choose a backup file first.")
 	}
 	if err := s.vault.RestoreBackup(path, p); err != nil {
 		return s.Status(), s.publicError(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -90,7 +89,7 @@ func (s *VaultService) Lock() (VaultStatus, error) {
 // SetAutoLockMinutes sets the idle time after which the vault locks itself.
 func (s *VaultService) SetAutoLockMinutes(minutes int) (VaultStatus, error) {
 	if minutes < 1 || minutes > 7*24*60 {
-		return s.Status(), errors.New("Auto-lock must be between 1 minute and 7 days.")
+		return s.Status(), shown("Auto-lock must be between 1 minute and 7 days.")
 	}
 	if err := s.vault.SetAutoLockAfter(time.Duration(minutes) * time.Minute); err != nil {
 		return s.Status(), s.publicError(err)
@@ -156,49 +155,24 @@ func wipe(b []byte) {
 	}
 }
 
-// publicErrors are the vault's errors whose messages are written for a
+// vaultTexts are the vault's errors whose messages are written for a
 // person (the vault guarantees none quotes a passphrase or secret).
-var publicErrors = []error{
-	vault.ErrAlreadyInitialised, vault.ErrNotInitialised, vault.ErrLocked,
-	vault.ErrWrongPassphrase, vault.ErrWeakPassphrase, vault.ErrDamaged,
-	vault.ErrKeyringUnavailable, vault.ErrKeyringNotEnabled, vault.ErrKeyringKeyMissing,
-	vault.ErrInvalid, vault.ErrNotFound, vault.ErrClosed,
-	vault.ErrKeyringCancelled, vault.ErrCredentialChanged, vault.ErrNotABackup,
+var vaultTexts = []known{
+	{vault.ErrCredentialChanged, "This credential changed since the form was opened (another window or yett serve changed it). Close the form and open it again."},
+	{err: vault.ErrAlreadyInitialised}, {err: vault.ErrNotInitialised}, {err: vault.ErrLocked},
+	{err: vault.ErrWrongPassphrase}, {err: vault.ErrWeakPassphrase}, {err: vault.ErrDamaged},
+	{err: vault.ErrKeyringUnavailable}, {err: vault.ErrKeyringNotEnabled}, {err: vault.ErrKeyringKeyMissing},
+	{err: vault.ErrInvalid}, {err: vault.ErrNotFound}, {err: vault.ErrClosed},
+	{err: vault.ErrKeyringCancelled}, {err: vault.ErrNotABackup},
 }
 
-// publicError chooses the text the UI shows for err. The vault's documented
-// errors keep their wording (without the "vault: " prefix); anything else is
-// logged and becomes a generic message, because an internal error's text is
-// not written for users.
+// publicError chooses the text the UI shows for err; a throttled unlock
+// says when to try again.
 func (s *VaultService) publicError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, vault.ErrCredentialChanged) {
-		return errors.New("This credential changed since the form was opened (another window or yett serve changed it). Close the form and open it again.")
-	}
 	var throttled *vault.ThrottledError
 	if errors.As(err, &throttled) {
 		secs := int((throttled.RetryAfter + time.Second - 1) / time.Second)
-		return fmt.Errorf("Too many wrong passphrases. Try again in %d s.", secs)
+		return shown(fmt.Sprintf("Too many wrong passphrases. Try again in %d s.", secs))
 	}
-	for _, pe := range publicErrors {
-		if errors.Is(err, pe) {
-			return errors.New(sentence(strings.TrimPrefix(err.Error(), "vault: ")))
-		}
-	}
-	s.log.Error("vault operation failed", "err", err)
-	return errors.New("Yett could not complete this. Details are in the Yett log.")
-}
-
-// sentence capitalises the first letter and ends the text with a period.
-func sentence(msg string) string {
-	if msg == "" {
-		return msg
-	}
-	msg = strings.ToUpper(msg[:1]) + msg[1:]
-	if !strings.HasSuffix(msg, ".") {
-		msg += "."
-	}
-	return msg
+	return publicError(s.log, "vault operation", err, vaultTexts)
 }

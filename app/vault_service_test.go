@@ -129,7 +129,7 @@ func TestVaultServiceValidationMessages(t *testing.T) {
 		Name: "x", Secret: canary, Format: "header", HeaderName: "X-Key",
 		Template: "no placeholder", Hosts: []string{"api.example.com"}, Approval: "session",
 	})
-	if err == nil || !strings.HasPrefix(err.Error(), "Invalid input") || strings.Contains(err.Error(), canary) {
+	if err == nil || err.Error() != "Header template must contain {secret} exactly once." || strings.Contains(err.Error(), canary) {
 		t.Fatalf("template error: %v", err)
 	}
 	if _, err := s.SetAutoLockMinutes(0); err == nil {
