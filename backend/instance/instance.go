@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/yettdev/yett/backend/filelock"
 )
 
 // ErrAlreadyRunning is returned by Acquire when another instance holds the
@@ -65,7 +67,7 @@ func Acquire(dir, name string, onFocus func()) (*Primary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("instance: open lock: %w", err)
 	}
-	locked, err := tryLock(f)
+	locked, err := filelock.TryLock(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("instance: lock: %w", err)
@@ -123,7 +125,7 @@ func (p *Primary) serve(onFocus func()) {
 func (p *Primary) Release() {
 	p.listener.Close()
 	p.wg.Wait()
-	unlock(p.lock)
+	filelock.Unlock(p.lock)
 	p.lock.Close()
 }
 
@@ -155,12 +157,12 @@ func held(path string) bool {
 		return false
 	}
 	defer f.Close()
-	locked, err := tryLock(f)
+	locked, err := filelock.TryLock(f)
 	if err != nil {
 		return false
 	}
 	if locked {
-		unlock(f)
+		filelock.Unlock(f)
 		return false
 	}
 	return true

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/yettdev/yett/backend/filelock"
 )
 
 // lockFile takes an exclusive lock on path (flock on Unix, LockFileEx on
@@ -16,14 +18,14 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		return nil, fmt.Errorf("oauth: lock file: %w", err)
 	}
 	for {
-		locked, err := tryLock(f)
+		locked, err := filelock.TryLock(f)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("oauth: lock file: %w", err)
 		}
 		if locked {
 			return func() {
-				unlockFile(f)
+				filelock.Unlock(f)
 				f.Close()
 			}, nil
 		}

@@ -1,6 +1,6 @@
-//go:build unix
+//go:build !windows
 
-package instance
+package filelock
 
 import (
 	"errors"
@@ -11,10 +11,10 @@ import (
 
 func tryLock(f *os.File) (bool, error) {
 	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-	if errors.Is(err, unix.EWOULDBLOCK) {
+	if errors.Is(err, unix.EWOULDBLOCK) || errors.Is(err, unix.EINTR) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-func unlock(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+func unlock(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
