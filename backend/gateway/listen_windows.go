@@ -53,6 +53,12 @@ func address(dir string) string {
 	return name
 }
 
+// pipeBuffer sizes each direction of a pipe instance: a whole ordinary
+// MCP frame fits, so a writer does not wait for the reader on every write
+// (with go-winio's default of 0, Wine blocks every write until the other
+// side reads; Windows treats the size as a quota).
+const pipeBuffer = 64 << 10
+
 // listen creates the gateway's named pipe as its first instance, with a
 // DACL that lets only this user open it (pipeSDDL) and remote clients
 // refused by the pipe itself.
@@ -69,7 +75,8 @@ func listen(dir string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: listen: %w", err)
 	}
-	ln, err := winio.ListenPipe(name, &winio.PipeConfig{SecurityDescriptor: sddl})
+	ln, err := winio.ListenPipe(name, &winio.PipeConfig{SecurityDescriptor: sddl,
+		InputBufferSize: pipeBuffer, OutputBufferSize: pipeBuffer})
 	if err != nil {
 		// We hold the runtime directory's lock and pipes vanish with their
 		// last handle, so an existing name is someone else's pipe, made
@@ -80,7 +87,34 @@ func listen(dir string) (net.Listener, error) {
 		}
 		return nil, fmt.Errorf("gateway: listen: %w", err)
 	}
+	if underWine() {
+		usePlaceholderInstance(name)
+	}
 	return ln, nil
+}
+
+// underWine reports whether this process runs under Wine, whose ntdll
+// exports wine_get_version (Windows' never does).
+func underWine() bool {
+	ntdll := windows.NewLazySystemDLL("ntdll.dll")
+	return ntdll.NewProc("wine_get_version").Find() == nil
+}
+
+// usePlaceholderInstance connects once, with no access right, to the
+// first pipe instance go-winio makes. That instance is a placeholder
+// Windows 10 and later never hand to a client; Wine does hand it to the
+// first one, whose I/O then hangs forever. Used up here, every agent gets a
+// real instance. Only under Wine: on Windows this open would take an
+// instance an agent is waiting for.
+func usePlaceholderInstance(name string) {
+	p, err := windows.UTF16PtrFromString(name)
+	if err != nil {
+		return
+	}
+	h, err := windows.CreateFile(p, 0, 0, nil, windows.OPEN_EXISTING, 0, 0)
+	if err == nil {
+		windows.CloseHandle(h)
+	}
 }
 
 // pipeHandle is the one method of go-winio's pipe connection we need: its

@@ -2,7 +2,7 @@
 
 package gateway
 
-// These run on Windows CI only; here they are cross-compiled and vetted.
+// These run under Wine in make test (build/scripts/wine.sh), and on Windows.
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/yettdev/yett/backend/procid"
+	"github.com/yettdev/yett/internal/testsupport/wintest"
 )
 
 func acceptOne(t *testing.T, ln net.Listener) <-chan net.Conn {
@@ -37,7 +38,7 @@ func acceptOne(t *testing.T, ln net.Listener) <-chan net.Conn {
 // The pipe carries bytes both ways, the kernel names the client, and Dial
 // accepts a server of our own user.
 func TestPipeListenDialRoundTrip(t *testing.T) {
-	dir := t.TempDir()
+	dir := wintest.TempDir(t)
 	ln, err := listen(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +76,7 @@ func TestPipeListenDialRoundTrip(t *testing.T) {
 
 // The pipe's DACL has exactly one entry, for our own SID.
 func TestPipeDACLOwnerOnly(t *testing.T) {
-	dir := t.TempDir()
+	dir := wintest.TempDir(t)
 	ln, err := listen(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -116,8 +117,8 @@ func TestPipeDACLOwnerOnly(t *testing.T) {
 }
 
 // A pipe of our name made first by someone else is refused, never served.
-func TestPipeSquatterFailsLoudly(t *testing.T) {
-	dir := t.TempDir()
+func TestPipeSquatterFailsLoudlyOnRealWindows(t *testing.T) {
+	dir := wintest.TempDir(t)
 	name, err := pipeFor(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestPipeSquatterFailsLoudly(t *testing.T) {
 func TestPipeDialNoGateway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if c, err := Dial(ctx, t.TempDir()); err == nil {
+	if c, err := Dial(ctx, wintest.TempDir(t)); err == nil {
 		c.Close()
 		t.Fatal("dialed a gateway that does not exist")
 	}
@@ -152,7 +153,7 @@ func TestPipeDialNoGateway(t *testing.T) {
 
 // A second gateway for the same runtime directory sees the lock.
 func TestLockExclusiveWindows(t *testing.T) {
-	path := t.TempDir() + `\gateway.lock`
+	path := wintest.TempDir(t) + `\gateway.lock`
 	f, err := takeLock(path)
 	if err != nil {
 		t.Fatal(err)
