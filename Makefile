@@ -27,7 +27,7 @@ VERSION_LDFLAGS := -X github.com/yettdev/yett/backend/version.number=$(VERSION) 
 	-X github.com/yettdev/yett/backend/version.commit=$(COMMIT)
 
 .PHONY: help run test build deps deps-test frontend desktop desktop-dev cli \
-	test-go test-fuzz test-cross test-frontend test-window test-e2e bench \
+	test-go test-fuzz test-cross test-windows test-frontend test-window test-e2e bench \
 	package deps-package windows test-package
 
 help:
@@ -70,6 +70,7 @@ test: deps-test frontend
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-fuzz
 	$(MAKE) --no-print-directory test-cross
+	$(MAKE) --no-print-directory test-windows
 	$(MAKE) --no-print-directory test-window
 	$(MAKE) --no-print-directory test-package
 	$(MAKE) --no-print-directory test-e2e
@@ -101,6 +102,10 @@ test-fuzz:
 windows:
 	CGO_ENABLED=0 GOOS=windows go build -tags desktop,production -ldflags "-H=windowsgui $(VERSION_LDFLAGS)" -o $(BIN)/yett-desktop.exe .
 	CGO_ENABLED=0 GOOS=windows go build -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/yett.exe ./cmd/yett
+
+# The Windows code's own tests, as Windows test binaries under Wine.
+test-windows:
+	build/scripts/wine.sh
 
 test-cross: windows
 	CGO_ENABLED=0 GOOS=windows go vet ./backend/... ./cmd/...

@@ -2,6 +2,7 @@ package selfprotect
 
 import (
 	"fmt"
+	"strings"
 
 	"golang.org/x/sys/windows"
 )
@@ -41,5 +42,10 @@ func Hardened() bool {
 	if err != nil {
 		return false
 	}
-	return sd.String() == want.String()
+	return dacl(sd.String()) == dacl(want.String())
 }
+
+// dacl is an SDDL DACL without its control flags: what grants access. The
+// protected flag ("D:P") only stops inheritance, which a process object
+// never receives; Wine does not keep it, Windows does.
+func dacl(sddl string) string { return strings.Replace(sddl, "D:P(", "D:(", 1) }

@@ -12,10 +12,12 @@ mode=${1:-run}
 # Packages for building and running the desktop app.
 pkgs_run=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
 # Extra packages the test suite uses: a headless X server and window tools,
-# a real browser, real D-Bus, keyrings, sshd and a notification daemon.
+# a real browser, real D-Bus, keyrings, sshd and a notification daemon, and
+# Wine with a MinGW compiler for the Windows tests (build/scripts/wine.sh).
 pkgs_test=(xvfb xauth x11-utils xdotool imagemagick fonts-dejavu-core dbus dbus-x11
 	chromium keyutils gnome-keyring libsecret-tools openssh-server dunst libnotify-bin
-	desktop-file-utils polkitd util-linux passwd bsdutils python3)
+	desktop-file-utils polkitd util-linux passwd bsdutils python3
+	wine64 gcc-mingw-w64-x86-64-win32)
 
 # What `make package` uses: makensis for the Windows installer,
 # dpkg-shlibdeps for the package's Depends, desktop-file-validate and man
