@@ -164,7 +164,7 @@ func New(cfg Config) (*App, error) {
 	}
 	a.keeper = k
 	a.Inventory.setBlock = k.SetBlockUncontrolled
-	a.Audit = newAuditService(v, k, a.events, cfg.Log, auditPollInterval)
+	a.Audit = newAuditService(v, k, a.events, cfg.Log, auditEventSpacing)
 	a.Desktop = newDesktopService(a)
 	a.SSH = newSSHService(k.SSHHosts(), v, a.events, cfg.Log)
 	a.SSH.inventory = a.Inventory

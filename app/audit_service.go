@@ -18,9 +18,10 @@ import (
 	"github.com/yettdev/yett/backend/vault"
 )
 
-// EventAuditChanged tells the UI the log grew, a verification finished or
-// the views' index caught up; its payload is the number of records. It is
-// sent at most once per change-watch interval.
+// EventAuditChanged tells the UI the log grew, a verification finished,
+// the writer opened or closed, or the views' index caught up; its payload
+// is the log's size in records (-1 while no writer is open). It is sent at
+// most once per auditEventSpacing.
 const EventAuditChanged = "audit:changed"
 
 // AuditService is bound to the UI as window.go.app.AuditService. It is the
@@ -42,11 +43,15 @@ type AuditService struct {
 
 	index    indexCache // dropped at every lock
 	verified verifyCache
-	changed  chan struct{} // a verification or the index finished: tell the UI
+	announce *announcer // EventAuditChanged
 
-	cancel func()
-	stop   chan struct{}
-	done   chan struct{}
+	// watchMu guards the writer watched and its subscription.
+	watchMu  sync.Mutex
+	watched  *audit.Log
+	unwatch  func()
+	stopWait chan struct{} // ends the wait on the watched writer's verification
+
+	cancel func() // the vault's and the keeper's subscriptions
 }
 
 // auditKeeper is what the read side needs of the keeper: the open writer
@@ -56,22 +61,64 @@ type auditKeeper interface {
 	AuditLog() *audit.Log
 	AuditDir() string
 	State() keeper.State
+	Subscribe(func(keeper.State)) (cancel func())
 }
 
-// auditPollInterval is how often the service looks for new records to
-// announce; it is also the throttle on EventAuditChanged.
-const auditPollInterval = 500 * time.Millisecond
+// auditEventSpacing is the least time between two EventAuditChanged: a
+// busy gateway appends thousands of records a second, and the window reads
+// its status and first page again at each event.
+const auditEventSpacing = 500 * time.Millisecond
 
-func newAuditService(v *vault.Vault, k auditKeeper, events *eventSink, log *slog.Logger, poll time.Duration) *AuditService {
+func newAuditService(v *vault.Vault, k auditKeeper, events *eventSink, log *slog.Logger, spacing time.Duration) *AuditService {
 	dir := k.AuditDir()
-	s := &AuditService{vault: v, keeper: k, events: events, log: log, dir: dir, stop: make(chan struct{}), done: make(chan struct{}),
-		changed: make(chan struct{}, 1)}
+	s := &AuditService{vault: v, keeper: k, events: events, log: log, dir: dir}
+	s.announce = newAnnouncer(spacing, func() {
+		size := int64(-1)
+		if w := s.keeper.AuditLog(); w != nil {
+			size = w.Head().Size
+		}
+		s.events.send(EventAuditChanged, size)
+	})
 	s.verified = verifyCache{maxAge: time.Minute, now: time.Now, done: s.notifyChanged}
 	s.index = indexCache{dir: dir, log: log, changed: s.notifyChanged}
 	s.saveDialog = func(string) (string, error) { return "", errors.New("no window to show a dialog in") }
-	s.cancel = v.Subscribe(s.onVaultEvent)
-	go s.watch(poll)
+	cancelVault := v.Subscribe(s.onVaultEvent)
+	cancelKeeper := k.Subscribe(func(keeper.State) { s.watchWriter(s.keeper.AuditLog()) })
+	s.cancel = func() { cancelVault(); cancelKeeper() }
+	s.watchWriter(k.AuditLog())
 	return s
+}
+
+// watchWriter follows w, the writer open now (nil: none): its durable
+// records and the end of its background verification reach the UI, with
+// no polling. The keeper tells us when the writer changes (its feed); a
+// change of writer is itself news to the UI.
+func (s *AuditService) watchWriter(w *audit.Log) {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if w == s.watched {
+		return
+	}
+	if s.unwatch != nil {
+		s.unwatch()
+		close(s.stopWait)
+		s.unwatch, s.stopWait = nil, nil
+	}
+	s.watched = w
+	s.announce.changed()
+	if w == nil {
+		return
+	}
+	s.unwatch = w.Subscribe(s.announce.changed)
+	stop := make(chan struct{})
+	s.stopWait = stop
+	go func() {
+		select {
+		case <-w.Verified():
+			s.announce.changed()
+		case <-stop:
+		}
+	}()
 }
 
 // onVaultEvent keeps the views' index to the vault's state: wiped at every
@@ -88,15 +135,11 @@ func (s *AuditService) onVaultEvent(e vault.Event) {
 	}
 }
 
-// notifyChanged asks the watch loop to tell the UI, without waiting.
-func (s *AuditService) notifyChanged() {
-	select {
-	case s.changed <- struct{}{}:
-	default:
-	}
-}
+// notifyChanged tells the UI, without waiting, that a verification or the
+// index finished.
+func (s *AuditService) notifyChanged() { s.announce.changed() }
 
-// close stops watching the vault and the log.
+// close stops watching the vault, the keeper and the log.
 func (s *AuditService) close() {
 	if s == nil {
 		return
@@ -104,50 +147,10 @@ func (s *AuditService) close() {
 	if s.cancel != nil {
 		s.cancel()
 	}
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-		<-s.done
-	}
+	s.watchWriter(nil)
+	s.announce.close()
 	s.index.wipe()
 	s.verified.wait()
-}
-
-// watch announces growth of the log, whoever appended (the app or, later,
-// the gateway through the same writer), and the end of a verification or of
-// background indexing, at most once per interval.
-func (s *AuditService) watch(interval time.Duration) {
-	defer close(s.done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	var last int64 = -1
-	changed, verifying := false, false
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-s.changed:
-			changed = true
-			continue
-		case <-t.C:
-		}
-		size, running := int64(-1), false
-		if w := s.keeper.AuditLog(); w != nil {
-			size, running = w.Head().Size, w.Verification().Running
-		}
-		// The writer's background verification ending changes the status.
-		if verifying && !running {
-			changed = true
-		}
-		if (size >= 0 && size != last && last >= 0) || changed {
-			s.events.send(EventAuditChanged, size)
-		}
-		if size >= 0 {
-			last = size
-		}
-		changed, verifying = false, running
-	}
 }
 
 func (s *AuditService) logPath() string { return filepath.Join(s.dir, audit.LogFile) }

@@ -50,42 +50,23 @@ type InventoryService struct {
 	dialogMu   sync.Mutex
 	saveDialog func(title, defaultName string) (string, error)
 
-	kick     chan struct{} // coalesces EventInventoryChanged
-	stop     chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
+	announce *announcer // EventInventoryChanged (and EventSSHChanged)
 }
 
 func newInventoryService(events *eventSink, log *slog.Logger) *InventoryService {
-	s := &InventoryService{events: events, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &InventoryService{events: events, log: log}
+	s.announce = newAnnouncer(0, func() {
+		s.events.send(EventInventoryChanged, nil)
+		// The Hosts view shows the inventory's verdict on each host
+		// (SSHService.overlayInventory): it reads again too.
+		s.events.send(EventSSHChanged, nil)
+	})
 	s.saveDialog = func(string, string) (string, error) { return "", errors.New("no window to show a dialog in") }
-	go s.announce()
 	return s
 }
 
-// announce sends EventInventoryChanged off the inventory's delivery: its
-// feed calls subscribers in order and they must not hold it up.
-func (s *InventoryService) announce() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.kick:
-			s.events.send(EventInventoryChanged, nil)
-			// The Hosts view shows the inventory's verdict on each host
-			// (SSHService.overlayInventory): it reads again too.
-			s.events.send(EventSSHChanged, nil)
-		case <-s.stop:
-			return
-		}
-	}
-}
-
-func (s *InventoryService) changed() {
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
+// changed is the inventory's subscription.
+func (s *InventoryService) changed() { s.announce.changed() }
 
 // attach serves inv from now on (nil detaches). The keeper owns it.
 func (s *InventoryService) attach(inv *inventory.Inventory) {
@@ -112,8 +93,7 @@ func (s *InventoryService) close() {
 		return
 	}
 	s.attach(nil)
-	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.done
+	s.announce.close()
 }
 
 func (s *InventoryService) inventory() (*inventory.Inventory, error) {

@@ -58,40 +58,18 @@ type OAuthService struct {
 	waiters context.Context    // ends the flow watchers of the attached manager
 	stopW   context.CancelFunc // cancels waiters
 
-	kick     chan struct{} // coalesces EventOAuthChanged
-	stop     chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
+	announce *announcer // EventOAuthChanged
 }
 
 func newOAuthService(events *eventSink, log *slog.Logger) *OAuthService {
-	s := &OAuthService{events: events, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &OAuthService{events: events, log: log}
+	s.announce = newAnnouncer(0, func() { s.events.send(EventOAuthChanged, nil) })
 	s.waiters, s.stopW = context.WithCancel(context.Background())
-	go s.announce()
 	return s
 }
 
-// announce sends EventOAuthChanged off the manager's goroutine: the
-// manager and the catalogue call subscribers synchronously and they must not
-// block them.
-func (s *OAuthService) announce() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.kick:
-			s.events.send(EventOAuthChanged, nil)
-		case <-s.stop:
-			return
-		}
-	}
-}
-
-func (s *OAuthService) changed() {
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
+// changed is the manager's and the catalogue's subscription.
+func (s *OAuthService) changed() { s.announce.changed() }
 
 // attach serves m and its catalogue ops from now on (nil, nil detaches).
 // The caller owns both and closes them; flows being watched for the
@@ -119,8 +97,7 @@ func (s *OAuthService) close() {
 		return
 	}
 	s.attach(nil, nil)
-	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.done
+	s.announce.close()
 }
 
 func (s *OAuthService) manager() (*oauth.Manager, error) {

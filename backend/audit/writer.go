@@ -11,6 +11,8 @@ import (
 
 	"filippo.io/age"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/yettdev/yett/backend/feed"
 )
 
 // DefaultCheckpointEvery is how many records may follow a checkpoint before
@@ -116,7 +118,19 @@ type Log struct {
 	lastSeg   int64 // index of the newest segment-key record, -1 if none
 	syncs     int64 // fsyncs of the log file, for the group commit benchmark
 
+	// changes announces records made durable (Subscribe); queued under mu
+	// at each successful fsync, delivered after mu is released.
+	changes feed.Feed[struct{}]
+
 	verification Verification
+}
+
+// Subscribe calls fn each time more records are on stable storage (one
+// call may cover many, as one fsync does), as backend/feed delivers: in
+// order, never under the log's lock, never concurrently with itself. fn
+// must return promptly: the appender that delivers waits for it.
+func (l *Log) Subscribe(fn func()) (cancel func()) {
+	return l.changes.Subscribe(func(struct{}) { fn() })
 }
 
 // Append seals e and appends it. It returns the entry's index only once the
@@ -162,6 +176,7 @@ func (l *Log) Append(ctx context.Context, e Event) (int64, error) {
 	l.reserved++
 	l.mu.Unlock()
 	rec, leaf, sealErr := sealedEntry(seg.key, l.key.id, idx, &e)
+	defer l.changes.Deliver() // after the unlock below
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if seg.users--; seg.ended && seg.users == 0 {
@@ -277,6 +292,7 @@ func (l *Log) waitDurable(idx int64) error {
 			l.breakLocked(fmt.Errorf("fsync: %w", err))
 		} else if target > l.durable {
 			l.durable = target
+			l.changes.Queue(struct{}{})
 		}
 		l.cond.Broadcast()
 	}
@@ -294,6 +310,7 @@ func (l *Log) waitDurable(idx int64) error {
 // file older than the newest record is then evidence of rollback, not of a
 // crash between the two writes.
 func (l *Log) Checkpoint() (Checkpoint, error) {
+	defer l.changes.Deliver() // after the unlock below
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.usable(); err != nil {
