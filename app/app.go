@@ -102,7 +102,7 @@ type App struct {
 	// Inventory is the owner inventory and its revocation drills; it has no
 	// inventory until the keeper runs one (Inventory.attach).
 	Inventory *InventoryService
-	// SSH is the SSH hosts (backend/sshhost, run by the keeper).
+	// SSH is the SSH hosts (backend/sshhosts, run by the keeper).
 	SSH *SSHService
 
 	keeper  *keeper.Keeper

@@ -13,7 +13,7 @@ import (
 // services the UI is bound to.
 type keeping struct {
 	broker *approval.Broker
-	oauth  *oauth.Manager
+	oauth  *oauth.Custody
 	notes  notesSeen
 	inv    *inventory.Inventory
 	cancel func()

@@ -37,7 +37,7 @@ var errNoOAuth = shown("Set up and unlock the vault first.")
 
 // OAuthService is bound to the UI as window.go.app.OAuthService. It lets a
 // person connect accounts, keep their owner inventory, define the named
-// operations agents may call, and revoke. It wraps the app's oauth.Manager
+// operations agents may call, and revoke. It wraps the app's oauth.Custody
 // and operation catalogue and hands out redacted views only: no token, client secret or private key
 // ever crosses to the UI (the manager has no method that returns one), and
 // the client secret of ConnectForm only travels inward.
@@ -52,7 +52,7 @@ type OAuthService struct {
 	inventory *InventoryService
 
 	mu      sync.Mutex
-	m       *oauth.Manager
+	m       *oauth.Custody
 	ops     *operation.Catalogue
 	cancel  func()             // the manager's and the catalogue's subscriptions
 	waiters context.Context    // ends the flow watchers of the attached manager
@@ -74,7 +74,7 @@ func (s *OAuthService) changed() { s.announce.changed() }
 // attach serves m and its catalogue ops from now on (nil, nil detaches).
 // The caller owns both and closes them; flows being watched for the
 // previous manager are no longer reported.
-func (s *OAuthService) attach(m *oauth.Manager, ops *operation.Catalogue) {
+func (s *OAuthService) attach(m *oauth.Custody, ops *operation.Catalogue) {
 	s.mu.Lock()
 	if s.cancel != nil {
 		s.cancel()
@@ -100,7 +100,7 @@ func (s *OAuthService) close() {
 	s.announce.close()
 }
 
-func (s *OAuthService) manager() (*oauth.Manager, error) {
+func (s *OAuthService) manager() (*oauth.Custody, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
@@ -200,7 +200,7 @@ func (s *OAuthService) Reconnect(id string) (FlowView, error) {
 // follow reports the flow's end with EventOAuthFlow. A flow that already
 // ended (client credentials) is reported at once; the manager does not keep
 // those, so there is nothing to wait on.
-func (s *OAuthService) follow(m *oauth.Manager, f oauth.FlowView) FlowView {
+func (s *OAuthService) follow(m *oauth.Custody, f oauth.FlowView) FlowView {
 	v := flowView(f)
 	if f.State != oauth.FlowWaiting {
 		s.events.send(EventOAuthFlow, v)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	sshaction "github.com/yettdev/yett/backend/action/ssh"
-	"github.com/yettdev/yett/backend/sshhost"
+	"github.com/yettdev/yett/backend/action/sshaction"
+	"github.com/yettdev/yett/backend/sshhosts"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -20,12 +20,12 @@ const EventSSHChanged = "ssh:changed"
 var errNoSSH = shown("SSH hosts are unavailable: Yett could not make its recordings folder. Details are in the Yett log.")
 
 // SSHService is bound to the UI as window.go.app.SSHService: the
-// desktop's side of SSH hosts (backend/sshhost, run by the keeper). Views
+// desktop's side of SSH hosts (backend/sshhosts, run by the keeper). Views
 // carry a host's public key and fingerprints, never its private key; the
 // one secret coming in is the private key being imported, with its
 // passphrase, which are wiped once read.
 type SSHService struct {
-	m      *sshhost.Manager
+	m      *sshhosts.Registry
 	events *eventSink
 	log    *slog.Logger
 	cancel func()
@@ -36,7 +36,7 @@ type SSHService struct {
 	inventory *InventoryService
 }
 
-func newSSHService(m *sshhost.Manager, v *vault.Vault, events *eventSink, log *slog.Logger) *SSHService {
+func newSSHService(m *sshhosts.Registry, v *vault.Vault, events *eventSink, log *slog.Logger) *SSHService {
 	s := &SSHService{m: m, events: events, log: log, probeTimeout: 30 * time.Second}
 	s.cancel = v.Subscribe(func(e vault.Event) {
 		if strings.HasPrefix(string(e.Change), "ssh_host") {
@@ -52,7 +52,7 @@ func (s *SSHService) close() {
 	}
 }
 
-func (s *SSHService) manager() (*sshhost.Manager, error) {
+func (s *SSHService) manager() (*sshhosts.Registry, error) {
 	if s.m == nil {
 		return nil, errNoSSH
 	}
@@ -112,7 +112,7 @@ func (s *SSHService) AddHost(form SSHHostForm) (SSHHostView, error) {
 	if err != nil {
 		return SSHHostView{}, err
 	}
-	h, err := m.Add(sshhost.NewHost{Name: form.Name, Address: form.Address, Port: form.Port, User: form.User,
+	h, err := m.Add(sshhosts.NewHost{Name: form.Name, Address: form.Address, Port: form.Port, User: form.User,
 		PrivateKey: key, Passphrase: pass, Settings: form.Settings.toSettings()})
 	if err != nil {
 		return SSHHostView{}, s.publicError(err)
@@ -122,7 +122,7 @@ func (s *SSHService) AddHost(form SSHHostForm) (SSHHostView, error) {
 
 // UpdateHost replaces a host's settings.
 func (s *SSHService) UpdateHost(id string, settings SSHSettingsForm) (SSHHostView, error) {
-	return s.hostOp(func(m *sshhost.Manager) (sshhost.HostView, error) { return m.Update(id, settings.toSettings()) })
+	return s.hostOp(func(m *sshhosts.Registry) (sshhosts.HostView, error) { return m.Update(id, settings.toSettings()) })
 }
 
 // RemoveHost deletes a host and its key (its recordings stay).
@@ -137,7 +137,7 @@ func (s *SSHService) RemoveHost(id string) error {
 // PinPasted pins the host keys pasted (known_hosts lines, ssh-keyscan
 // output or public keys), replacing the host's pins.
 func (s *SSHService) PinPasted(id, text string) (SSHHostView, error) {
-	return s.hostOp(func(m *sshhost.Manager) (sshhost.HostView, error) { return m.PinPasted(id, text) })
+	return s.hostOp(func(m *sshhosts.Registry) (sshhosts.HostView, error) { return m.PinPasted(id, text) })
 }
 
 // PinFromKnownHosts pins the keys ~/.ssh/known_hosts holds for the host.
@@ -157,7 +157,7 @@ func (s *SSHService) PinFromKnownHosts(id string) (SSHPinResult, error) {
 // key and pins the host key it presented only once the host accepted
 // Yett's key. It runs nothing on the host.
 func (s *SSHService) TrustOnFirstUse(id string) (SSHHostView, error) {
-	return s.hostOp(func(m *sshhost.Manager) (sshhost.HostView, error) {
+	return s.hostOp(func(m *sshhosts.Registry) (sshhosts.HostView, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), s.probeTimeout)
 		defer cancel()
 		return m.TrustOnFirstUse(ctx, id)
@@ -167,7 +167,7 @@ func (s *SSHService) TrustOnFirstUse(id string) (SSHHostView, error) {
 // AcceptPresented pins the key a host presented instead of its pin, once
 // the person checked the change is genuine.
 func (s *SSHService) AcceptPresented(id string) (SSHHostView, error) {
-	return s.hostOp(func(m *sshhost.Manager) (sshhost.HostView, error) { return m.AcceptPresented(id) })
+	return s.hostOp(func(m *sshhosts.Registry) (sshhosts.HostView, error) { return m.AcceptPresented(id) })
 }
 
 // Recordings lists a host's session recordings, newest first.
@@ -201,7 +201,7 @@ func (s *SSHService) Recording(id string) (SSHRecordingText, error) {
 	return SSHRecordingText{SSHRecordingView: recordingView(r.RecordingView), Cast: string(r.Cast), Complete: r.Complete}, nil
 }
 
-func (s *SSHService) hostOp(op func(m *sshhost.Manager) (sshhost.HostView, error)) (SSHHostView, error) {
+func (s *SSHService) hostOp(op func(m *sshhosts.Registry) (sshhosts.HostView, error)) (SSHHostView, error) {
 	m, err := s.manager()
 	if err != nil {
 		return SSHHostView{}, err
@@ -218,8 +218,8 @@ func (s *SSHService) hostOp(op func(m *sshhost.Manager) (sshhost.HostView, error
 var sshTexts = []known{
 	{vault.ErrCredentialChanged, "This host changed since the page was read (another window or yett serve changed it). Nothing was pinned; try again."},
 	{context.DeadlineExceeded, "The host did not answer in time; nothing was pinned."},
-	{err: sshhost.ErrInvalid}, {err: sshhost.ErrAlreadyPinned}, {err: sshhost.ErrNoAlert},
-	{err: sshhost.ErrChanged}, {err: sshhost.ErrNoRecording}, {err: sshhost.ErrRecordingDamaged},
+	{err: sshhosts.ErrInvalid}, {err: sshhosts.ErrAlreadyPinned}, {err: sshhosts.ErrNoAlert},
+	{err: sshhosts.ErrChanged}, {err: sshhosts.ErrNoRecording}, {err: sshhosts.ErrRecordingDamaged},
 	{err: sshaction.ErrNotAKey}, {err: sshaction.ErrPassphraseNeeded}, {err: sshaction.ErrWrongPassphrase},
 	{err: sshaction.ErrUnsupportedKey}, {err: sshaction.ErrKeyTooLarge}, {err: sshaction.ErrKDFTooSlow},
 	{err: sshaction.ErrUnreachable}, {err: sshaction.ErrHandshake}, {err: sshaction.ErrAuth},

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	sshaction "github.com/yettdev/yett/backend/action/ssh"
-	"github.com/yettdev/yett/backend/sshhost"
+	"github.com/yettdev/yett/backend/action/sshaction"
+	"github.com/yettdev/yett/backend/sshhosts"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -27,7 +27,7 @@ func newSSHServiceForTest(t *testing.T) (*SSHService, *vault.Vault, func() []str
 	if err := v.Create(vault.Passphrase("correct horse battery staple"), false); err != nil {
 		t.Fatal(err)
 	}
-	m, err := sshhost.New(sshhost.Config{Vault: v, DataDir: filepath.Join(dir, "data")})
+	m, err := sshhosts.New(sshhosts.Config{Vault: v, DataDir: filepath.Join(dir, "data")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package app
 import (
 	"time"
 
-	"github.com/yettdev/yett/backend/sshhost"
+	"github.com/yettdev/yett/backend/sshhosts"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -20,8 +20,8 @@ type SSHSettingsForm struct {
 	BackupRevoker  string `json:"backupRevoker"`
 }
 
-func (f SSHSettingsForm) toSettings() sshhost.Settings {
-	return sshhost.Settings{Approval: vault.Approval(f.Approval), Rules: f.Rules,
+func (f SSHSettingsForm) toSettings() sshhosts.Settings {
+	return sshhosts.Settings{Approval: vault.Approval(f.Approval), Rules: f.Rules,
 		Timeout: time.Duration(f.TimeoutSeconds) * time.Second, Record: f.Record, Owner: f.Owner, BackupRevoker: f.BackupRevoker}
 }
 
@@ -64,7 +64,7 @@ type SSHHostView struct {
 	Version          int64           `json:"version"`
 }
 
-func sshHostView(h sshhost.HostView) SSHHostView {
+func sshHostView(h sshhosts.HostView) SSHHostView {
 	v := SSHHostView{
 		ID: h.ID, Name: h.Name, Address: h.Address, Port: h.Port, User: h.User, PublicKey: h.PublicKey,
 		KeyFingerprint: h.KeyFingerprint, Pins: []SSHPinView{}, Problems: nonNil(h.Problems),
@@ -96,7 +96,7 @@ type SSHRecordingView struct {
 	Bytes   int64  `json:"bytes"`
 }
 
-func recordingView(r sshhost.RecordingView) SSHRecordingView {
+func recordingView(r sshhosts.RecordingView) SSHRecordingView {
 	return SSHRecordingView{ID: r.ID, HostID: r.HostID, Started: r.Started.UTC().Format(time.RFC3339), Bytes: r.Bytes}
 }
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/yettdev/yett/backend/action"
-	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/action/sshaction"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"

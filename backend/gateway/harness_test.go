@@ -22,7 +22,7 @@ import (
 
 	"filippo.io/age"
 
-	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/action/sshaction"
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
@@ -134,7 +134,7 @@ type world struct {
 	serveErr chan error
 	timeout  time.Duration
 	audit    *audit.Log
-	oauth    *oauth.Manager
+	oauth    *oauth.Custody
 	ops      *operation.Catalogue
 	// ssh and recordings configure SSH commands (ssh_test.go).
 	ssh        sshaction.Config

@@ -24,7 +24,7 @@ import (
 // ChannelOAuth names named operations in audit entries and approval cards.
 const ChannelOAuth = "oauth"
 
-// Lender is all the gateway asks of OAuth custody (*oauth.Manager satisfies
+// Lender is all the gateway asks of OAuth custody (*oauth.Custody satisfies
 // it): an authorization's local state, checked before any card or network
 // call; a token lent for one approved and recorded request (the only path
 // that refreshes); and word of an authorization disabled, to end the

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/action/sshaction"
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
@@ -46,7 +46,7 @@ type sshOpts struct {
 }
 
 // fileRecordings keeps recordings as plain files: the gateway's side of
-// recording is tested here, the sealed store in backend/sshhost.
+// recording is tested here, the sealed store in backend/sshhosts.
 type fileRecordings struct{ dir string }
 
 func (f fileRecordings) Create(id, hostID string) (io.WriteCloser, error) {

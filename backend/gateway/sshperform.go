@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/action/sshaction"
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/journal"
@@ -23,7 +23,7 @@ import (
 )
 
 // Recordings keeps the session recordings of hosts that ask for them
-// (backend/sshhost): a writer per call, sealed as it is written.
+// (backend/sshhosts): a writer per call, sealed as it is written.
 type Recordings interface {
 	Create(requestID, hostID string) (io.WriteCloser, error)
 }

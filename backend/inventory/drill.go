@@ -43,7 +43,7 @@ const (
 	StepCallPasses         = "call_passes"
 )
 
-// Custody is what a drill asks of OAuth custody (*oauth.Manager satisfies
+// Custody is what a drill asks of OAuth custody (*oauth.Custody satisfies
 // it). Nothing here returns a token.
 type Custody interface {
 	Check(id string) (oauth.Binding, error)

@@ -278,7 +278,7 @@ func (d *desk) close() {
 }
 
 func (d *desk) inv() *inventory.Inventory { return d.k.State().Inventory }
-func (d *desk) oauth() *oauth.Manager     { return d.k.State().OAuth }
+func (d *desk) oauth() *oauth.Custody     { return d.k.State().OAuth }
 func (d *desk) ops() *operation.Catalogue { return d.k.State().Operations }
 func (d *desk) broker() *approval.Broker  { return d.k.State().Broker }
 func (d *desk) rows() []inventory.Row     { return d.rowsF(inventory.Filter{}) }

@@ -81,7 +81,7 @@ type OwnerKeeper interface {
 }
 
 // Authorizations is what the inventory reads of OAuth custody
-// (*oauth.Manager satisfies it): its authorizations, and who the person
+// (*oauth.Custody satisfies it): its authorizations, and who the person
 // declared answers for each when connecting it (taken over once); and the
 // one thing it writes there: the environment, which custody names on cards
 // and in audit entries.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/action/sshaction"
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/inventory"
@@ -18,7 +18,7 @@ import (
 // are blocked an agent's ssh.exec to it is refused before anything else.
 func TestSSHHostsAreRows(t *testing.T) {
 	d := newDesk(t, deskOpts{})
-	pair, err := ssh.GenerateEd25519("yett:web-1")
+	pair, err := sshaction.GenerateEd25519("yett:web-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestSSHHostsAreRows(t *testing.T) {
 // it comes, and an edit in the inventory lands on the host record.
 func TestSSHHostOwnersAreOne(t *testing.T) {
 	d := newDesk(t, deskOpts{})
-	pair, err := ssh.GenerateEd25519("yett:web-2")
+	pair, err := sshaction.GenerateEd25519("yett:web-2")
 	if err != nil {
 		t.Fatal(err)
 	}

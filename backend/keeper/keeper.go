@@ -49,7 +49,7 @@ import (
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/presence"
-	"github.com/yettdev/yett/backend/sshhost"
+	"github.com/yettdev/yett/backend/sshhosts"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -104,7 +104,7 @@ type Config struct {
 // the parts they belong to are not running.
 type State struct {
 	Broker     *approval.Broker
-	OAuth      *oauth.Manager
+	OAuth      *oauth.Custody
 	Operations *operation.Catalogue
 	// Inventory is the owner inventory and its drills, running with OAuth
 	// custody.
@@ -145,7 +145,7 @@ type Keeper struct {
 	recipient string // the recipient audit encrypts to
 	problem   string
 	elsewhere bool // the log's one writer is another process
-	oauth     *oauth.Manager
+	oauth     *oauth.Custody
 	ops       *operation.Catalogue
 	gw        *gateway.Gateway
 	gwCancel  context.CancelFunc
@@ -164,7 +164,7 @@ type Keeper struct {
 	verifyOK  bool
 	verifyWhy string
 	verifyAt  time.Time
-	ssh       *sshhost.Manager // set in Open, never changed
+	ssh       *sshhosts.Registry // set in Open, never changed
 	closed    bool
 
 	// boot is the boot id of the gateway that runs or will run next (a

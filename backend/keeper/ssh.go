@@ -2,14 +2,14 @@ package keeper
 
 import (
 	"github.com/yettdev/yett/backend/audit"
-	"github.com/yettdev/yett/backend/sshhost"
+	"github.com/yettdev/yett/backend/sshhosts"
 )
 
-// openSSHLocked makes the hosts service (backend/sshhost) both front ends
+// openSSHLocked makes the hosts service (backend/sshhosts) both front ends
 // use: its pins are recorded in this keeper's log, and the gateway keeps
 // session recordings through it. k.mu held.
 func (k *Keeper) openSSHLocked() {
-	m, err := sshhost.New(sshhost.Config{Vault: k.vault, DataDir: k.cfg.DataDir, Logger: k.log,
+	m, err := sshhosts.New(sshhosts.Config{Vault: k.vault, DataDir: k.cfg.DataDir, Logger: k.log,
 		KnownHosts: k.cfg.KnownHosts, Record: k.recordSSH})
 	if err != nil {
 		k.log.Error("SSH hosts unavailable", "err", err)
@@ -28,4 +28,4 @@ func (k *Keeper) recordSSH(e audit.Event) {
 
 // SSHHosts is the hosts service (add, pin, edit, remove hosts, read
 // session recordings); nil if it could not start (the log says why).
-func (k *Keeper) SSHHosts() *sshhost.Manager { return k.ssh }
+func (k *Keeper) SSHHosts() *sshhosts.Registry { return k.ssh }

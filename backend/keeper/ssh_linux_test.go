@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yettdev/yett/backend/sshhost"
+	"github.com/yettdev/yett/backend/sshhosts"
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/internal/testsupport/sshdtest"
 )
@@ -37,8 +37,8 @@ func TestSSHSessionRecordedSealedThroughTheKeeper(t *testing.T) {
 	t.Cleanup(func() { k.Close() })
 	srv := sshdtest.Start(t)
 	m := k.SSHHosts()
-	h, err := m.Add(sshhost.NewHost{Name: "web-1", Address: srv.Host, Port: srv.Port, User: srv.User,
-		Settings: sshhost.Settings{Approval: vault.ApprovalSession, Record: true, Owner: "ana", BackupRevoker: "luis"}})
+	h, err := m.Add(sshhosts.NewHost{Name: "web-1", Address: srv.Host, Port: srv.Port, User: srv.User,
+		Settings: sshhosts.Settings{Approval: vault.ApprovalSession, Record: true, Owner: "ana", BackupRevoker: "luis"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/yettdev/yett/backend/audit"
-	"github.com/yettdev/yett/backend/sshhost"
+	"github.com/yettdev/yett/backend/sshhosts"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -28,7 +28,7 @@ func TestSSHHostsRecordInTheKeepersLog(t *testing.T) {
 	if m == nil {
 		t.Fatal("no hosts service")
 	}
-	h, err := m.Add(sshhost.NewHost{Name: "web-1", Address: "192.0.2.7", Port: 22, User: "deploy"})
+	h, err := m.Add(sshhosts.NewHost{Name: "web-1", Address: "192.0.2.7", Port: 22, User: "deploy"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ const StepConnectFailed = "connect_failed"
 // outcome is audited (authorization_revoked, step connect_failed). The
 // error returned is the flow's: what failed and what became of the
 // tokens.
-func (m *Manager) abandon(ctx context.Context, r *row, tok *oauth2.Token, cause error) error {
+func (m *Custody) abandon(ctx context.Context, r *row, tok *oauth2.Token, cause error) error {
 	ctx = context.WithoutCancel(ctx)
 	r.AccountRef = accountRef(tok, r)
 	var toks []issued
@@ -87,7 +87,7 @@ type issued struct{ hint, value string }
 // the revocation queue, sealed for revocation only. A new authorization
 // whose name was taken gets a name of its own; a reconnection's row exists
 // and only gets the queue.
-func (m *Manager) keepForRevocation(r *row, cause error, toks []issued) error {
+func (m *Custody) keepForRevocation(r *row, cause error, toks []issued) error {
 	rev := RevocationPending
 	if r.RevocationEndpoint == "" {
 		rev = RevocationFailed

@@ -20,7 +20,7 @@ const maxAPIHosts = 32
 // connection; else the preset's (GitHub: api.github.com and
 // uploads.github.com); else, for a provider the person typed in, the hosts
 // of its own issuer and token endpoint.
-func (m *Manager) APIHosts(id string) ([]target.HostPattern, error) {
+func (m *Custody) APIHosts(id string) ([]target.HostPattern, error) {
 	r, err := loadRow(m.db, id)
 	if err != nil {
 		return nil, notFound(err)

@@ -32,7 +32,7 @@ const (
 // refused with ErrSuspended. Unlike Revoke it keeps the sealed refresh
 // token, so Resume restores it without its owner. Only an active
 // authorization is suspended; why names the reason in the audit entry.
-func (m *Manager) Suspend(ctx context.Context, id, why string) error {
+func (m *Custody) Suspend(ctx context.Context, id, why string) error {
 	var r *row
 	err := m.db.Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -57,7 +57,7 @@ func (m *Manager) Suspend(ctx context.Context, id, why string) error {
 // Resume puts a suspended authorization back in service. Any other state
 // is left as it is (ErrInvalid): a revoked one needs its owner to
 // reconnect it.
-func (m *Manager) Resume(ctx context.Context, id string) error {
+func (m *Custody) Resume(ctx context.Context, id string) error {
 	r, err := loadRow(m.db, id)
 	if err != nil {
 		return notFound(err)
@@ -114,7 +114,7 @@ var ErrNoRevocationEndpoint = errors.New("oauth: the provider has no revocation 
 // value (ProbeUnknownToken). Errors: ErrNotFound, ErrNoRevocationEndpoint,
 // and ErrProvider when no fresh token could be obtained; an unreachable
 // endpoint is Status 0 with no error.
-func (m *Manager) ProbeRevocation(ctx context.Context, id string) (RevocationProbe, error) {
+func (m *Custody) ProbeRevocation(ctx context.Context, id string) (RevocationProbe, error) {
 	r, err := loadRow(m.db, id)
 	if err != nil {
 		return RevocationProbe{}, notFound(err)
@@ -173,7 +173,7 @@ type RefreshCheck struct {
 // CheckRefreshToken asks the provider's introspection (RFC 7662) whether
 // authorization id's stored refresh token is active. It sends nothing that
 // changes it: no refresh, no revocation.
-func (m *Manager) CheckRefreshToken(ctx context.Context, id string) (RefreshCheck, error) {
+func (m *Custody) CheckRefreshToken(ctx context.Context, id string) (RefreshCheck, error) {
 	r, err := loadRow(m.db, id)
 	if err != nil {
 		return RefreshCheck{}, notFound(err)
@@ -199,7 +199,7 @@ func (m *Manager) CheckRefreshToken(ctx context.Context, id string) (RefreshChec
 // introspect asks r's introspection endpoint about tok; the status is 0
 // when it could not be reached, and active is false unless it answered
 // 200 with active true.
-func (m *Manager) introspect(ctx context.Context, r *row, tok []byte, hint string) (active bool, status int) {
+func (m *Custody) introspect(ctx context.Context, r *row, tok []byte, hint string) (active bool, status int) {
 	body, status, err := m.postRead(ctx, r, r.IntrospectionEndpoint, url.Values{"token": {string(tok)}, "token_type_hint": {hint}})
 	if err != nil {
 		return false, 0

@@ -19,7 +19,7 @@ const StepEndpoints = "endpoints"
 // endpoint answers. "" removes one. The rule is connection's: https, or
 // http to a loopback host. Only a person calls it (app, CLI); the change
 // is audited. Tokens are not touched.
-func (m *Manager) SetEndpoints(ctx context.Context, id, revocation, introspection string) error {
+func (m *Custody) SetEndpoints(ctx context.Context, id, revocation, introspection string) error {
 	r, err := loadRow(m.db, id)
 	if err != nil {
 		return notFound(err)

@@ -29,7 +29,7 @@ type env struct {
 	vault    *vault.Vault
 	audit    *audit.Log
 	identity *age.X25519Identity
-	m        *Manager
+	m        *Custody
 	logs     *syncbuf.Buffer
 }
 

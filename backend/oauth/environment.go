@@ -8,7 +8,7 @@ import (
 // SetEnvironment changes the environment authorization id belongs to
 // (development, staging or production), as the person corrects it in the
 // inventory; custody names it on cards and in audit entries.
-func (m *Manager) SetEnvironment(id, env string) error {
+func (m *Custody) SetEnvironment(id, env string) error {
 	if !slices.Contains(Environments, env) {
 		return fmt.Errorf("%w: environment must be development, staging or production", ErrInvalid)
 	}

@@ -48,7 +48,7 @@ func (r *resource) lastToken() string {
 
 // use performs one call with authorization id as the gateway does: acquire
 // a lease, send with it, release.
-func use(ctx context.Context, m *Manager, id, url string) error {
+func use(ctx context.Context, m *Custody, id, url string) error {
 	l, err := m.Acquire(ctx, id, "test.op")
 	if err != nil {
 		return err

@@ -24,7 +24,7 @@ type ClientKey struct {
 // NewClientKey generates a P-256 key for private_key_jwt client
 // authentication (RFC 7523), seals its private half under the vault and
 // returns the public half to register with the provider.
-func (m *Manager) NewClientKey() (ClientKey, error) {
+func (m *Custody) NewClientKey() (ClientKey, error) {
 	k, err := proof.GenerateKey()
 	if err != nil {
 		return ClientKey{}, err
@@ -36,7 +36,7 @@ func (m *Manager) NewClientKey() (ClientKey, error) {
 	return ClientKey{ID: id, PublicJWK: string(k.PublicJWK()), JWKS: string(k.JWKS())}, nil
 }
 
-func (m *Manager) newKey(id, purpose string) error {
+func (m *Custody) newKey(id, purpose string) error {
 	k, err := proof.GenerateKey()
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func (m *Manager) newKey(id, purpose string) error {
 	return m.storeKey(id, purpose, k)
 }
 
-func (m *Manager) storeKey(id, purpose string, k *proof.Key) error {
+func (m *Custody) storeKey(id, purpose string, k *proof.Key) error {
 	der := k.PKCS8()
 	defer clear(der)
 	sealed, err := m.vault.SealBlob(purposeKey, tokenAD(id, purpose, 0), der)
@@ -57,7 +57,7 @@ func (m *Manager) storeKey(id, purpose string, k *proof.Key) error {
 }
 
 // loadKey opens a stored private key.
-func (m *Manager) loadKey(id string) (*proof.Key, error) {
+func (m *Custody) loadKey(id string) (*proof.Key, error) {
 	var rows []struct {
 		Purpose       string
 		SealedPrivate []byte

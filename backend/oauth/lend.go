@@ -25,7 +25,7 @@ type Binding struct {
 // local state only: a disabled, revoked, suspended or needs-reconnection row
 // is refused without any network call. (Whether a person answers for it is
 // the owner inventory's to say.)
-func (m *Manager) Check(id string) (Binding, error) {
+func (m *Custody) Check(id string) (Binding, error) {
 	r, err := loadRow(m.db, id)
 	if err != nil {
 		return Binding{}, notFound(err)
@@ -44,7 +44,7 @@ func (m *Manager) Check(id string) (Binding, error) {
 type Lease struct {
 	t     *accessToken
 	value tokenValue
-	m     *Manager
+	m     *Custody
 	id    string
 }
 
@@ -59,7 +59,7 @@ func (Lease) LogValue() slog.Value         { return slog.StringValue(redacted) }
 // authorization at a time, across goroutines and processes). op names the
 // operation that needed it, for the audit log. Call it only for an action
 // that was approved and recorded: this is the only path that refreshes.
-func (m *Manager) Acquire(ctx context.Context, id, op string) (*Lease, error) {
+func (m *Custody) Acquire(ctx context.Context, id, op string) (*Lease, error) {
 	t, err := m.access(ctx, id, op)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func (l *Lease) Release(used bool) {
 // markUsed records the last confirmed use, at most once a minute per
 // authorization: each write is a synchronous commit, and the inventory
 // needs the day, not the millisecond.
-func (m *Manager) markUsed(id string) {
+func (m *Custody) markUsed(id string) {
 	now := m.now()
 	m.mu.Lock()
 	if m.usedAt == nil {

@@ -66,7 +66,7 @@ type queued struct {
 // 7009), retried durably if it cannot be reached, and the revocation is
 // verified by introspection (RFC 7662) where the provider offers it. Each
 // step is audited.
-func (m *Manager) Revoke(ctx context.Context, id string) (RevokeReport, error) {
+func (m *Custody) Revoke(ctx context.Context, id string) (RevokeReport, error) {
 	rep := RevokeReport{AuthorizationID: id}
 	if err := m.Disable(ctx, id); err != nil {
 		return rep, err
@@ -85,7 +85,7 @@ func (m *Manager) Revoke(ctx context.Context, id string) (RevokeReport, error) {
 // Disable is Revoke's first step alone: authorization id leaves service
 // locally, at once and without any network call, and its tokens wait in
 // the revocation queue for RevokeAtProvider (or the retry loop).
-func (m *Manager) Disable(ctx context.Context, id string) error {
+func (m *Custody) Disable(ctx context.Context, id string) error {
 	_, err := m.disable(ctx, id)
 	return err
 }
@@ -93,7 +93,7 @@ func (m *Manager) Disable(ctx context.Context, id string) error {
 // RevokeAtProvider is Revoke's provider steps for an authorization already
 // disabled: every token of its queue is revoked at the provider (RFC 7009)
 // and verified, and the report says how each went.
-func (m *Manager) RevokeAtProvider(ctx context.Context, id string) (RevokeReport, error) {
+func (m *Custody) RevokeAtProvider(ctx context.Context, id string) (RevokeReport, error) {
 	rep := RevokeReport{AuthorizationID: id}
 	r, err := loadRow(m.db, id)
 	if err != nil {
@@ -109,7 +109,7 @@ func (m *Manager) RevokeAtProvider(ctx context.Context, id string) (RevokeReport
 
 // disable is the local step. It takes no lock that a refresh holds across
 // a network call, so it never waits for the network.
-func (m *Manager) disable(ctx context.Context, id string) (*row, error) {
+func (m *Custody) disable(ctx context.Context, id string) (*row, error) {
 	var r *row
 	err := m.db.Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -147,7 +147,7 @@ func (m *Manager) disable(ctx context.Context, id string) (*row, error) {
 // enqueue reseals a live token for the revocation queue. A token that
 // cannot be opened (vault locked meanwhile, or damaged) is dropped: it is
 // out of service either way, only the provider step is lost.
-func (m *Manager) enqueue(tx *gorm.DB, r *row, sealed []byte, field string, gen int64, hint string) error {
+func (m *Custody) enqueue(tx *gorm.DB, r *row, sealed []byte, field string, gen int64, hint string) error {
 	if len(sealed) == 0 {
 		return nil
 	}
@@ -179,7 +179,7 @@ var errNotSealed = errors.New("oauth: the token could not be sealed for revocati
 // queueToken seals a token for purposeRevocation only and adds it to the
 // revocation queue of authorization id, in tx; the retry loop takes it
 // from due on.
-func (m *Manager) queueToken(tx *gorm.DB, id, hint string, value []byte, due time.Time) error {
+func (m *Custody) queueToken(tx *gorm.DB, id, hint string, value []byte, due time.Time) error {
 	qid := ids.Sized("rv-", 9)
 	st, err := m.vault.SealBlob(purposeRevocation, tokenAD(qid, hint, 0), value)
 	if err != nil {
@@ -192,7 +192,7 @@ func (m *Manager) queueToken(tx *gorm.DB, id, hint string, value []byte, due tim
 // revokeQueued revokes and verifies r's queued tokens; first is true for
 // the person's own click (every queued token is sent, its steps are
 // reported), false for the retry loop (only the tokens that are due).
-func (m *Manager) revokeQueued(ctx context.Context, r *row, first bool) (steps []RevokeStep, pending bool) {
+func (m *Custody) revokeQueued(ctx context.Context, r *row, first bool) (steps []RevokeStep, pending bool) {
 	m.revMu.Lock()
 	defer m.revMu.Unlock()
 	var qs []queued
@@ -299,7 +299,7 @@ func hintName(h string) string { return strings.ReplaceAll(h, "_", " ") }
 // failed. A failure stands: tokens revoked later (a retry, or a refresh
 // that raced the revoke) do not turn it into done; and a token that could
 // not be verified keeps it unverified.
-func (m *Manager) finishRevocation(r *row, how string) {
+func (m *Custody) finishRevocation(r *row, how string) {
 	m.db.Exec(`UPDATE oauth_authorizations SET state = ?, revocation = CASE
 		WHEN revocation = ? THEN revocation
 		WHEN revocation = ? AND ? = ? THEN revocation
@@ -325,7 +325,7 @@ const (
 // verify checks a revoked token is inactive: by introspection (RFC 7662)
 // when the provider has an endpoint; else, for a refresh token, by a
 // refresh that must fail (harmless: the token is already revoked).
-func (m *Manager) verify(ctx context.Context, r *row, tok []byte, hint string) (verdict, string) {
+func (m *Custody) verify(ctx context.Context, r *row, tok []byte, hint string) (verdict, string) {
 	if r.IntrospectionEndpoint != "" {
 		body, status, err := m.postRead(ctx, r, r.IntrospectionEndpoint, url.Values{"token": {string(tok)}, "token_type_hint": {hint}})
 		if err != nil || status != http.StatusOK {
@@ -371,7 +371,7 @@ func statusText(status int, err error) string {
 	return fmt.Sprintf("HTTP %d", status)
 }
 
-func (m *Manager) post(ctx context.Context, r *row, endpoint string, form url.Values) (int, error) {
+func (m *Custody) post(ctx context.Context, r *row, endpoint string, form url.Values) (int, error) {
 	_, status, err := m.postRead(ctx, r, endpoint, form)
 	return status, err
 }
@@ -379,7 +379,7 @@ func (m *Manager) post(ctx context.Context, r *row, endpoint string, form url.Va
 // postRead sends a form to a provider endpoint with r's client
 // authentication. The answer body is bounded; it is only parsed, never
 // logged.
-func (m *Manager) postRead(ctx context.Context, r *row, endpoint string, form url.Values) ([]byte, int, error) {
+func (m *Custody) postRead(ctx context.Context, r *row, endpoint string, form url.Values) ([]byte, int, error) {
 	tctx, err := m.tokenContext(ctx, r, nil)
 	if err != nil {
 		return nil, 0, err
@@ -415,7 +415,7 @@ func (m *Manager) postRead(ctx context.Context, r *row, endpoint string, form ur
 }
 
 // kickRetry wakes the retry loop (after an unlock).
-func (m *Manager) kickRetry() {
+func (m *Custody) kickRetry() {
 	select {
 	case m.retryC <- struct{}{}:
 	default:
@@ -424,7 +424,7 @@ func (m *Manager) kickRetry() {
 
 // retryLoop sends queued revocations whose time has come, while the vault
 // is unlocked. The queue is in the database, so a restart resumes it.
-func (m *Manager) retryLoop() {
+func (m *Custody) retryLoop() {
 	defer m.wg.Done()
 	t := time.NewTicker(max(m.cfg.RevokeRetry/4, 100*time.Millisecond))
 	defer t.Stop()

@@ -32,7 +32,7 @@ const (
 // from a request that never left.
 type tokenTransport struct {
 	base       http.RoundTripper
-	m          *Manager
+	m          *Custody
 	clientID   string
 	audience   string // the token endpoint: aud of client assertions
 	clientKey  *proof.Key
@@ -121,13 +121,13 @@ func isNonceError(resp *http.Response) bool {
 
 func origin(u *url.URL) string { return u.Scheme + "://" + u.Host }
 
-func (m *Manager) nonce(u *url.URL) string {
+func (m *Custody) nonce(u *url.URL) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.nonces[origin(u)]
 }
 
-func (m *Manager) setNonce(u *url.URL, n string) {
+func (m *Custody) setNonce(u *url.URL, n string) {
 	if len(n) > 512 {
 		return
 	}
@@ -138,7 +138,7 @@ func (m *Manager) setNonce(u *url.URL, n string) {
 
 // tokenContext returns ctx carrying the HTTP client x/oauth2 uses for r's
 // token endpoint.
-func (m *Manager) tokenContext(ctx context.Context, r *row, wrote *atomic.Bool) (context.Context, error) {
+func (m *Custody) tokenContext(ctx context.Context, r *row, wrote *atomic.Bool) (context.Context, error) {
 	tr := &tokenTransport{base: m.baseTransport(), m: m, clientID: r.ClientID, audience: r.TokenEndpoint, wrote: wrote}
 	if r.ClientAuth == ClientAuthPrivateKeyJWT {
 		k, err := m.loadKey(r.ClientKeyID)
@@ -158,7 +158,7 @@ func (m *Manager) tokenContext(ctx context.Context, r *row, wrote *atomic.Bool) 
 	return context.WithValue(ctx, oauth2.HTTPClient, c), nil
 }
 
-func (m *Manager) baseTransport() http.RoundTripper {
+func (m *Custody) baseTransport() http.RoundTripper {
 	if m.http.Transport != nil {
 		return m.http.Transport
 	}
@@ -168,7 +168,7 @@ func (m *Manager) baseTransport() http.RoundTripper {
 // config builds r's x/oauth2 configuration with its AuthStyle set
 // explicitly: auto-detection resends a failed token request with the other
 // style, and a resent refresh can trip reuse detection.
-func (m *Manager) config(r *row, redirect string) (*oauth2.Config, error) {
+func (m *Custody) config(r *row, redirect string) (*oauth2.Config, error) {
 	c := &oauth2.Config{
 		ClientID: r.ClientID,
 		Endpoint: oauth2.Endpoint{

@@ -60,7 +60,7 @@ func hostOf(raw string) string {
 // DefaultDisableProcedure is shown when the person wrote none.
 const DefaultDisableProcedure = "In Yett: Connections, Revoke. Yett disables it locally at once, then revokes it at the provider and verifies."
 
-func (m *Manager) view(r *row) AuthorizationView {
+func (m *Custody) view(r *row) AuthorizationView {
 	v := AuthorizationView{
 		ID: r.ID, Name: r.Name, Provider: r.Provider, ProviderHost: hostOf(r.TokenEndpoint), AccountRef: r.AccountRef,
 		Scopes: splitScopes(r.Scopes), Environment: r.Environment,
@@ -96,7 +96,7 @@ func (m *Manager) view(r *row) AuthorizationView {
 }
 
 // Authorizations lists the inventory, newest first.
-func (m *Manager) Authorizations() ([]AuthorizationView, error) {
+func (m *Custody) Authorizations() ([]AuthorizationView, error) {
 	var rows []row
 	if err := m.db.Order("connected_at DESC, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
@@ -116,7 +116,7 @@ func (m *Manager) Authorizations() ([]AuthorizationView, error) {
 
 // waiting counts the tokens in the revocation queue by authorization
 // (only id's when id is not "").
-func (m *Manager) waiting(id string) (map[string]int, error) {
+func (m *Custody) waiting(id string) (map[string]int, error) {
 	var counts []struct {
 		AuthorizationID string
 		N               int
@@ -136,7 +136,7 @@ func (m *Manager) waiting(id string) (map[string]int, error) {
 }
 
 // Authorization returns one row's view.
-func (m *Manager) Authorization(id string) (AuthorizationView, error) {
+func (m *Custody) Authorization(id string) (AuthorizationView, error) {
 	r, err := loadRow(m.db, id)
 	if err != nil {
 		return AuthorizationView{}, notFound(err)
@@ -152,7 +152,7 @@ func (m *Manager) Authorization(id string) (AuthorizationView, error) {
 
 // AuthorizationExists says whether authorization id is in the inventory,
 // in any state.
-func (m *Manager) AuthorizationExists(id string) (bool, error) {
+func (m *Custody) AuthorizationExists(id string) (bool, error) {
 	_, err := loadRow(m.db, id)
 	if errors.Is(err, errNoAuthorization) {
 		return false, nil
@@ -171,7 +171,7 @@ type Declaration struct {
 }
 
 // Declarations are the declarations made at connection, by authorization.
-func (m *Manager) Declarations() (map[string]Declaration, error) {
+func (m *Custody) Declarations() (map[string]Declaration, error) {
 	var rows []row
 	if err := m.db.Select("id", "owner", "backup_revoker", "review_by").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
@@ -185,7 +185,7 @@ func (m *Manager) Declarations() (map[string]Declaration, error) {
 
 // SetDisableProcedure sets the local disable procedure a person wrote for
 // an authorization (shown on its card), "" for the default.
-func (m *Manager) SetDisableProcedure(id, text string) error {
+func (m *Custody) SetDisableProcedure(id, text string) error {
 	if err := checkText("disable procedure", text, 0, 512); err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ var ErrConfig = errors.New("operation: incomplete configuration")
 
 // Authorizations is what the catalogue asks of OAuth custody: whether the
 // authorization an operation names exists (in any state), so that none is
-// saved for an authorization that is not there. *oauth.Manager satisfies it.
+// saved for an authorization that is not there. *oauth.Custody satisfies it.
 type Authorizations interface {
 	AuthorizationExists(id string) (bool, error)
 	// APIHosts are the hosts the authorization's token may be sent to.

@@ -142,7 +142,7 @@ func roundTrip(t *testing.T, o Operation) Operation {
 // catalogue had its own file keeps its operations. The fixture is an
 // oauth.db written by that code (commit 30b5529: an authorization connected
 // with client credentials on the test provider, and two operations saved
-// with oauth.Manager.SaveOperation). They are copied once, when
+// with oauth.Custody.SaveOperation). They are copied once, when
 // operations.db is created: removing one afterwards is not undone by the
 // old table, which is left as it was.
 func TestCatalogueKeepsOperationsFromOAuthDB(t *testing.T) {

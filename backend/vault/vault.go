@@ -120,7 +120,7 @@ type Vault struct {
 	keys         *sessionKeys                // non-nil only while unlocked
 	refs         map[string]recordRef        // the manifest's view, while unlocked
 	creds        map[string]cachedCredential // decrypted metadata, no secrets
-	hosts        map[string]cachedHost       // SSH hosts' metadata, no keys (sshhost.go)
+	hosts        map[string]cachedHost       // SSH hosts' metadata, no keys (sshhosts.go)
 	autoLock     time.Duration
 	controls     []byte // the sealed controls (ControlsBlob), nil when none
 	deadline     time.Time

@@ -1,4 +1,4 @@
-package sshhost
+package sshhosts
 
 import (
 	"path/filepath"
@@ -16,7 +16,7 @@ const passphrase = "correct horse battery staple for tests"
 type world struct {
 	t      *testing.T
 	v      *vault.Vault
-	m      *Manager
+	m      *Registry
 	dir    string
 	mu     sync.Mutex
 	events []audit.Event

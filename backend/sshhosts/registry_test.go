@@ -1,6 +1,6 @@
 //go:build unix
 
-package sshhost
+package sshhosts
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/action/sshaction"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/internal/testsupport/sshdtest"

@@ -1,4 +1,4 @@
-// Package ssh performs the SSH actions agents ask Yett for: one command on
+// Package sshaction performs the SSH actions agents ask Yett for: one command on
 // one host a person added to Yett, with a key that never leaves Yett and a
 // host key the person pinned.
 //
@@ -31,4 +31,4 @@
 // Parsers of what a person pastes or imports (private keys, host keys,
 // known_hosts files, command rules) bound their input and never echo it in
 // an error.
-package ssh
+package sshaction

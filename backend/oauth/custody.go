@@ -47,7 +47,7 @@ var (
 	ErrFlow              = errors.New("oauth: the connection flow failed")
 )
 
-// Config configures a Manager. DataDir, Vault and Audit are required.
+// Config configures a Custody. DataDir, Vault and Audit are required.
 type Config struct {
 	DataDir string
 	Vault   *vault.Vault
@@ -76,9 +76,9 @@ type Config struct {
 	Surface string
 }
 
-// Manager is the OAuth custodian of one data directory. Safe for
+// Custody is the OAuth custodian of one data directory. Safe for
 // concurrent use.
-type Manager struct {
+type Custody struct {
 	cfg     Config
 	db      *gorm.DB
 	serving *sql.Stmt // servingQuery
@@ -115,7 +115,7 @@ type Manager struct {
 
 // Open opens (or creates) the OAuth database in cfg.DataDir and starts the
 // durable revocation retry loop.
-func Open(cfg Config) (*Manager, error) {
+func Open(cfg Config) (*Custody, error) {
 	if cfg.DataDir == "" || cfg.Vault == nil || cfg.Audit == nil {
 		return nil, ErrConfig
 	}
@@ -151,7 +151,7 @@ func Open(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
-	m := &Manager{
+	m := &Custody{
 		cfg: cfg, db: db, log: cfg.Logger, vault: cfg.Vault, http: cfg.HTTPClient, locks: locks,
 		cache: map[string]*accessToken{}, flights: map[string]*flight{}, flows: map[string]*flow{},
 		nonces: map[string]string{}, retryC: make(chan struct{}, 1),
@@ -179,7 +179,7 @@ func Open(cfg Config) (*Manager, error) {
 }
 
 // Close stops flows and the retry loop and closes the database.
-func (m *Manager) Close() error {
+func (m *Custody) Close() error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -209,7 +209,7 @@ func prepare(db *gorm.DB, query string) (*sql.Stmt, error) {
 	return stmt, nil
 }
 
-func (m *Manager) now() time.Time { return m.cfg.Now() }
+func (m *Custody) now() time.Time { return m.cfg.Now() }
 
 // Event tells subscribers what changed.
 type Event struct {
@@ -222,14 +222,14 @@ type Event struct {
 // order, one at a time, on the goroutine that made the change, after the
 // manager's locks are released (fn may call back into the manager). It
 // returns a function that cancels the subscription.
-func (m *Manager) Subscribe(fn func(Event)) (cancel func()) { return m.events.Subscribe(fn) }
+func (m *Custody) Subscribe(fn func(Event)) (cancel func()) { return m.events.Subscribe(fn) }
 
-func (m *Manager) notify(ev Event) { m.events.Publish(ev) }
+func (m *Custody) notify(ev Event) { m.events.Publish(ev) }
 
-func (m *Manager) changed() { m.notify(Event{}) }
+func (m *Custody) changed() { m.notify(Event{}) }
 
 // dropCache forgets cached access tokens of one authorization ("" = all).
-func (m *Manager) dropCache(id string) {
+func (m *Custody) dropCache(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if id == "" {
@@ -256,7 +256,7 @@ type ownersBox struct{ o Owners }
 
 // SetOwners makes o the one custody's audit entries take the owner from;
 // nil takes it away.
-func (m *Manager) SetOwners(o Owners) {
+func (m *Custody) SetOwners(o Owners) {
 	if o == nil {
 		m.owners.Store(nil)
 		return
@@ -267,7 +267,7 @@ func (m *Manager) SetOwners(o Owners) {
 // ownerOf is the owner an entry about r names: the inventory's, or the
 // owner declared at connection while the inventory has not taken the
 // authorization over yet (its own connection entry).
-func (m *Manager) ownerOf(r *row) string {
+func (m *Custody) ownerOf(r *row) string {
 	if b := m.owners.Load(); b != nil {
 		if owner, ok := b.o.OwnerOf(r.ID); ok {
 			return owner
@@ -278,7 +278,7 @@ func (m *Manager) ownerOf(r *row) string {
 
 // record appends an OAuth event; OAuth events are facts about what already
 // happened, so a failure is logged, not returned.
-func (m *Manager) record(ctx context.Context, typ audit.EventType, r *row, step, errorCode string, ok bool, op string) {
+func (m *Custody) record(ctx context.Context, typ audit.EventType, r *row, step, errorCode string, ok bool, op string) {
 	ev := audit.Event{
 		Type: typ, Time: m.now().UTC(), BootID: m.cfg.BootID(), VaultEpoch: m.vault.Epoch(),
 		AuthorizationID: r.ID, Success: &ok, Surface: m.cfg.Surface,
@@ -305,7 +305,7 @@ func clip(s string, n int) string {
 // stay (they say which accounts were connected, and that the provider may
 // still hold their grants) but go to needs_reconnection, and the sealed
 // material is dropped.
-func (m *Manager) followVault() error {
+func (m *Custody) followVault() error {
 	current := m.vault.VaultID()
 	if current == "" {
 		return nil

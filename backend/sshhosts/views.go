@@ -1,10 +1,10 @@
-package sshhost
+package sshhosts
 
 import (
 	"strings"
 	"time"
 
-	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/action/sshaction"
 	"github.com/yettdev/yett/backend/vault"
 )
 

@@ -1,4 +1,4 @@
-package sshhost
+package sshhosts
 
 import (
 	"bufio"
@@ -325,14 +325,14 @@ func (r *recordings) read(id string) (*Recording, error) {
 
 // Create starts the recording of one call on a host (the gateway's
 // Recordings). It needs the vault unlocked.
-func (m *Manager) Create(requestID, hostID string) (io.WriteCloser, error) {
+func (m *Registry) Create(requestID, hostID string) (io.WriteCloser, error) {
 	return m.rec.create(requestID, hostID)
 }
 
 // Recordings lists a host's recordings ("" for every host's), newest
 // first.
-func (m *Manager) Recordings(hostID string) ([]RecordingView, error) { return m.rec.list(hostID) }
+func (m *Registry) Recordings(hostID string) ([]RecordingView, error) { return m.rec.list(hostID) }
 
 // Recording reads one recording back. Errors: vault.ErrLocked,
 // ErrNoRecording, ErrRecordingDamaged.
-func (m *Manager) Recording(id string) (*Recording, error) { return m.rec.read(id) }
+func (m *Registry) Recording(id string) (*Recording, error) { return m.rec.read(id) }

@@ -1,4 +1,4 @@
-// Package sshhost is Yett's custody of SSH hosts for the person who sets
+// Package sshhosts is Yett's custody of SSH hosts for the person who sets
 // them up, the same for every front end.
 //
 // # What it guarantees
@@ -20,7 +20,7 @@
 //   - Session recordings (recordings.go) are sealed under the vault with a
 //     key of their own per recording and read back only while it is
 //     unlocked.
-package sshhost
+package sshhosts
 
 import (
 	"context"
@@ -35,7 +35,7 @@ import (
 	"strings"
 	"time"
 
-	sshaction "github.com/yettdev/yett/backend/action/ssh"
+	"github.com/yettdev/yett/backend/action/sshaction"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/vault"
 )
@@ -53,7 +53,7 @@ var (
 	ErrChanged = errors.New("sshhost: the host was changed while Yett connected to it; nothing was pinned")
 )
 
-// Config is what a Manager needs. Vault and DataDir are required.
+// Config is what a Registry needs. Vault and DataDir are required.
 type Config struct {
 	Vault   *vault.Vault
 	DataDir string
@@ -68,15 +68,15 @@ type Config struct {
 	KnownHosts string
 }
 
-// Manager adds, pins, edits and removes hosts, and keeps their recordings.
+// Registry adds, pins, edits and removes hosts, and keeps their recordings.
 // Safe for concurrent use.
-type Manager struct {
+type Registry struct {
 	cfg Config
 	rec *recordings
 }
 
-// New returns a Manager and makes its recordings directory.
-func New(cfg Config) (*Manager, error) {
+// New returns a Registry and makes its recordings directory.
+func New(cfg Config) (*Registry, error) {
 	if cfg.Vault == nil || cfg.DataDir == "" {
 		return nil, errors.New("sshhost: Vault and DataDir are required")
 	}
@@ -93,7 +93,7 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{cfg: cfg, rec: rec}, nil
+	return &Registry{cfg: cfg, rec: rec}, nil
 }
 
 func invalid(format string, a ...any) error {
@@ -143,7 +143,7 @@ type NewHost struct {
 //
 // Errors: ErrInvalid (and the key import's errors from backend/action/ssh,
 // such as ErrPassphraseNeeded), vault.ErrLocked, vault.ErrSSHHostExists.
-func (m *Manager) Add(h NewHost) (HostView, error) {
+func (m *Registry) Add(h NewHost) (HostView, error) {
 	defer clear(h.PrivateKey)
 	defer clear(h.Passphrase)
 	h.Address = strings.TrimSpace(h.Address)
@@ -176,7 +176,7 @@ func (m *Manager) Add(h NewHost) (HostView, error) {
 }
 
 // Hosts lists every host, by name. Errors: vault.ErrLocked.
-func (m *Manager) Hosts() ([]HostView, error) {
+func (m *Registry) Hosts() ([]HostView, error) {
 	hs, err := m.cfg.Vault.ListSSHHosts()
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func (m *Manager) Hosts() ([]HostView, error) {
 }
 
 // Host returns one host's view. Errors: vault.ErrLocked, vault.ErrNoSSHHost.
-func (m *Manager) Host(id string) (HostView, error) {
+func (m *Registry) Host(id string) (HostView, error) {
 	h, err := m.cfg.Vault.SSHHost(id)
 	if err != nil {
 		return HostView{}, err
@@ -199,7 +199,7 @@ func (m *Manager) Host(id string) (HostView, error) {
 
 // Update replaces a host's settings. Errors: ErrInvalid, vault.ErrLocked,
 // vault.ErrNoSSHHost.
-func (m *Manager) Update(id string, s Settings) (HostView, error) {
+func (m *Registry) Update(id string, s Settings) (HostView, error) {
 	vs, err := s.vault()
 	if err != nil {
 		return HostView{}, err
@@ -213,12 +213,12 @@ func (m *Manager) Update(id string, s Settings) (HostView, error) {
 
 // Remove deletes a host and its key (its recordings stay: they are
 // evidence). Errors: vault.ErrLocked, vault.ErrNoSSHHost.
-func (m *Manager) Remove(id string) error { return m.cfg.Vault.RemoveSSHHost(id) }
+func (m *Registry) Remove(id string) error { return m.cfg.Vault.RemoveSSHHost(id) }
 
 // PinPasted pins the host keys a person pasted (known_hosts lines,
 // ssh-keyscan output or public keys), replacing the pins the host had.
 // Errors: ErrInvalid, vault.ErrLocked, vault.ErrNoSSHHost.
-func (m *Manager) PinPasted(id, text string) (HostView, error) {
+func (m *Registry) PinPasted(id, text string) (HostView, error) {
 	pins, err := sshaction.ParsePins(text)
 	if err != nil {
 		return HostView{}, invalid("%s", strings.TrimPrefix(err.Error(), "ssh: "))
@@ -231,7 +231,7 @@ func (m *Manager) PinPasted(id, text string) (HostView, error) {
 // lines for the host that could not be pinned (markers, other key types).
 // Errors: ErrInvalid (no key for this host in the file), vault.ErrLocked,
 // vault.ErrNoSSHHost, and a failure to read the file.
-func (m *Manager) PinFromKnownHosts(id string) (HostView, int, error) {
+func (m *Registry) PinFromKnownHosts(id string) (HostView, int, error) {
 	h, err := m.cfg.Vault.SSHHost(id)
 	if err != nil {
 		return HostView{}, 0, err
@@ -271,7 +271,7 @@ func readBounded(path string, limit int64) ([]byte, error) {
 // AcceptPresented pins the key the host presented instead of its pin (the
 // person checked the host and decided the change is genuine), replacing
 // the old pins. Errors: ErrNoAlert, vault.ErrLocked, vault.ErrNoSSHHost.
-func (m *Manager) AcceptPresented(id string) (HostView, error) {
+func (m *Registry) AcceptPresented(id string) (HostView, error) {
 	h, err := m.cfg.Vault.SSHHost(id)
 	if err != nil {
 		return HostView{}, err
@@ -294,7 +294,7 @@ func (m *Manager) AcceptPresented(id string) (HostView, error) {
 // Errors: ErrAlreadyPinned, ErrChanged, vault.ErrLocked,
 // vault.ErrNoSSHHost, and the connection's errors from backend/action/ssh
 // (ErrAuth, ErrUnreachable, ErrHandshake, ErrHostKeyType).
-func (m *Manager) TrustOnFirstUse(ctx context.Context, id string) (HostView, error) {
+func (m *Registry) TrustOnFirstUse(ctx context.Context, id string) (HostView, error) {
 	h, err := m.cfg.Vault.SSHHost(id)
 	if err != nil {
 		return HostView{}, err
@@ -316,7 +316,7 @@ func (m *Manager) TrustOnFirstUse(ctx context.Context, id string) (HostView, err
 }
 
 // pin replaces a host's pins (at version, 0 for any) and audits it.
-func (m *Manager) pin(id string, version uint64, pins []sshaction.Pin, how audit.Reason) (HostView, error) {
+func (m *Registry) pin(id string, version uint64, pins []sshaction.Pin, how audit.Reason) (HostView, error) {
 	lines := make([]string, len(pins))
 	fps := make([]string, len(pins))
 	for i, p := range pins {

@@ -1,4 +1,4 @@
-package ssh
+package sshaction
 
 import (
 	"bytes"
