@@ -28,7 +28,7 @@ const StepConnectFailed = "connect_failed"
 // outcome is audited (authorization_revoked, step connect_failed). The
 // error returned is the flow's: what failed and what became of the
 // tokens.
-func (m *Custody) abandon(ctx context.Context, r *row, tok *oauth2.Token, cause error) error {
+func (m *connector) abandon(ctx context.Context, r *row, tok *oauth2.Token, cause error) error {
 	ctx = context.WithoutCancel(ctx)
 	r.AccountRef = accountRef(tok, r)
 	var toks []issued
@@ -46,7 +46,7 @@ func (m *Custody) abandon(ctx context.Context, r *row, tok *oauth2.Token, cause 
 			left = append(left, t)
 			continue
 		}
-		status, err := m.post(ctx, r, r.RevocationEndpoint, url.Values{"token": {t.value}, "token_type_hint": {t.hint}})
+		status, err := m.revoker.post(ctx, r, r.RevocationEndpoint, url.Values{"token": {t.value}, "token_type_hint": {t.hint}})
 		ok := err == nil && status == http.StatusOK
 		code := t.hint
 		switch {
@@ -56,7 +56,7 @@ func (m *Custody) abandon(ctx context.Context, r *row, tok *oauth2.Token, cause 
 			code = fmt.Sprintf("http_%d", status)
 		default:
 			// Where the provider can say so, it must say the token is dead.
-			if v, _ := m.verify(ctx, r, []byte(t.value), t.hint); v == notDead {
+			if v, _ := m.revoker.verify(ctx, r, []byte(t.value), t.hint); v == notDead {
 				ok, code = false, "still_active"
 			}
 		}
@@ -75,7 +75,7 @@ func (m *Custody) abandon(ctx context.Context, r *row, tok *oauth2.Token, cause 
 		m.record(ctx, audit.EventAuthorizationRevoked, r, StepConnectFailed, "not_kept", false, "")
 		return fmt.Errorf("%w: Yett could not keep %q (%s), and the provider did not confirm the revocation of its tokens: revoke the app's access in the provider's settings", ErrFlow, r.Name, why)
 	}
-	m.kickRetry()
+	m.revoker.kickRetry()
 	m.changed()
 	return fmt.Errorf("%w: Yett could not keep %q (%s); the provider did not confirm the revocation of the tokens it issued, so Connections lists them as %q until it does", ErrFlow, r.Name, why, r.Name)
 }
@@ -87,7 +87,7 @@ type issued struct{ hint, value string }
 // the revocation queue, sealed for revocation only. A new authorization
 // whose name was taken gets a name of its own; a reconnection's row exists
 // and only gets the queue.
-func (m *Custody) keepForRevocation(r *row, cause error, toks []issued) error {
+func (m *connector) keepForRevocation(r *row, cause error, toks []issued) error {
 	rev := RevocationPending
 	if r.RevocationEndpoint == "" {
 		rev = RevocationFailed
@@ -118,7 +118,7 @@ func (m *Custody) keepForRevocation(r *row, cause error, toks []issued) error {
 		return err
 	}
 	for _, t := range toks {
-		if err := m.queueToken(m.db, r.ID, t.hint, []byte(t.value), m.now()); err != nil {
+		if err := m.revoker.queueToken(m.db, r.ID, t.hint, []byte(t.value), m.now()); err != nil {
 			return err
 		}
 	}

@@ -43,7 +43,7 @@ func connectDevice(b testing.TB) (*env, string, *oauthtest.Provider) {
 // expire forgets the access token everywhere, so the next Acquire refreshes.
 func (e *env) expire(id string) {
 	e.m.db.Exec(`UPDATE oauth_authorizations SET sealed_access = NULL WHERE id = ?`, id)
-	e.m.dropCache(id)
+	e.m.tokens.dropCache(id)
 }
 
 // BenchmarkRefreshWait: the latency one refresh costs its callers, for 1

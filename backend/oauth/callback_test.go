@@ -19,12 +19,12 @@ func TestCallbackChecks(t *testing.T) {
 		req := ConnectRequest{Name: "cb", Provider: "custom", Flow: FlowAuthorizationCode, Environment: "development",
 			Endpoints: Endpoints{Issuer: "https://issuer.example", AuthorizationEndpoint: "https://issuer.example/auth", TokenEndpoint: "https://issuer.example/token"},
 			ClientID:  "c", ClientAuth: ClientAuthNone}
-		r, err := e.m.newRow(context.Background(), req)
+		r, err := e.m.connector.newRow(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.RequireIss = requireIss
-		fv, err := e.m.start(context.Background(), r, false, 0)
+		fv, err := e.m.connector.start(context.Background(), r, false, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

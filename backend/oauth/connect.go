@@ -121,18 +121,18 @@ func (m *Custody) Connect(ctx context.Context, req ConnectRequest) (FlowView, er
 	if req.CallbackPort != 0 && (req.CallbackPort < 1024 || req.CallbackPort > 65535 || req.Flow != FlowAuthorizationCode) {
 		return FlowView{}, fmt.Errorf("%w: a callback port is 1024 to 65535, and only for the authorization code flow", ErrInvalid)
 	}
-	r, err := m.newRow(ctx, req)
+	r, err := m.connector.newRow(ctx, req)
 	if err != nil {
 		return FlowView{}, err
 	}
-	return m.start(ctx, r, false, req.CallbackPort)
+	return m.connector.start(ctx, r, false, req.CallbackPort)
 }
 
 // nameFree refuses a name an authorization or a waiting connection already
 // has. It runs before any browser opens or any code is asked for: a name
 // refused after the person consented would leave the provider holding a
 // grant Yett never kept.
-func (m *Custody) nameFree(name string) error {
+func (m *connector) nameFree(name string) error {
 	var n int64
 	if err := m.db.Model(&row{}).Where("name = ?", name).Count(&n).Error; err != nil {
 		return fmt.Errorf("oauth: %w", err)
@@ -181,11 +181,11 @@ func (m *Custody) Reconnect(ctx context.Context, id string) (FlowView, error) {
 	if r.StateReason == "vault_reset" && r.ClientAuth != ClientAuthNone {
 		return FlowView{}, fmt.Errorf("%w: the vault was reset, so this connection's client secret or key is gone; connect it again as a new authorization", ErrInvalid)
 	}
-	return m.start(ctx, r, true, 0)
+	return m.connector.start(ctx, r, true, 0)
 }
 
 // newRow validates req and builds the row it would create (not stored).
-func (m *Custody) newRow(ctx context.Context, req ConnectRequest) (*row, error) {
+func (m *connector) newRow(ctx context.Context, req ConnectRequest) (*row, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
 	}
@@ -325,7 +325,7 @@ func validScope(s string) bool {
 // preset's fixed endpoints, a custom issuer's discovered ones, or custom
 // endpoints typed in. Every endpoint must be https (loopback http is
 // allowed for local providers and tests).
-func (m *Custody) resolveProvider(ctx context.Context, req ConnectRequest) (md providers.Metadata, requireIss bool, params map[string]string, offline, provider string, err error) {
+func (m *connector) resolveProvider(ctx context.Context, req ConnectRequest) (md providers.Metadata, requireIss bool, params map[string]string, offline, provider string, err error) {
 	if req.Provider != "" && req.Provider != "custom" {
 		p, ok := providers.Lookup(req.Provider)
 		if !ok {
@@ -374,7 +374,7 @@ func (m *Custody) resolveProvider(ctx context.Context, req ConnectRequest) (md p
 
 // start runs r's flow. reconnect: r exists and gets new tokens. port is
 // the authorization code flow's loopback port, 0 for any.
-func (m *Custody) start(ctx context.Context, r *row, reconnect bool, port int) (FlowView, error) {
+func (m *connector) start(ctx context.Context, r *row, reconnect bool, port int) (FlowView, error) {
 	fctx, cancel := context.WithTimeout(m.ctx, m.cfg.FlowTimeout)
 	f := &flow{cancel: cancel, done: make(chan struct{}), view: FlowView{
 		ID: ids.Sized("fl-", 9), Flow: r.CreatedHow, State: FlowWaiting, ExpiresAt: m.now().Add(m.cfg.FlowTimeout).UTC(),
@@ -382,7 +382,7 @@ func (m *Custody) start(ctx context.Context, r *row, reconnect bool, port int) (
 	if !reconnect {
 		f.name = r.Name
 	}
-	conf, err := m.config(r, "")
+	conf, err := m.tokens.config(r, "")
 	if err != nil {
 		cancel()
 		return FlowView{}, err
@@ -390,7 +390,7 @@ func (m *Custody) start(ctx context.Context, r *row, reconnect bool, port int) (
 	switch r.CreatedHow {
 	case FlowClientCredentials:
 		defer cancel()
-		tctx, err := m.tokenContext(fctx, r, nil)
+		tctx, err := m.tokens.tokenContext(fctx, r, nil)
 		if err != nil {
 			return FlowView{}, err
 		}
@@ -450,7 +450,7 @@ func flowError(err error) error {
 	return fmt.Errorf("%w: the provider could not be reached", ErrFlow)
 }
 
-func (m *Custody) clientCredentials(ctx context.Context, r *row, conf *oauth2.Config) (*oauth2.Token, error) {
+func (m *connector) clientCredentials(ctx context.Context, r *row, conf *oauth2.Config) (*oauth2.Token, error) {
 	cc := clientcredentials.Config{
 		ClientID: conf.ClientID, ClientSecret: conf.ClientSecret, TokenURL: conf.Endpoint.TokenURL,
 		Scopes: conf.Scopes, AuthStyle: conf.Endpoint.AuthStyle,
@@ -473,7 +473,7 @@ func authOptions(r *row) []oauth2.AuthCodeOption {
 // startCode listens on 127.0.0.1 with an ephemeral port (RFC 8252 §7.3),
 // or the one the person chose, and returns the authorization URL with PKCE
 // S256 and a random state.
-func (m *Custody) startCode(ctx context.Context, f *flow, r *row, conf *oauth2.Config, reconnect bool, port int) error {
+func (m *connector) startCode(ctx context.Context, f *flow, r *row, conf *oauth2.Config, reconnect bool, port int) error {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return fmt.Errorf("%w: no loopback port for the redirect: %v", ErrFlow, err)
@@ -529,7 +529,7 @@ func (m *Custody) startCode(ctx context.Context, f *flow, r *row, conf *oauth2.C
 
 // callback checks the provider's answer (RFC 9207 iss, error) and
 // exchanges the code with the PKCE verifier.
-func (m *Custody) callback(ctx context.Context, r *row, conf *oauth2.Config, verifier string, q url.Values, reconnect bool) error {
+func (m *connector) callback(ctx context.Context, r *row, conf *oauth2.Config, verifier string, q url.Values, reconnect bool) error {
 	iss, hasIss := q["iss"]
 	switch {
 	case hasIss && (r.Issuer == "" || len(iss) != 1 || iss[0] != r.Issuer):
@@ -544,7 +544,7 @@ func (m *Custody) callback(ctx context.Context, r *row, conf *oauth2.Config, ver
 	if code == "" {
 		return fmt.Errorf("%w: the answer has no authorization code", ErrFlow)
 	}
-	tctx, err := m.tokenContext(ctx, r, nil)
+	tctx, err := m.tokens.tokenContext(ctx, r, nil)
 	if err != nil {
 		return err
 	}
@@ -575,8 +575,8 @@ func page(w http.ResponseWriter, name string, err error) {
 
 // startDevice asks for a device code (RFC 8628 §3.1) and polls for the
 // token in the background.
-func (m *Custody) startDevice(ctx context.Context, f *flow, r *row, conf *oauth2.Config, reconnect bool) error {
-	tctx, err := m.tokenContext(ctx, r, nil)
+func (m *connector) startDevice(ctx context.Context, f *flow, r *row, conf *oauth2.Config, reconnect bool) error {
+	tctx, err := m.tokens.tokenContext(ctx, r, nil)
 	if err != nil {
 		return err
 	}
@@ -605,7 +605,7 @@ func (m *Custody) startDevice(ctx context.Context, f *flow, r *row, conf *oauth2
 	return nil
 }
 
-func (m *Custody) endFlow(f *flow, r *row, err error) {
+func (m *connector) endFlow(f *flow, r *row, err error) {
 	m.mu.Lock()
 	switch {
 	case err == nil:
@@ -636,7 +636,7 @@ func (m *Custody) endFlow(f *flow, r *row, err error) {
 func (m *Custody) Flow(id string) (FlowView, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	f, ok := m.flows[id]
+	f, ok := m.connector.flows[id]
 	if !ok {
 		return FlowView{}, false
 	}
@@ -646,7 +646,7 @@ func (m *Custody) Flow(id string) (FlowView, bool) {
 // WaitFlow blocks until the flow ends or ctx does.
 func (m *Custody) WaitFlow(ctx context.Context, id string) (FlowView, error) {
 	m.mu.Lock()
-	f, ok := m.flows[id]
+	f, ok := m.connector.flows[id]
 	m.mu.Unlock()
 	if !ok {
 		return FlowView{}, ErrNotFound
@@ -663,7 +663,7 @@ func (m *Custody) WaitFlow(ctx context.Context, id string) (FlowView, error) {
 // CancelFlow ends a waiting flow; nothing is stored.
 func (m *Custody) CancelFlow(id string) {
 	m.mu.Lock()
-	f, ok := m.flows[id]
+	f, ok := m.connector.flows[id]
 	if ok && f.view.State == FlowWaiting {
 		f.view.State = FlowCancelled
 	}
@@ -673,7 +673,7 @@ func (m *Custody) CancelFlow(id string) {
 	}
 }
 
-func (m *Custody) cancelFlows(why string) {
+func (m *connector) cancelFlows(why string) {
 	m.mu.Lock()
 	var fs []*flow
 	for _, f := range m.flows {
@@ -691,7 +691,7 @@ func (m *Custody) cancelFlows(why string) {
 // finish stores a new authorization (or a reconnected one's new tokens)
 // and records it. The refresh token is kept only for unattended
 // connections.
-func (m *Custody) finish(ctx context.Context, r *row, tok *oauth2.Token, reconnect bool) error {
+func (m *connector) finish(ctx context.Context, r *row, tok *oauth2.Token, reconnect bool) error {
 	gen := r.Generation + 1
 	if !reconnect {
 		gen = 1
@@ -703,7 +703,7 @@ func (m *Custody) finish(ctx context.Context, r *row, tok *oauth2.Token, reconne
 	}
 	now := m.now()
 	t := &accessToken{gen: gen, value: newTokenValue(tok.AccessToken), typ: tokenType(r.DPoP), expiry: tok.Expiry}
-	sa, err := m.sealAccess(r.ID, gen, t)
+	sa, err := m.tokens.sealAccess(r.ID, gen, t)
 	if err != nil {
 		return err
 	}
@@ -730,7 +730,7 @@ func (m *Custody) finish(ctx context.Context, r *row, tok *oauth2.Token, reconne
 		}
 		return fmt.Errorf("oauth: storing the authorization: %w", err)
 	}
-	m.keep(r.ID, t)
+	m.tokens.keep(r.ID, t)
 	m.record(ctx, audit.EventAuthorizationConnected, r, "connect", "", true, "")
 	m.changed()
 	return nil

@@ -38,7 +38,7 @@ func TestOfflineAccessOnlyWhereListed(t *testing.T) {
 		{nil, true, false},
 	} {
 		iss := metadataServer(t, c.listed)
-		r, err := e.m.newRow(context.Background(), ConnectRequest{Name: "x", Provider: "custom", Flow: FlowAuthorizationCode,
+		r, err := e.m.connector.newRow(context.Background(), ConnectRequest{Name: "x", Provider: "custom", Flow: FlowAuthorizationCode,
 			Environment: "development", Endpoints: Endpoints{Issuer: iss}, ClientID: "c", ClientAuth: ClientAuthNone,
 			Scopes: []string{"openid"}, Unattended: c.unattended})
 		if err != nil {
@@ -55,7 +55,7 @@ func TestConnectRefusesBadRequests(t *testing.T) {
 	good := ConnectRequest{Name: "x", Provider: "custom", Flow: FlowAuthorizationCode, Environment: "development",
 		Endpoints: Endpoints{AuthorizationEndpoint: "https://p.example/auth", TokenEndpoint: "https://p.example/token"},
 		ClientID:  "c", ClientAuth: ClientAuthNone}
-	if _, err := e.m.newRow(context.Background(), good); err != nil {
+	if _, err := e.m.connector.newRow(context.Background(), good); err != nil {
 		t.Fatalf("the good request is refused: %v", err)
 	}
 	for name, mut := range map[string]func(*ConnectRequest){
@@ -83,7 +83,7 @@ func TestConnectRefusesBadRequests(t *testing.T) {
 	} {
 		r := good
 		mut(&r)
-		_, err := e.m.newRow(context.Background(), r)
+		_, err := e.m.connector.newRow(context.Background(), r)
 		if !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -113,7 +113,7 @@ func TestAPIHostsOfAnAuthorization(t *testing.T) {
 		"declared":        {declared, "api.p.example *.files.p.example"},
 		"preset":          {github, "api.github.com uploads.github.com"},
 	} {
-		r, err := e.m.newRow(context.Background(), c.req)
+		r, err := e.m.connector.newRow(context.Background(), c.req)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

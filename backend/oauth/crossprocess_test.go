@@ -30,7 +30,7 @@ func TestCrossProcessSingleFlight(t *testing.T) {
 	e := newEnv(t, dir, Config{})
 	id := connectCode(t, e, h, ctr.URL, ConnectRequest{ClientID: client, ClientAuth: ClientAuthNone, Scopes: []string{"offline_access"}, Unattended: true, Owner: "a", BackupRevoker: "b"})
 	tokenRow, _ := loadRow(e.m.db, id)
-	stored, err := e.m.openAccess(tokenRow)
+	stored, err := e.m.tokens.openAccess(tokenRow)
 	if err != nil || stored.expiry.IsZero() {
 		t.Fatalf("stored access token: %v (an expiry is needed)", err)
 	}

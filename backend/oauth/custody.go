@@ -87,21 +87,22 @@ type Custody struct {
 	http    *http.Client
 	locks   string // directory of per-authorization lock files
 
-	mu      sync.Mutex
-	cache   map[string]*accessToken // live access tokens, dropped on lock and disable
-	flights map[string]*flight
-	flows   map[string]*flow
-	nonces  map[string]string // DPoP nonces by origin
-	usedAt  map[string]time.Time
-	closed  bool
-	unsub   func()
-	stop    context.CancelFunc
-	ctx     context.Context
-	wg      sync.WaitGroup
-	retryC  chan struct{}
+	// The three roles of custody, each with its own state (under mu):
+	// lending and refreshing access tokens, connecting accounts, and
+	// revoking them. Custody itself holds the rows, the records and the
+	// person's verbs.
+	tokens    *tokens
+	connector *connector
+	revoker   *revoker
+
+	mu     sync.Mutex
+	closed bool
+	unsub  func()
+	stop   context.CancelFunc
+	ctx    context.Context
+	wg     sync.WaitGroup
 
 	events feed.Feed[Event]
-	revMu  sync.Mutex // one revocation pass at a time
 
 	// owners names who answers for an authorization in audit entries
 	// (the owner inventory, wired by the keeper); nil names only what
@@ -151,11 +152,10 @@ func Open(cfg Config) (*Custody, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
-	m := &Custody{
-		cfg: cfg, db: db, log: cfg.Logger, vault: cfg.Vault, http: cfg.HTTPClient, locks: locks,
-		cache: map[string]*accessToken{}, flights: map[string]*flight{}, flows: map[string]*flow{},
-		nonces: map[string]string{}, retryC: make(chan struct{}, 1),
-	}
+	m := &Custody{cfg: cfg, db: db, log: cfg.Logger, vault: cfg.Vault, http: cfg.HTTPClient, locks: locks}
+	m.tokens = &tokens{Custody: m, cache: map[string]*accessToken{}, flights: map[string]*flight{}, nonces: map[string]string{}}
+	m.connector = &connector{Custody: m, flows: map[string]*flow{}}
+	m.revoker = &revoker{Custody: m, retryC: make(chan struct{}, 1)}
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	if err := m.followVault(); err != nil {
 		store.Close(db)
@@ -167,14 +167,14 @@ func Open(cfg Config) (*Custody, error) {
 	}
 	m.unsub = cfg.Vault.Subscribe(func(ev vault.Event) {
 		if ev.Kind == vault.EventLocked {
-			m.dropCache("")
-			m.cancelFlows("the vault was locked")
+			m.tokens.dropCache("")
+			m.connector.cancelFlows("the vault was locked")
 		} else {
-			m.kickRetry()
+			m.revoker.kickRetry()
 		}
 	})
 	m.wg.Add(1)
-	go m.retryLoop()
+	go m.revoker.retryLoop()
 	return m, nil
 }
 
@@ -188,10 +188,10 @@ func (m *Custody) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	m.unsub()
-	m.cancelFlows("Yett is closing")
+	m.connector.cancelFlows("Yett is closing")
 	m.stop()
 	m.wg.Wait()
-	m.dropCache("")
+	m.tokens.dropCache("")
 	m.serving.Close()
 	return store.Close(m.db)
 }
@@ -229,7 +229,7 @@ func (m *Custody) notify(ev Event) { m.events.Publish(ev) }
 func (m *Custody) changed() { m.notify(Event{}) }
 
 // dropCache forgets cached access tokens of one authorization ("" = all).
-func (m *Custody) dropCache(id string) {
+func (m *tokens) dropCache(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if id == "" {

@@ -47,7 +47,7 @@ func (m *Custody) Suspend(ctx context.Context, id, why string) error {
 	if err != nil {
 		return err
 	}
-	m.dropCache(id)
+	m.tokens.dropCache(id)
 	m.notify(Event{Disabled: id})
 	m.record(ctx, audit.EventAuthorizationDisabled, r, StepSuspend, why, true, "")
 	m.changed()
@@ -125,15 +125,15 @@ func (m *Custody) ProbeRevocation(ctx context.Context, id string) (RevocationPro
 	}
 	var tok []byte
 	if r.CreatedHow == FlowClientCredentials {
-		conf, err := m.config(r, "")
+		conf, err := m.tokens.config(r, "")
 		if err != nil {
 			return p, err
 		}
-		tctx, err := m.tokenContext(ctx, r, nil)
+		tctx, err := m.tokens.tokenContext(ctx, r, nil)
 		if err != nil {
 			return p, err
 		}
-		t, err := m.clientCredentials(tctx, r, conf)
+		t, err := m.connector.clientCredentials(tctx, r, conf)
 		if err != nil {
 			return p, fmt.Errorf("%w: no fresh access token for the probe (%v)", ErrProvider, flowError(err))
 		}
@@ -144,13 +144,13 @@ func (m *Custody) ProbeRevocation(ctx context.Context, id string) (RevocationPro
 		tok = []byte("yett-drill-probe-" + hex.EncodeToString(b))
 	}
 	defer clear(tok)
-	status, err := m.post(ctx, r, r.RevocationEndpoint, url.Values{"token": {string(tok)}, "token_type_hint": {"access_token"}})
+	status, err := m.revoker.post(ctx, r, r.RevocationEndpoint, url.Values{"token": {string(tok)}, "token_type_hint": {"access_token"}})
 	if err == nil {
 		p.Status = status
 	}
 	if p.Token == ProbeFreshToken && p.Status == http.StatusOK && r.IntrospectionEndpoint != "" {
 		p.Introspected = true
-		p.Active, p.IntrospectionStatus = m.introspect(ctx, r, tok, "access_token")
+		p.Active, p.IntrospectionStatus = m.revoker.introspect(ctx, r, tok, "access_token")
 	}
 	return p, nil
 }
@@ -191,7 +191,7 @@ func (m *Custody) CheckRefreshToken(ctx context.Context, id string) (RefreshChec
 		c.NoEndpoint = true
 		return c, nil
 	}
-	c.Active, c.Status = m.introspect(ctx, r, rt, "refresh_token")
+	c.Active, c.Status = m.revoker.introspect(ctx, r, rt, "refresh_token")
 	c.Introspected = c.Status == http.StatusOK
 	return c, nil
 }
@@ -199,7 +199,7 @@ func (m *Custody) CheckRefreshToken(ctx context.Context, id string) (RefreshChec
 // introspect asks r's introspection endpoint about tok; the status is 0
 // when it could not be reached, and active is false unless it answered
 // 200 with active true.
-func (m *Custody) introspect(ctx context.Context, r *row, tok []byte, hint string) (active bool, status int) {
+func (m *revoker) introspect(ctx context.Context, r *row, tok []byte, hint string) (active bool, status int) {
 	body, status, err := m.postRead(ctx, r, r.IntrospectionEndpoint, url.Values{"token": {string(tok)}, "token_type_hint": {hint}})
 	if err != nil {
 		return false, 0

@@ -43,7 +43,7 @@ func (m *Custody) SetEndpoints(ctx context.Context, id, revocation, introspectio
 		m.db.Exec(`UPDATE oauth_revocations SET next_attempt = ? WHERE authorization_id = ?`, m.now().Unix(), id)
 		m.db.Exec(`UPDATE oauth_authorizations SET revocation = ? WHERE id = ? AND revocation = ? AND EXISTS (SELECT 1 FROM oauth_revocations WHERE authorization_id = ?)`,
 			RevocationPending, id, RevocationFailed, id)
-		m.kickRetry()
+		m.revoker.kickRetry()
 	}
 	m.changed()
 	return nil

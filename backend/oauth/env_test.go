@@ -193,7 +193,7 @@ func (e *env) waitExpired(id string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	tok, err := e.m.openAccess(r)
+	tok, err := e.m.tokens.openAccess(r)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func (e *env) waitExpired(id string) {
 		e.t.Fatal("the provider's access token has no expiry (expires_in missing or 0): the test's TTL is too short to be rounded")
 	}
 	deadline := time.Now().Add(time.Minute)
-	for e.m.fresh(tok) {
+	for e.m.tokens.fresh(tok) {
 		if time.Now().After(deadline) {
 			e.t.Fatal("the access token did not come due within a minute")
 		}

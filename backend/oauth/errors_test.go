@@ -16,7 +16,7 @@ import (
 // expired and whose refresh token is "rt-canary-0001", against tokenURL.
 func seedRow(t *testing.T, e *env, tokenURL string) string {
 	t.Helper()
-	r, err := e.m.newRow(context.Background(), ConnectRequest{Name: "seeded", Provider: "custom", Flow: FlowAuthorizationCode,
+	r, err := e.m.connector.newRow(context.Background(), ConnectRequest{Name: "seeded", Provider: "custom", Flow: FlowAuthorizationCode,
 		Environment: "development", Endpoints: Endpoints{AuthorizationEndpoint: tokenURL, TokenEndpoint: tokenURL},
 		ClientID: "c", ClientAuth: ClientAuthNone, Unattended: true, Owner: "o", BackupRevoker: "b"})
 	if err != nil {

@@ -364,7 +364,7 @@ func TestHydraRevokeDuringRefresh(t *testing.T) {
 	// step must complete without it.
 	disabled := make(chan struct{})
 	go func() {
-		e.m.disable(context.Background(), id)
+		e.m.revoker.disable(context.Background(), id)
 		close(disabled)
 	}()
 	select {
@@ -385,7 +385,7 @@ func TestHydraRevokeDuringRefresh(t *testing.T) {
 		t.Fatalf("the refresh that raced the revoke returned %v", err)
 	}
 	r, _ := loadRow(e.m.db, id)
-	e.m.revokeQueued(context.Background(), r, true)
+	e.m.revoker.revokeQueued(context.Background(), r, true)
 	deadline := time.Now().Add(20 * time.Second)
 	var left int
 	for time.Now().Before(deadline) {

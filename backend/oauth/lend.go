@@ -34,7 +34,7 @@ func (m *Custody) Check(id string) (Binding, error) {
 		AuthorizationID: r.ID, Name: r.Name, Provider: hostOf(r.TokenEndpoint), AccountRef: r.AccountRef,
 		Scopes: r.Scopes, Environment: r.Environment,
 	}
-	return b, m.usable(r)
+	return b, usable(r)
 }
 
 // Lease is an access token lent for one request: the gateway passes it to
@@ -60,7 +60,7 @@ func (Lease) LogValue() slog.Value         { return slog.StringValue(redacted) }
 // operation that needed it, for the audit log. Call it only for an action
 // that was approved and recorded: this is the only path that refreshes.
 func (m *Custody) Acquire(ctx context.Context, id, op string) (*Lease, error) {
-	t, err := m.access(ctx, id, op)
+	t, err := m.tokens.access(ctx, id, op)
 	if err != nil {
 		return nil, err
 	}
@@ -96,14 +96,14 @@ func (l *Lease) WithSecret(ctx context.Context, use func(secret []byte) error) e
 func (l *Lease) Release(used bool) {
 	l.value.wipe()
 	if used {
-		l.m.markUsed(l.id)
+		l.m.tokens.markUsed(l.id)
 	}
 }
 
 // markUsed records the last confirmed use, at most once a minute per
 // authorization: each write is a synchronous commit, and the inventory
 // needs the day, not the millisecond.
-func (m *Custody) markUsed(id string) {
+func (m *tokens) markUsed(id string) {
 	now := m.now()
 	m.mu.Lock()
 	if m.usedAt == nil {
@@ -126,8 +126,8 @@ func (m *Custody) markUsed(id string) {
 func (l *Lease) Invalidate() {
 	m := l.m
 	m.mu.Lock()
-	if c := m.cache[l.id]; c == l.t {
-		delete(m.cache, l.id)
+	if c := m.tokens.cache[l.id]; c == l.t {
+		delete(m.tokens.cache, l.id)
 	}
 	m.mu.Unlock()
 	m.db.Model(&row{}).Where("id = ? AND generation = ?", l.id, l.t.gen).Update("sealed_access", nil)

@@ -148,7 +148,7 @@ func TestRetryLoopLeavesThePersonsRevocationAlone(t *testing.T) {
 
 	// The local step queues the tokens for the person's own call, not for
 	// the loop: none is due before the first retry delay.
-	r, err := e.m.disable(context.Background(), id)
+	r, err := e.m.revoker.disable(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestRetryLoopLeavesThePersonsRevocationAlone(t *testing.T) {
 		t.Fatalf("after the local disable: %d queued, %d due for the loop; want some queued, none due", queuedN, due)
 	}
 	// A loop that arrives early sends nothing and changes nothing.
-	if steps, pending := e.m.revokeQueued(context.Background(), r, false); len(steps) != 0 || pending {
+	if steps, pending := e.m.revoker.revokeQueued(context.Background(), r, false); len(steps) != 0 || pending {
 		t.Fatalf("the loop acted on tokens that were not due: %+v %v", steps, pending)
 	}
 	if v, _ := e.m.Authorization(id); v.State != StateDisabled || v.Revocation != RevocationPending {
@@ -167,7 +167,7 @@ func TestRetryLoopLeavesThePersonsRevocationAlone(t *testing.T) {
 	}
 
 	// The person's call sends every queued token and finishes the revocation.
-	steps, pending := e.m.revokeQueued(context.Background(), r, true)
+	steps, pending := e.m.revoker.revokeQueued(context.Background(), r, true)
 	if pending || len(steps) == 0 {
 		t.Fatalf("the person's call: %+v pending=%v", steps, pending)
 	}
@@ -178,7 +178,7 @@ func TestRetryLoopLeavesThePersonsRevocationAlone(t *testing.T) {
 	}
 	// A loop pass that looked before the person's call and arrives after
 	// it finds nothing left and keeps the outcome.
-	e.m.revokeQueued(context.Background(), r, false)
+	e.m.revoker.revokeQueued(context.Background(), r, false)
 	if v, _ := e.m.Authorization(id); v.State != StateRevoked || v.Revocation != RevocationDone {
 		t.Fatalf("a late loop pass changed the finished revocation: %s %s", v.State, v.Revocation)
 	}
@@ -198,17 +198,17 @@ func TestRevocationFailureStands(t *testing.T) {
 	t.Cleanup(refusing.Close)
 	e := newEnv(t, t.TempDir(), Config{RevokeRetry: time.Hour})
 	id := connectService(t, e, p, refusing.URL, "canary-secret-3d4e")
-	r, err := e.m.disable(context.Background(), id)
+	r, err := e.m.revoker.disable(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A second token (as a refresh that raced the revoke would leave) that
 	// is not due yet; the disable's own token is made due now.
-	if err := e.m.queueToken(e.m.db, id, "refresh_token", []byte("late-token"), time.Now().Add(time.Hour)); err != nil {
+	if err := e.m.revoker.queueToken(e.m.db, id, "refresh_token", []byte("late-token"), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	e.m.db.Exec(`UPDATE oauth_revocations SET next_attempt = 0 WHERE token_type_hint = 'access_token'`)
-	e.m.revokeQueued(context.Background(), r, false)
+	e.m.revoker.revokeQueued(context.Background(), r, false)
 	var left int64
 	e.m.db.Raw(`SELECT COUNT(*) FROM oauth_revocations WHERE authorization_id = ?`, id).Scan(&left)
 	if v, _ := e.m.Authorization(id); v.State != StateRevoked || v.Revocation != RevocationFailed || left != 1 {
@@ -218,7 +218,7 @@ func TestRevocationFailureStands(t *testing.T) {
 	e.m.db.Exec(`UPDATE oauth_authorizations SET revocation_endpoint = ? WHERE id = ?`, p.URL+"/revoke", id)
 	e.m.db.Exec(`UPDATE oauth_revocations SET next_attempt = 0`)
 	r, _ = loadRow(e.m.db, id)
-	e.m.revokeQueued(context.Background(), r, false)
+	e.m.revoker.revokeQueued(context.Background(), r, false)
 	e.m.db.Raw(`SELECT COUNT(*) FROM oauth_revocations WHERE authorization_id = ?`, id).Scan(&left)
 	if v, _ := e.m.Authorization(id); v.Revocation != RevocationFailed || left != 0 {
 		t.Fatalf("a later revocation hid the failure: %s, %d left", v.Revocation, left)

@@ -86,7 +86,7 @@ func (m *Custody) Revoke(ctx context.Context, id string) (RevokeReport, error) {
 // locally, at once and without any network call, and its tokens wait in
 // the revocation queue for RevokeAtProvider (or the retry loop).
 func (m *Custody) Disable(ctx context.Context, id string) error {
-	_, err := m.disable(ctx, id)
+	_, err := m.revoker.disable(ctx, id)
 	return err
 }
 
@@ -102,14 +102,14 @@ func (m *Custody) RevokeAtProvider(ctx context.Context, id string) (RevokeReport
 	if r.State == StateActive || r.State == StateSuspended || r.State == StateNeedsReconnection {
 		return rep, fmt.Errorf("%w: disable it first", ErrInvalid)
 	}
-	rep.Steps, rep.RetryPending = m.revokeQueued(ctx, r, true)
+	rep.Steps, rep.RetryPending = m.revoker.revokeQueued(ctx, r, true)
 	m.changed()
 	return rep, nil
 }
 
 // disable is the local step. It takes no lock that a refresh holds across
 // a network call, so it never waits for the network.
-func (m *Custody) disable(ctx context.Context, id string) (*row, error) {
+func (m *revoker) disable(ctx context.Context, id string) (*row, error) {
 	var r *row
 	err := m.db.Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -137,7 +137,7 @@ func (m *Custody) disable(ctx context.Context, id string) (*row, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.dropCache(id)
+	m.tokens.dropCache(id)
 	m.notify(Event{Disabled: id})
 	m.record(ctx, audit.EventAuthorizationDisabled, r, StepLocalDisable, "", true, "")
 	m.changed()
@@ -147,7 +147,7 @@ func (m *Custody) disable(ctx context.Context, id string) (*row, error) {
 // enqueue reseals a live token for the revocation queue. A token that
 // cannot be opened (vault locked meanwhile, or damaged) is dropped: it is
 // out of service either way, only the provider step is lost.
-func (m *Custody) enqueue(tx *gorm.DB, r *row, sealed []byte, field string, gen int64, hint string) error {
+func (m *revoker) enqueue(tx *gorm.DB, r *row, sealed []byte, field string, gen int64, hint string) error {
 	if len(sealed) == 0 {
 		return nil
 	}
@@ -179,7 +179,7 @@ var errNotSealed = errors.New("oauth: the token could not be sealed for revocati
 // queueToken seals a token for purposeRevocation only and adds it to the
 // revocation queue of authorization id, in tx; the retry loop takes it
 // from due on.
-func (m *Custody) queueToken(tx *gorm.DB, id, hint string, value []byte, due time.Time) error {
+func (m *revoker) queueToken(tx *gorm.DB, id, hint string, value []byte, due time.Time) error {
 	qid := ids.Sized("rv-", 9)
 	st, err := m.vault.SealBlob(purposeRevocation, tokenAD(qid, hint, 0), value)
 	if err != nil {
@@ -192,7 +192,7 @@ func (m *Custody) queueToken(tx *gorm.DB, id, hint string, value []byte, due tim
 // revokeQueued revokes and verifies r's queued tokens; first is true for
 // the person's own click (every queued token is sent, its steps are
 // reported), false for the retry loop (only the tokens that are due).
-func (m *Custody) revokeQueued(ctx context.Context, r *row, first bool) (steps []RevokeStep, pending bool) {
+func (m *revoker) revokeQueued(ctx context.Context, r *row, first bool) (steps []RevokeStep, pending bool) {
 	m.revMu.Lock()
 	defer m.revMu.Unlock()
 	var qs []queued
@@ -299,7 +299,7 @@ func hintName(h string) string { return strings.ReplaceAll(h, "_", " ") }
 // failed. A failure stands: tokens revoked later (a retry, or a refresh
 // that raced the revoke) do not turn it into done; and a token that could
 // not be verified keeps it unverified.
-func (m *Custody) finishRevocation(r *row, how string) {
+func (m *revoker) finishRevocation(r *row, how string) {
 	m.db.Exec(`UPDATE oauth_authorizations SET state = ?, revocation = CASE
 		WHEN revocation = ? THEN revocation
 		WHEN revocation = ? AND ? = ? THEN revocation
@@ -325,7 +325,7 @@ const (
 // verify checks a revoked token is inactive: by introspection (RFC 7662)
 // when the provider has an endpoint; else, for a refresh token, by a
 // refresh that must fail (harmless: the token is already revoked).
-func (m *Custody) verify(ctx context.Context, r *row, tok []byte, hint string) (verdict, string) {
+func (m *revoker) verify(ctx context.Context, r *row, tok []byte, hint string) (verdict, string) {
 	if r.IntrospectionEndpoint != "" {
 		body, status, err := m.postRead(ctx, r, r.IntrospectionEndpoint, url.Values{"token": {string(tok)}, "token_type_hint": {hint}})
 		if err != nil || status != http.StatusOK {
@@ -343,11 +343,11 @@ func (m *Custody) verify(ctx context.Context, r *row, tok []byte, hint string) (
 		return verifiedDead, fmt.Sprintf("introspection reports the %s inactive", hintName(hint))
 	}
 	if hint == "refresh_token" && r.CreatedHow != FlowClientCredentials {
-		conf, err := m.config(r, "")
+		conf, err := m.tokens.config(r, "")
 		if err != nil {
 			return notDead, "the refresh check could not be prepared"
 		}
-		tctx, err := m.tokenContext(ctx, r, nil)
+		tctx, err := m.tokens.tokenContext(ctx, r, nil)
 		if err != nil {
 			return notDead, "the refresh check could not be prepared"
 		}
@@ -371,7 +371,7 @@ func statusText(status int, err error) string {
 	return fmt.Sprintf("HTTP %d", status)
 }
 
-func (m *Custody) post(ctx context.Context, r *row, endpoint string, form url.Values) (int, error) {
+func (m *revoker) post(ctx context.Context, r *row, endpoint string, form url.Values) (int, error) {
 	_, status, err := m.postRead(ctx, r, endpoint, form)
 	return status, err
 }
@@ -379,13 +379,13 @@ func (m *Custody) post(ctx context.Context, r *row, endpoint string, form url.Va
 // postRead sends a form to a provider endpoint with r's client
 // authentication. The answer body is bounded; it is only parsed, never
 // logged.
-func (m *Custody) postRead(ctx context.Context, r *row, endpoint string, form url.Values) ([]byte, int, error) {
-	tctx, err := m.tokenContext(ctx, r, nil)
+func (m *revoker) postRead(ctx context.Context, r *row, endpoint string, form url.Values) ([]byte, int, error) {
+	tctx, err := m.tokens.tokenContext(ctx, r, nil)
 	if err != nil {
 		return nil, 0, err
 	}
 	client := tctx.Value(oauth2.HTTPClient).(*http.Client)
-	conf, err := m.config(r, "")
+	conf, err := m.tokens.config(r, "")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -415,7 +415,7 @@ func (m *Custody) postRead(ctx context.Context, r *row, endpoint string, form ur
 }
 
 // kickRetry wakes the retry loop (after an unlock).
-func (m *Custody) kickRetry() {
+func (m *revoker) kickRetry() {
 	select {
 	case m.retryC <- struct{}{}:
 	default:
@@ -424,7 +424,7 @@ func (m *Custody) kickRetry() {
 
 // retryLoop sends queued revocations whose time has come, while the vault
 // is unlocked. The queue is in the database, so a restart resumes it.
-func (m *Custody) retryLoop() {
+func (m *revoker) retryLoop() {
 	defer m.wg.Done()
 	t := time.NewTicker(max(m.cfg.RevokeRetry/4, 100*time.Millisecond))
 	defer t.Stop()

@@ -78,7 +78,7 @@ func (tokenValue) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted +
 func (tokenValue) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 func (tokenValue) LogValue() slog.Value         { return slog.StringValue(redacted) }
 
-func (m *Custody) fresh(t *accessToken) bool {
+func (m *tokens) fresh(t *accessToken) bool {
 	return t != nil && (t.expiry.IsZero() || t.expiry.Sub(m.now()) > m.cfg.RefreshMargin)
 }
 
@@ -92,7 +92,7 @@ type sealedAccess struct {
 // usable says why r's operations cannot run, without any network call.
 // Whether a person answers for it is the owner inventory's to say
 // (backend/inventory), not custody's.
-func (m *Custody) usable(r *row) error { return usableAs(r.State) }
+func usable(r *row) error { return usableAs(r.State) }
 
 func usableAs(state string) error {
 	switch state {
@@ -114,7 +114,7 @@ const servingQuery = `SELECT state, generation FROM oauth_authorizations WHERE i
 // inService returns the generation of id's tokens in service, or why the
 // authorization cannot serve. It runs on every call that finds a token in
 // memory, so it is one prepared statement, not the ORM's whole row.
-func (m *Custody) inService(id string) (int64, error) {
+func (m *tokens) inService(id string) (int64, error) {
 	var (
 		state string
 		gen   int64
@@ -141,7 +141,7 @@ func (m *Custody) inService(id string) (int64, error) {
 // join a flight at once: its leader reads the row under the lock file, and
 // the others wait without touching the database, so 100 callers cost one
 // row read and one refresh, not 100 reads queued in front of the refresh.
-func (m *Custody) access(ctx context.Context, id, op string) (*accessToken, error) {
+func (m *tokens) access(ctx context.Context, id, op string) (*accessToken, error) {
 	for {
 		if f := m.inFlight(id); f != nil {
 			if t, again, err := m.await(ctx, id, f); !again {
@@ -176,7 +176,7 @@ func (m *Custody) access(ctx context.Context, id, op string) (*accessToken, erro
 // await waits for another caller's flight and takes its result. again:
 // the token was dropped meanwhile (a revoke, a lock), or the leader's caller
 // went away, so the caller looks again.
-func (m *Custody) await(ctx context.Context, id string, f *flight) (*accessToken, bool, error) {
+func (m *tokens) await(ctx context.Context, id string, f *flight) (*accessToken, bool, error) {
 	select {
 	case <-f.done:
 	case <-ctx.Done():
@@ -192,7 +192,7 @@ func (m *Custody) await(ctx context.Context, id string, f *flight) (*accessToken
 	}
 }
 
-func (m *Custody) inFlight(id string) *flight {
+func (m *tokens) inFlight(id string) *flight {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.flights[id]
@@ -206,7 +206,7 @@ type flight struct {
 }
 
 // join returns id's flight in progress, or a new one the caller leads.
-func (m *Custody) join(id string) (*flight, bool) {
+func (m *tokens) join(id string) (*flight, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if f, ok := m.flights[id]; ok {
@@ -218,7 +218,7 @@ func (m *Custody) join(id string) (*flight, bool) {
 }
 
 // current says whether t is still the token in service for id.
-func (m *Custody) current(id string, t *accessToken) bool {
+func (m *tokens) current(id string, t *accessToken) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cache[id] == t && m.fresh(t)
@@ -226,7 +226,7 @@ func (m *Custody) current(id string, t *accessToken) bool {
 
 // lead runs under the authorization's lock file: what is stored now is
 // the truth (another process may have refreshed meanwhile).
-func (m *Custody) lead(ctx context.Context, id, op string) (*accessToken, error) {
+func (m *tokens) lead(ctx context.Context, id, op string) (*accessToken, error) {
 	unlock, err := lockFile(ctx, filepath.Join(m.locks, id+".lock"))
 	if err != nil {
 		return nil, err
@@ -236,7 +236,7 @@ func (m *Custody) lead(ctx context.Context, id, op string) (*accessToken, error)
 	if err != nil {
 		return nil, notFound(err)
 	}
-	if err := m.usable(r); err != nil {
+	if err := usable(r); err != nil {
 		return nil, err
 	}
 	if t, err := m.openAccess(r); err == nil && m.fresh(t) {
@@ -254,14 +254,14 @@ func notFound(err error) error {
 }
 
 // warm says whether a fresh token for id is in memory.
-func (m *Custody) warm(id string) bool {
+func (m *tokens) warm(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.fresh(m.cache[id])
 }
 
 // cached returns a fresh cached token of generation gen.
-func (m *Custody) cached(id string, gen int64) *accessToken {
+func (m *tokens) cached(id string, gen int64) *accessToken {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.cache[id]
@@ -271,7 +271,7 @@ func (m *Custody) cached(id string, gen int64) *accessToken {
 	return t
 }
 
-func (m *Custody) keep(id string, t *accessToken) {
+func (m *tokens) keep(id string, t *accessToken) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old := m.cache[id]; old != nil && old != t {
@@ -281,7 +281,7 @@ func (m *Custody) keep(id string, t *accessToken) {
 	m.cache[id] = t
 }
 
-func (m *Custody) openAccess(r *row) (*accessToken, error) {
+func (m *tokens) openAccess(r *row) (*accessToken, error) {
 	if len(r.SealedAccess) == 0 {
 		return nil, errors.New("no access token")
 	}
@@ -302,7 +302,7 @@ func (m *Custody) openAccess(r *row) (*accessToken, error) {
 // authorization. The order is the one that survives crashes and rotation:
 // mark the attempt durably, send, validate, store the new tokens and clear
 // the mark in one transaction, then let waiters use the result.
-func (m *Custody) refresh(ctx context.Context, r *row, op string) (*accessToken, error) {
+func (m *tokens) refresh(ctx context.Context, r *row, op string) (*accessToken, error) {
 	if r.RefreshInFlight != 0 {
 		// A refresh started under this lock never finished: its process died
 		// after presenting the refresh token, and the provider may have
@@ -344,7 +344,7 @@ func (m *Custody) refresh(ctx context.Context, r *row, op string) (*accessToken,
 	}
 	var tok *oauth2.Token
 	if cc {
-		tok, err = m.clientCredentials(tctx, r, conf)
+		tok, err = m.connector.clientCredentials(tctx, r, conf)
 	} else {
 		tok, err = conf.TokenSource(tctx, &oauth2.Token{RefreshToken: string(rt), Expiry: time.Unix(1, 0)}).Token()
 	}
@@ -403,7 +403,7 @@ func tokenType(dpop bool) string {
 // storeRefreshed writes the new tokens and clears the in-flight mark in
 // one transaction that also bumps the generation: the old refresh token's
 // ciphertext is replaced, so no later reader can present it.
-func (m *Custody) storeRefreshed(r *row, tok *oauth2.Token, cc bool) (*accessToken, error) {
+func (m *tokens) storeRefreshed(r *row, tok *oauth2.Token, cc bool) (*accessToken, error) {
 	gen := r.Generation + 1
 	t := &accessToken{gen: gen, value: newTokenValue(tok.AccessToken), typ: tokenType(r.DPoP), expiry: tok.Expiry}
 	sa, err := m.sealAccess(r.ID, gen, t)
@@ -437,13 +437,13 @@ func (m *Custody) storeRefreshed(r *row, tok *oauth2.Token, cc bool) (*accessTok
 	return t, nil
 }
 
-func (m *Custody) sealAccess(id string, gen int64, t *accessToken) ([]byte, error) {
+func (m *tokens) sealAccess(id string, gen int64, t *accessToken) ([]byte, error) {
 	pt, _ := json.Marshal(sealedAccess{Value: string(t.value.b), Type: t.typ, Expiry: t.expiry})
 	defer clear(pt)
 	return m.vault.SealBlob(purposeToken, tokenAD(id, "access", gen), pt)
 }
 
-func (m *Custody) clearInFlight(r *row) {
+func (m *tokens) clearInFlight(r *row) {
 	m.db.Model(&row{}).Where("id = ? AND generation = ?", r.ID, r.Generation).Update("refresh_in_flight", 0)
 }
 
@@ -454,7 +454,7 @@ func (m *Custody) clearInFlight(r *row) {
 // provider, kept. A request written but never answered is the lost
 // response: the provider may have rotated, so the old token is never
 // presented again.
-func (m *Custody) refreshFailed(ctx context.Context, r *row, err error, wrote, cc bool, op string) error {
+func (m *tokens) refreshFailed(ctx context.Context, r *row, err error, wrote, cc bool, op string) error {
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re):
@@ -504,7 +504,7 @@ func safeCode(s string) string {
 // needsReconnection puts r in needs_reconnection: its refresh token and
 // cached access tokens are dropped, and its operations refused until the
 // owner reconnects.
-func (m *Custody) needsReconnection(ctx context.Context, r *row, reason, op string) error {
+func (m *tokens) needsReconnection(ctx context.Context, r *row, reason, op string) error {
 	m.db.Model(&row{}).Where("id = ?", r.ID).Updates(map[string]any{
 		"state": StateNeedsReconnection, "state_reason": reason, "refresh_in_flight": 0,
 		"sealed_refresh": nil, "sealed_access": nil, "generation": r.Generation + 1,
@@ -520,7 +520,7 @@ func (m *Custody) needsReconnection(ctx context.Context, r *row, reason, op stri
 // disabled (revoked) while the refresh was on the wire: they are queued for
 // provider revocation and the retry loop is woken. It reports whether that
 // was the case.
-func (m *Custody) orphaned(r *row, tok *oauth2.Token) bool {
+func (m *tokens) orphaned(r *row, tok *oauth2.Token) bool {
 	cur, err := loadRow(m.db, r.ID)
 	if err != nil || cur.State == StateActive || cur.State == StateNeedsReconnection || cur.State == StateSuspended {
 		return false
@@ -530,13 +530,13 @@ func (m *Custody) orphaned(r *row, tok *oauth2.Token) bool {
 			if t.v == "" {
 				continue
 			}
-			if err := m.queueToken(tx, r.ID, t.hint, []byte(t.v), m.now()); err != nil {
+			if err := m.revoker.queueToken(tx, r.ID, t.hint, []byte(t.v), m.now()); err != nil {
 				return err
 			}
 		}
 		return tx.Exec(`UPDATE oauth_authorizations SET revocation = CASE WHEN revocation = ? THEN revocation ELSE ? END, refresh_in_flight = 0 WHERE id = ?`,
 			RevocationFailed, RevocationPending, r.ID).Error
 	})
-	m.kickRetry()
+	m.revoker.kickRetry()
 	return true
 }

@@ -32,7 +32,7 @@ const (
 // from a request that never left.
 type tokenTransport struct {
 	base       http.RoundTripper
-	m          *Custody
+	m          *tokens
 	clientID   string
 	audience   string // the token endpoint: aud of client assertions
 	clientKey  *proof.Key
@@ -74,11 +74,11 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// RFC 9449 §8: a 400 use_dpop_nonce answer carries the nonce to use; the
 	// provider did not process the request, so sending it again is safe.
 	if n := resp.Header.Get("DPoP-Nonce"); n != "" && resp.StatusCode == http.StatusBadRequest && isNonceError(resp) {
-		t.m.setNonce(req.URL, n)
+		t.m.tokens.setNonce(req.URL, n)
 		return t.send(req, form, n)
 	}
 	if n := resp.Header.Get("DPoP-Nonce"); n != "" {
-		t.m.setNonce(req.URL, n)
+		t.m.tokens.setNonce(req.URL, n)
 	}
 	return resp, nil
 }
@@ -90,7 +90,7 @@ func (t *tokenTransport) send(req *http.Request, form []byte, nonce string) (*ht
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(form)), nil }
 	if t.dpopKey != nil {
 		if nonce == "" {
-			nonce = t.m.nonce(req.URL)
+			nonce = t.m.tokens.nonce(req.URL)
 		}
 		p, err := t.dpopKey.DPoPProof(r.Method, r.URL.String(), "", nonce, t.m.now())
 		if err != nil {
@@ -121,13 +121,13 @@ func isNonceError(resp *http.Response) bool {
 
 func origin(u *url.URL) string { return u.Scheme + "://" + u.Host }
 
-func (m *Custody) nonce(u *url.URL) string {
+func (m *tokens) nonce(u *url.URL) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.nonces[origin(u)]
 }
 
-func (m *Custody) setNonce(u *url.URL, n string) {
+func (m *tokens) setNonce(u *url.URL, n string) {
 	if len(n) > 512 {
 		return
 	}
@@ -138,7 +138,7 @@ func (m *Custody) setNonce(u *url.URL, n string) {
 
 // tokenContext returns ctx carrying the HTTP client x/oauth2 uses for r's
 // token endpoint.
-func (m *Custody) tokenContext(ctx context.Context, r *row, wrote *atomic.Bool) (context.Context, error) {
+func (m *tokens) tokenContext(ctx context.Context, r *row, wrote *atomic.Bool) (context.Context, error) {
 	tr := &tokenTransport{base: m.baseTransport(), m: m, clientID: r.ClientID, audience: r.TokenEndpoint, wrote: wrote}
 	if r.ClientAuth == ClientAuthPrivateKeyJWT {
 		k, err := m.loadKey(r.ClientKeyID)
@@ -158,7 +158,7 @@ func (m *Custody) tokenContext(ctx context.Context, r *row, wrote *atomic.Bool) 
 	return context.WithValue(ctx, oauth2.HTTPClient, c), nil
 }
 
-func (m *Custody) baseTransport() http.RoundTripper {
+func (m *tokens) baseTransport() http.RoundTripper {
 	if m.http.Transport != nil {
 		return m.http.Transport
 	}
@@ -168,7 +168,7 @@ func (m *Custody) baseTransport() http.RoundTripper {
 // config builds r's x/oauth2 configuration with its AuthStyle set
 // explicitly: auto-detection resends a failed token request with the other
 // style, and a resent refresh can trip reuse detection.
-func (m *Custody) config(r *row, redirect string) (*oauth2.Config, error) {
+func (m *tokens) config(r *row, redirect string) (*oauth2.Config, error) {
 	c := &oauth2.Config{
 		ClientID: r.ClientID,
 		Endpoint: oauth2.Endpoint{
