@@ -121,7 +121,7 @@ func (c Controls) notificationPolicy() notify.Policy {
 // kept (once), seals it and removes the file; a policy file found once
 // controls are sealed is ignored, and recorded, as the edit it would be.
 // k.mu held; the vault is unlocked.
-func (k *Keeper) loadControlsLocked() {
+func (k *controlsPart) loadControlsLocked() {
 	b, err := k.vault.ControlsBlob()
 	if err != nil {
 		return
@@ -176,7 +176,7 @@ func (k *Keeper) loadControlsLocked() {
 
 // applyControlsLocked hands the controls to the parts that hold them in
 // memory (the inventory's block switch). k.mu held.
-func (k *Keeper) applyControlsLocked() {
+func (k *controlsPart) applyControlsLocked() {
 	if inv := k.inventory.inv; inv != nil {
 		inv.UseBlockUncontrolled(k.currentControls().blockUncontrolled())
 	}
@@ -192,7 +192,7 @@ func (k *Keeper) SetBlockUncontrolled(ctx context.Context, on bool) error {
 	if inv == nil {
 		return ErrNoInventory
 	}
-	if err := k.changeControls(fmt.Sprintf("block uncontrolled: %v", on), func(c *Controls) { c.BlockUncontrolled = &on }); err != nil {
+	if err := k.ctl.changeControls(fmt.Sprintf("block uncontrolled: %v", on), func(c *Controls) { c.BlockUncontrolled = &on }); err != nil {
 		return err
 	}
 	return inv.SetBlockUncontrolled(ctx, on)
@@ -205,7 +205,7 @@ var ErrNoInventory = errors.New("keeper: the owner inventory is not running")
 // saveControlsLocked seals c; the vault's event records the change. k.mu
 // held: only from inside the vault's own delivery (onVaultEvent), where the
 // vault queues the event it announces instead of delivering it at once.
-func (k *Keeper) saveControlsLocked(c Controls, why string) error {
+func (k *controlsPart) saveControlsLocked(c Controls, why string) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (k *Keeper) saveControlsLocked(c Controls, why string) error {
 // changeControls applies change to the controls, seals them and keeps them,
 // one writer at a time, without k.mu while the vault writes: the vault
 // announces the change to the keeper, which takes k.mu to record it.
-func (k *Keeper) changeControls(why string, change func(*Controls)) error {
+func (k *controlsPart) changeControls(why string, change func(*Controls)) error {
 	k.controlsMu.Lock()
 	defer k.controlsMu.Unlock()
 	c := k.currentControls()
@@ -242,12 +242,12 @@ func (k *Keeper) changeControls(why string, change func(*Controls)) error {
 // Verification is when system verification is asked now, and why the
 // default is what it is.
 func (k *Keeper) Verification() (mode, why string) {
-	return k.currentControls().verification(k.getenv), VerificationWhy(k.getenv)
+	return k.ctl.currentControls().verification(k.getenv), VerificationWhy(k.getenv)
 }
 
 // currentControls is a copy of the controls in force (the defaults before
 // the first unlock).
-func (k *Keeper) currentControls() Controls {
+func (k *controlsPart) currentControls() Controls {
 	if c := k.controls.Load(); c != nil {
 		out := *c
 		if out.Notifications != nil {
@@ -267,7 +267,7 @@ func (k *Keeper) SetVerification(mode string) error {
 	default:
 		return fmt.Errorf("%w: verification is every, sensitive or never", vault.ErrInvalid)
 	}
-	return k.changeControls("verification: "+mode, func(c *Controls) { c.Verification = mode })
+	return k.ctl.changeControls("verification: "+mode, func(c *Controls) { c.Verification = mode })
 }
 
 // verifier is the broker's Verifier: the OS's verification, asked as the
@@ -285,17 +285,17 @@ func (v verifier) Required(r approval.Request, via approval.Via) bool {
 	case approval.SurfaceTerminal:
 		return false
 	case approval.SurfaceApp:
-		mode := v.k.currentControls().verification(v.k.getenv)
+		mode := v.k.ctl.currentControls().verification(v.k.getenv)
 		return mode == VerifyEvery || (mode == VerifySensitive && r.Kind == approval.KindCall)
 	}
 	return true
 }
 
 func (v verifier) Verify(ctx context.Context, r approval.Request) (string, error) {
-	return v.k.presence().Verify(ctx, presence.Request{Card: r.ID, Summary: r.Headline() + ": " + r.Who.Program() + " wants " + r.Target})
+	return v.k.ctl.presence().Verify(ctx, presence.Request{Card: r.ID, Summary: r.Headline() + ": " + r.Who.Program() + " wants " + r.Target})
 }
 
-func (k *Keeper) presence() presence.Verifier {
+func (k *controlsPart) presence() presence.Verifier {
 	if k.cfg.Presence != nil {
 		return k.cfg.Presence
 	}
@@ -311,8 +311,13 @@ func (k *Keeper) CanVerify() (bool, string) {
 		return k.verifyOK, k.verifyWhy
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	ok, why := k.presence().Available(ctx)
+	ok, why := k.ctl.presence().Available(ctx)
 	cancel()
 	k.verifyOK, k.verifyWhy, k.verifyAt = ok, why, time.Now()
 	return ok, why
 }
+
+// controlsPart is the keeper's role of the sealed controls: reading them at
+// unlock, applying and saving a change, and asking the person's system to
+// confirm it is them. Its state is the Keeper's controls fields.
+type controlsPart struct{ *Keeper }

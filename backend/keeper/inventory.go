@@ -61,7 +61,7 @@ func (k *Keeper) openInventoryLocked() {
 		return
 	}
 	k.inventory.inv = inv
-	inv.UseBlockUncontrolled(k.currentControls().blockUncontrolled())
+	inv.UseBlockUncontrolled(k.ctl.currentControls().blockUncontrolled())
 	// Custody's audit entries name the owner the inventory holds.
 	m.SetOwners(inv)
 }

@@ -151,7 +151,8 @@ type Keeper struct {
 	gwCancel  context.CancelFunc
 	gwDone    chan struct{}
 	gwProblem string
-	notes     notifications
+	notes     *notifications // the notifier, its relay and the pinned server (notifications.go)
+	ctl       *controlsPart  // the sealed controls and how a person confirms (controls.go)
 	inventory inventoryPart
 	// controls are the sealed controls, read at unlock (controls.go). Read
 	// without k.mu: the relay and the broker ask for them from goroutines
@@ -200,6 +201,7 @@ func Open(cfg Config) (*Keeper, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	k := &Keeper{cfg: cfg, log: cfg.Logger, vault: cfg.Vault, dir: filepath.Join(cfg.DataDir, gateway.AuditDir)}
+	k.notes, k.ctl = &notifications{Keeper: k}, &controlsPart{Keeper: k}
 	k.shim = k.pinShim()
 	// Subscribed before the gateway starts, so that for every vault event
 	// the keeper records it (a lock) before the gateway acts on it (the
@@ -207,7 +209,7 @@ func Open(cfg Config) (*Keeper, error) {
 	k.mu.Lock()
 	k.unsub = k.vault.Subscribe(k.onVaultEvent)
 	k.boot.Store(gateway.NewBootID())
-	k.openNotificationsLocked()
+	k.notes.openNotificationsLocked()
 	k.openSSHLocked()
 	k.openAuditLocked()
 	k.startLocked()
@@ -224,7 +226,7 @@ func (k *Keeper) State() State {
 
 func (k *Keeper) stateLocked() State {
 	st := State{OAuth: k.oauth, Operations: k.ops, Inventory: k.inventory.inv, AuditWriting: k.audit != nil, AuditProblem: k.problem, AuditHeldElsewhere: k.elsewhere, AuditRecipient: k.recipient, BootID: k.BootID(),
-		GatewayProblem: k.gwProblem, Notifications: k.notificationStatusLocked(), NotificationServer: k.NotificationServerState()}
+		GatewayProblem: k.gwProblem, Notifications: k.notes.notificationStatusLocked(), NotificationServer: k.NotificationServerState()}
 	if k.gw != nil {
 		st.Broker, st.SocketPath = k.gw.Broker(), k.gw.SocketPath()
 	}
@@ -278,7 +280,7 @@ func (k *Keeper) Close() error {
 	k.stopLocked()
 	err := k.closeAuditLocked()
 	k.mu.Unlock()
-	k.closeNotifications()
+	k.notes.closeNotifications()
 	return err
 }
 
@@ -297,7 +299,7 @@ func (k *Keeper) onVaultEvent(e vault.Event) {
 		// entries from now on must be readable with it.
 		k.reopenIfRecipientChangedLocked()
 		k.recordLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch, Reason: audit.ReasonVaultCreated})
-		k.loadControlsLocked()
+		k.ctl.loadControlsLocked()
 		k.startLocked()
 	case vault.EventUnlocked:
 		// The unlock authenticated the recipient. If it differs from the
@@ -315,14 +317,14 @@ func (k *Keeper) onVaultEvent(e vault.Event) {
 		}
 		k.openAuditLocked()
 		k.recordLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch})
-		k.loadControlsLocked()
+		k.ctl.loadControlsLocked()
 		running := k.gw != nil
 		k.startLocked()
 		if running {
 			k.logGatewayReadyLocked() // startLocked logged it otherwise
 			// The gateway kept running while locked: the server trusted
 			// now is the one that owns the name at this unlock.
-			k.pinNotificationServerLocked()
+			k.notes.pinNotificationServerLocked()
 		}
 		// Drills that came due while the vault was locked (or Yett was
 		// not running) can run now.

@@ -18,9 +18,10 @@ import (
 // native notifications: one Notifier for the process, one Relay for each
 // gateway the keeper runs, and the person's policy, enforced by the broker.
 type notifications struct {
-	notifier notify.Notifier // nil when the front end wants none or the desktop has none
-	problem  string          // why there is no notifier
-	relay    *notify.Relay   // the running gateway's; k.mu
+	*Keeper
+	notifier   notify.Notifier // nil when the front end wants none or the desktop has none
+	noNotifier string          // why there is no notifier
+	relay      *notify.Relay   // the running gateway's; k.mu
 	// pinned is the notification server trusted at the last unlock or
 	// accepted by the person since: only it gets Approve and Deny. nil:
 	// none (no server ran at unlock, or it was not the one the person
@@ -41,7 +42,7 @@ type pin struct {
 
 // openNotifications opens the front end's notifier with handlers that go to
 // whichever relay runs when an answer arrives. k.mu held.
-func (k *Keeper) openNotificationsLocked() {
+func (k *notifications) openNotificationsLocked() {
 	if k.cfg.Notify == nil {
 		return
 	}
@@ -51,7 +52,7 @@ func (k *Keeper) openNotificationsLocked() {
 		ServerChanged: k.notificationServerChanged,
 	})
 	if err != nil {
-		k.notes.problem = "Notifications are unavailable on this desktop, so Yett shows its window when an agent asks."
+		k.noNotifier = "Notifications are unavailable on this desktop, so Yett shows its window when an agent asks."
 		if errors.Is(err, notify.ErrUnavailable) {
 			k.log.Info("notifications unavailable", "why", err)
 		} else {
@@ -59,15 +60,15 @@ func (k *Keeper) openNotificationsLocked() {
 		}
 		return
 	}
-	k.notes.notifier = n
+	k.notifier = n
 }
 
 // withRelay runs fn with the running gateway's relay, if one runs. A
 // forged answer while no gateway runs is still audited (when the log is
 // open): there is no card it could have answered.
-func (k *Keeper) withRelay(fn func(*notify.Relay)) {
+func (k *notifications) withRelay(fn func(*notify.Relay)) {
 	k.mu.Lock()
-	rl := k.notes.relay
+	rl := k.relay
 	k.mu.Unlock()
 	if rl != nil {
 		fn(rl)
@@ -77,8 +78,8 @@ func (k *Keeper) withRelay(fn func(*notify.Relay)) {
 // notificationServerChanged: another server owns the name, or none does.
 // The new owner is not pinned: its notifications say "open Yett" until the
 // person accepts it in the window.
-func (k *Keeper) notificationServerChanged() {
-	if n := k.notes.notifier; n != nil {
+func (k *notifications) notificationServerChanged() {
+	if n := k.notifier; n != nil {
 		k.log.Warn("the notification server changed", "now", n.Status().Owner.String())
 	}
 	k.withRelay(func(rl *notify.Relay) { rl.Forget() })
@@ -91,16 +92,16 @@ func (k *Keeper) notificationServerChanged() {
 // startRelayLocked makes broker enforce the policy and relays its cards.
 // Set before the relay starts: no notification can answer a card before
 // the broker enforces the policy. k.mu held.
-func (k *Keeper) startRelayLocked(b *approval.Broker) {
+func (k *notifications) startRelayLocked(b *approval.Broker) {
 	b.SetAnswerPolicy(notify.AnswerPolicy(k.NotificationPolicy))
-	b.SetVerifier(verifier{k})
+	b.SetVerifier(verifier{k.Keeper})
 	if k.cfg.Notify == nil && k.cfg.Raise == nil {
 		return
 	}
 	k.pinNotificationServerLocked()
-	k.notes.broker.Store(b)
-	k.notes.relay = notify.StartRelay(notify.RelayConfig{
-		Broker: b, Notifier: k.notes.notifier, Policy: k.NotificationPolicy, Raise: k.cfg.Raise,
+	k.broker.Store(b)
+	k.relay = notify.StartRelay(notify.RelayConfig{
+		Broker: b, Notifier: k.notifier, Policy: k.NotificationPolicy, Raise: k.cfg.Raise,
 		Record: k.recordAnswer, Logger: k.log,
 		// An approval from a notification needs the person's system
 		// verification and the server they trust: otherwise
@@ -113,8 +114,8 @@ func (k *Keeper) startRelayLocked(b *approval.Broker) {
 // at an unlock: unless it runs another program than the one the person
 // last accepted (sealed in the controls). Whether an agent run started it
 // is checked whenever trust is asked. k.mu held.
-func (k *Keeper) pinNotificationServerLocked() {
-	n := k.notes.notifier
+func (k *notifications) pinNotificationServerLocked() {
+	n := k.notifier
 	if n == nil {
 		return
 	}
@@ -125,16 +126,16 @@ func (k *Keeper) pinNotificationServerLocked() {
 		st = r.Refresh()
 	}
 	owner := st.Owner
-	switch acc := k.currentControls().NotificationServer; {
+	switch acc := k.ctl.currentControls().NotificationServer; {
 	case owner.Name == "":
-		k.notes.pinned.Store(nil)
+		k.pinned.Store(nil)
 	case acc != nil && (acc.Exe != owner.Process.ExePath || acc.SHA256 != owner.Process.ExeHash()):
-		k.notes.pinned.Store(&pin{refused: fmt.Sprintf("it runs %s, not %s, which you accepted", orUnknown(owner.Process.ExePath), acc.Exe)})
+		k.pinned.Store(&pin{refused: fmt.Sprintf("it runs %s, not %s, which you accepted", orUnknown(owner.Process.ExePath), acc.Exe)})
 		k.log.Warn("the notification server at unlock is not the one accepted", "server", owner.String(), "accepted", acc.Exe)
 	default:
-		k.notes.pinned.Store(&pin{server: owner})
+		k.pinned.Store(&pin{server: owner})
 	}
-	if rl := k.notes.relay; rl != nil {
+	if rl := k.relay; rl != nil {
 		rl.Resync()
 	}
 }
@@ -161,7 +162,7 @@ type NotificationServer struct {
 // NotificationServerState says whether the server that owns the name now
 // is the trusted one, and why not.
 func (k *Keeper) NotificationServerState() NotificationServer {
-	owner, ok, why := k.serverNow()
+	owner, ok, why := k.notes.serverNow()
 	if owner.Name == "" {
 		return NotificationServer{Trusted: true}
 	}
@@ -172,8 +173,8 @@ func (k *Keeper) NotificationServerState() NotificationServer {
 // to pin), whether it is trusted, and why not. It takes no lock of the
 // keeper's: the relay asks it on its goroutine, which stopping the relay
 // under k.mu waits for, and stateLocked asks it under k.mu.
-func (k *Keeper) serverNow() (notify.Server, bool, string) {
-	n := k.notes.notifier
+func (k *notifications) serverNow() (notify.Server, bool, string) {
+	n := k.notifier
 	if n == nil {
 		return notify.Server{}, true, ""
 	}
@@ -181,15 +182,15 @@ func (k *Keeper) serverNow() (notify.Server, bool, string) {
 	if owner.Name == "" {
 		return owner, true, ""
 	}
-	ok, why := k.serverTrusted(owner, k.notes.broker.Load())
+	ok, why := k.serverTrusted(owner, k.broker.Load())
 	return owner, ok, why
 }
 
 // serverTrusted says whether owner is the pinned server and no agent run
 // of b is among its ancestors (an agent that started its own server before
 // the unlock).
-func (k *Keeper) serverTrusted(owner notify.Server, b *approval.Broker) (bool, string) {
-	p := k.notes.pinned.Load()
+func (k *notifications) serverTrusted(owner notify.Server, b *approval.Broker) (bool, string) {
+	p := k.pinned.Load()
 	switch {
 	case p != nil && p.refused != "":
 		return false, "this notification server is not the one you accepted: " + p.refused + "."
@@ -218,7 +219,7 @@ func (k *Keeper) serverTrusted(owner notify.Server, b *approval.Broker) (bool, s
 
 // notificationTrust is the relay's Trust: the server that may carry
 // Approve, or why none may.
-func (k *Keeper) notificationTrust() (string, bool, string) {
+func (k *notifications) notificationTrust() (string, bool, string) {
 	if ok, _ := k.CanVerify(); !ok {
 		return "", false, "approving from a notification needs your system's verification, which is not available here"
 	}
@@ -251,14 +252,14 @@ func (k *Keeper) AcceptNotificationServer(ctx context.Context, name string) erro
 		return ErrServerChanged
 	}
 	if ok, _ := k.CanVerify(); ok {
-		if _, err := k.presence().Verify(ctx, presence.Request{Card: "notification-server:" + name,
+		if _, err := k.ctl.presence().Verify(ctx, presence.Request{Card: "notification-server:" + name,
 			Summary: "Trust " + owner.String() + " to answer Yett's approval cards"}); err != nil {
 			k.log.Info("accepting a notification server: the system did not confirm the person", "err", err)
 			return ErrNotConfirmed
 		}
 	}
 	why := "notification server accepted: " + owner.String()
-	err := k.changeControls(why, func(c *Controls) {
+	err := k.ctl.changeControls(why, func(c *Controls) {
 		c.NotificationServer = &AcceptedServer{Exe: owner.Process.ExePath, SHA256: owner.Process.ExeHash(), Product: owner.Product}
 	})
 	if err != nil {
@@ -266,7 +267,7 @@ func (k *Keeper) AcceptNotificationServer(ctx context.Context, name string) erro
 	}
 	k.notes.pinned.Store(&pin{server: owner})
 	k.log.Info("notification server accepted", "server", owner.String())
-	k.withRelay(func(rl *notify.Relay) { rl.Forget() })
+	k.notes.withRelay(func(rl *notify.Relay) { rl.Forget() })
 	k.mu.Lock()
 	st := k.stateLocked()
 	k.mu.Unlock()
@@ -276,16 +277,16 @@ func (k *Keeper) AcceptNotificationServer(ctx context.Context, name string) erro
 
 // stopRelayLocked withdraws the notifications of the stopping gateway's
 // cards. k.mu held.
-func (k *Keeper) stopRelayLocked() {
-	if rl := k.notes.relay; rl != nil {
-		k.notes.relay = nil
+func (k *notifications) stopRelayLocked() {
+	if rl := k.relay; rl != nil {
+		k.relay = nil
 		rl.Close()
 	}
-	k.notes.broker.Store(nil)
+	k.broker.Store(nil)
 }
 
-func (k *Keeper) closeNotifications() {
-	if n := k.notes.notifier; n != nil {
+func (k *notifications) closeNotifications() {
+	if n := k.notifier; n != nil {
 		if err := n.Close(); err != nil {
 			k.log.Warn("closing notifications", "err", err)
 		}
@@ -295,7 +296,7 @@ func (k *Keeper) closeNotifications() {
 // recordAnswer writes a refused answer to the audit log, under this
 // keeper's boot id. The log's own lock orders it; k.mu is not held while
 // it writes.
-func (k *Keeper) recordAnswer(e audit.Event) error {
+func (k *notifications) recordAnswer(e audit.Event) error {
 	k.mu.Lock()
 	log := k.audit
 	k.mu.Unlock()
@@ -312,7 +313,7 @@ func (k *Keeper) recordAnswer(e audit.Event) error {
 // NotificationPolicy is the person's policy for answering cards from
 // notifications.
 func (k *Keeper) NotificationPolicy() notify.Policy {
-	return k.currentControls().notificationPolicy()
+	return k.ctl.currentControls().notificationPolicy()
 }
 
 // SetNotificationPolicy stores p and applies it at once: the broker
@@ -326,7 +327,7 @@ func (k *Keeper) SetNotificationPolicy(p notify.Policy) error {
 		return err
 	}
 	why := fmt.Sprintf("notifications: session cards %v, call cards %v, %d window-only", p.SessionCards, p.CallCards, len(p.WindowOnly))
-	if err := k.changeControls(why, func(c *Controls) { c.Notifications = &p }); err != nil {
+	if err := k.ctl.changeControls(why, func(c *Controls) { c.Notifications = &p }); err != nil {
 		return err
 	}
 	k.log.Info("notification policy changed", "session_cards", p.SessionCards, "call_cards", p.CallCards, "window_only", len(p.WindowOnly))
@@ -334,12 +335,12 @@ func (k *Keeper) SetNotificationPolicy(p notify.Policy) error {
 }
 
 // notificationStatus says what Settings shows. k.mu held.
-func (k *Keeper) notificationStatusLocked() notify.Status {
-	if n := k.notes.notifier; n != nil {
+func (k *notifications) notificationStatusLocked() notify.Status {
+	if n := k.notifier; n != nil {
 		return n.Status()
 	}
-	if k.notes.problem != "" {
-		return notify.Status{Problem: k.notes.problem}
+	if k.noNotifier != "" {
+		return notify.Status{Problem: k.noNotifier}
 	}
 	return notify.Status{Problem: "This front end shows no notifications."}
 }

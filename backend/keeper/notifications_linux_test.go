@@ -406,7 +406,7 @@ func TestSensitiveCallsAnsweredOnlyInTheWindow(t *testing.T) {
 	}
 }
 
-func (d *desk) withRelay(fn func(*notify.Relay)) { d.k.withRelay(fn) }
+func (d *desk) withRelay(fn func(*notify.Relay)) { d.k.notes.withRelay(fn) }
 
 // Without a notification server, a card raises the window instead, and
 // the state says why.

@@ -75,7 +75,7 @@ func (k *Keeper) startLocked() {
 	}()
 	k.gw, k.gwCancel, k.gwDone = gw, cancel, done
 	k.gatewayStartedLocked(gw)
-	k.startRelayLocked(gw.Broker())
+	k.notes.startRelayLocked(gw.Broker())
 	k.logGatewayReadyLocked()
 }
 
@@ -99,7 +99,7 @@ func (k *Keeper) logGatewayReadyLocked() {
 // served. k.mu held.
 func (k *Keeper) stopLocked() {
 	k.closeInventoryLocked()
-	k.stopRelayLocked()
+	k.notes.stopRelayLocked()
 	if k.gw != nil {
 		k.gwCancel()
 		if err := k.gw.Close(); err != nil {
