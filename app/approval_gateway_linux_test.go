@@ -160,7 +160,7 @@ func TestRealAgentApprovedOnTheDesktopCard(t *testing.T) {
 	if err := v.Create(vault.Passphrase("correct horse battery staple"), false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.AddCredential(vault.NewCredential{
+	if _, err := v.Credentials().Add(vault.NewCredential{
 		Name: "receiver", Secret: vault.NewSecret([]byte(gatewayCanary)),
 		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{addr}, Approval: vault.ApprovalSession,
 	}); err != nil {

@@ -239,7 +239,7 @@ func TestAuditServiceActivityFilterAndRedaction(t *testing.T) {
 	if err := f.vault.Create(vault.Passphrase("correct horse battery"), false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.vault.AddCredential(vault.NewCredential{
+	if _, err := f.vault.Credentials().Add(vault.NewCredential{
 		Name: "tracker", Secret: vault.NewSecret([]byte(canary)), Injection: vault.Injection{Format: vault.InjectBearer},
 		Hosts: []string{"api.example.com"}, Approval: vault.ApprovalSession,
 	}); err != nil {

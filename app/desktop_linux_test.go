@@ -47,7 +47,7 @@ func TestClosedWindowKeepsServingAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr, got := startCardReceiver(t)
-	if _, err := a.vault.AddCredential(vault.NewCredential{
+	if _, err := a.vault.Credentials().Add(vault.NewCredential{
 		Name: "receiver", Secret: vault.NewSecret([]byte(gatewayCanary)),
 		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{addr}, Approval: vault.ApprovalSession,
 	}); err != nil {

@@ -146,7 +146,7 @@ func (s *DesktopService) Settings() DesktopSettings {
 // sensitiveChoices lists the per-call credentials and operations.
 func sensitiveChoices(v *vault.Vault, ops *operation.Catalogue) []SensitiveChoice {
 	out := []SensitiveChoice{}
-	if creds, err := v.ListCredentials(); err == nil {
+	if creds, err := v.Credentials().List(); err == nil {
 		for _, c := range creds {
 			if c.Approval == vault.ApprovalPerCall {
 				detail := ""

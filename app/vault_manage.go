@@ -49,7 +49,7 @@ func (s *VaultService) UpdateCredential(id string, version int64, form Credentia
 	if version < 1 {
 		return CredentialView{}, shown("This credential changed since the form was opened; open it again.")
 	}
-	c, err := s.vault.UpdateCredential(id, uint64(version), form.toVault())
+	c, err := s.vault.Credentials().Update(id, uint64(version), form.toVault())
 	if err != nil {
 		return CredentialView{}, s.publicError(err)
 	}
@@ -64,7 +64,7 @@ func (s *VaultService) RotateSecret(id string, version int64, secret string) (Cr
 	}
 	sec := vault.NewSecret([]byte(secret))
 	defer sec.Wipe()
-	c, err := s.vault.RotateSecret(id, uint64(version), sec)
+	c, err := s.vault.Credentials().Rotate(id, uint64(version), sec)
 	if err != nil {
 		return CredentialView{}, s.publicError(err)
 	}
@@ -75,7 +75,7 @@ func (s *VaultService) RotateSecret(id string, version int64, secret string) (Cr
 // credential being added (except "") or edited (except its id) would
 // duplicate or overlap, and which one an agent's call would use.
 func (s *VaultService) CheckBindings(hosts, paths []string, except string) ([]BindingOverlap, error) {
-	list, err := s.vault.CheckBindings(hosts, paths, except)
+	list, err := s.vault.Credentials().CheckBindings(hosts, paths, except)
 	if err != nil {
 		return nil, s.publicError(err)
 	}

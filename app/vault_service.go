@@ -115,14 +115,14 @@ func (s *VaultService) Touch() {
 
 // ListCredentials lists the stored credentials without their secrets.
 func (s *VaultService) ListCredentials() ([]CredentialView, error) {
-	list, err := s.vault.ListCredentials()
+	list, err := s.vault.Credentials().List()
 	if err != nil {
 		return nil, s.publicError(err)
 	}
 	out := make([]CredentialView, 0, len(list))
 	for _, c := range list {
 		v := credentialView(c)
-		if overlaps, err := s.vault.CheckBindings(c.Hosts, c.PathPrefixes, c.ID); err == nil {
+		if overlaps, err := s.vault.Credentials().CheckBindings(c.Hosts, c.PathPrefixes, c.ID); err == nil {
 			for _, o := range overlaps {
 				v.OverlapsWith = append(v.OverlapsWith, o.Other.Name)
 			}
@@ -137,7 +137,7 @@ func (s *VaultService) ListCredentials() ([]CredentialView, error) {
 func (s *VaultService) AddCredential(form NewCredentialForm) (CredentialView, error) {
 	nc := form.toVault()
 	defer nc.Secret.Wipe()
-	c, err := s.vault.AddCredential(nc)
+	c, err := s.vault.Credentials().Add(nc)
 	if err != nil {
 		return CredentialView{}, s.publicError(err)
 	}
@@ -146,7 +146,7 @@ func (s *VaultService) AddCredential(form NewCredentialForm) (CredentialView, er
 
 // RemoveCredential deletes a credential.
 func (s *VaultService) RemoveCredential(id string) error {
-	return s.publicError(s.vault.RemoveCredential(id))
+	return s.publicError(s.vault.Credentials().Remove(id))
 }
 
 func wipe(b []byte) {

@@ -56,7 +56,7 @@ func BenchmarkCallPath(b *testing.B) {
 	w := newWorld(b, worldOpts{})
 	defer autoApprove(w)()
 	target := quietTarget(b)
-	if _, err := w.vault.AddCredential(vault.NewCredential{
+	if _, err := w.vault.Credentials().Add(vault.NewCredential{
 		Name: "bench", Secret: vault.NewSecret([]byte(canary)), Injection: vault.Injection{Format: vault.InjectBearer},
 		Hosts: []string{target}, Approval: vault.ApprovalSession,
 	}); err != nil {

@@ -75,7 +75,7 @@ func (p *pathAPI) arrivals() []string {
 func TestBindingPathMeansWhatItSays(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	api := startPathAPI(t)
-	if _, err := w.vault.AddCredential(vault.NewCredential{
+	if _, err := w.vault.Credentials().Add(vault.NewCredential{
 		Name: "allowed-only", Secret: vault.NewSecret([]byte(canary)), Injection: vault.Injection{Format: vault.InjectBearer},
 		Hosts: []string{api.addr}, PathPrefixes: []string{"/allowed"}, Approval: vault.ApprovalSession,
 	}); err != nil {

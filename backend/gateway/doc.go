@@ -33,7 +33,7 @@
 // one durable step for the outcome. What differs is a performer
 // (perform.go): httpAction sends an http.request or a named operation;
 // sshAction (sshperform.go) runs an ssh.exec command with the host's key
-// (backend/action/ssh). ssh.exec adds its host's own checks before any card
+// (backend/action/sshaction). ssh.exec adds its host's own checks before any card
 // or connection (sshexec.go): a host named in Yett (never an address), a
 // pinned host key and no unreviewed host key change, a command its rules
 // allow. Its cards name the host, the user and the exact command; a host

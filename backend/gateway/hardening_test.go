@@ -320,7 +320,7 @@ func TestLockCutsRequestsInFlight(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	a := w.approvedAgent("before")
 	slow := startSlowTarget(t)
-	if _, err := w.vault.AddCredential(vault.NewCredential{
+	if _, err := w.vault.Credentials().Add(vault.NewCredential{
 		Name: "slow", Secret: vault.NewSecret([]byte(canary)), Injection: vault.Injection{Format: vault.InjectBearer},
 		Hosts: []string{slow.addr}, Approval: vault.ApprovalSession,
 	}); err != nil {

@@ -178,7 +178,7 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	if o.perCall {
 		appr = vault.ApprovalPerCall
 	}
-	if _, err := w.vault.AddCredential(vault.NewCredential{
+	if _, err := w.vault.Credentials().Add(vault.NewCredential{
 		Name: "receiver", Secret: vault.NewSecret([]byte(canary)), Injection: vault.Injection{Format: vault.InjectBearer},
 		Hosts: []string{w.recv.addr}, Approval: appr,
 	}); err != nil {

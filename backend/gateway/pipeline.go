@@ -39,7 +39,7 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return g.refuse(c, &audit.Action{Channel: "http"}, "", &refusal{agentapi.CodeInvalid, audit.ReasonInvalidRequest, publicArgError(err)}), nil
 	}
 	act := &audit.Action{Channel: "http", Operation: call.req.Method, Target: call.host, IdempotencyRef: call.key}
-	cv, err := g.vault.CredentialFor(call.target)
+	cv, err := g.vault.Credentials().For(call.target)
 	if err != nil {
 		return g.refuse(c, act, "", credentialRefusal(err)), nil
 	}
@@ -252,7 +252,7 @@ func (g *Gateway) dispatch(ctx context.Context, c *conn, call *httpCall, cv vaul
 		credential: func(ctx context.Context) (*action.Credential, func(int), *refusal) {
 			// The one read of the secret, for the very credential and
 			// version the person's approval covered.
-			sec, err := g.vault.SecretOf(cv.ID, cv.Version)
+			sec, err := g.vault.Credentials().SecretOf(cv.ID, cv.Version)
 			if err != nil {
 				if errors.Is(err, vault.ErrLocked) {
 					return nil, nil, refusedStateChanged

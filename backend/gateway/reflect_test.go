@@ -152,7 +152,7 @@ func echoWorld(t *testing.T) (*world, *echoAPI, *agent) {
 	t.Helper()
 	w := newWorld(t, worldOpts{})
 	echo := startEchoAPI(t)
-	if _, err := w.vault.AddCredential(vault.NewCredential{
+	if _, err := w.vault.Credentials().Add(vault.NewCredential{
 		Name: "echo", Secret: vault.NewSecret([]byte(canary)), Injection: vault.Injection{Format: vault.InjectBearer},
 		Hosts: []string{echo.addr}, Approval: vault.ApprovalSession,
 	}); err != nil {

@@ -74,7 +74,7 @@ func newSSHWorld(t testing.TB, o sshOpts) *sshWorld {
 	if !o.noPins {
 		nh.HostKeys = []string{srv.HostKey}
 	}
-	h, err := w.vault.AddSSHHost(nh)
+	h, err := w.vault.SSHHosts().Add(nh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestSSHChangedHostKeyIsRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.scratch, "mitm")); err == nil {
 		t.Fatal("the command ran")
 	}
-	h, _ := s.vault.SSHHostByName("web-1")
+	h, _ := s.vault.SSHHosts().ByName("web-1")
 	if h.HostKeyAlert == nil || h.HostKeyAlert.Fingerprint != newPin.Fingerprint() {
 		t.Fatalf("the host does not name the presented key: %+v", h.HostKeyAlert)
 	}

@@ -162,7 +162,7 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		return g.refuse(c, &audit.Action{Channel: ChannelSSH, Operation: "exec"}, "", &refusal{agentapi.CodeInvalid, audit.ReasonInvalidRequest, publicArgError(err)}), nil
 	}
 	act := &audit.Action{Channel: ChannelSSH, Operation: auditCommand(call.command), Target: call.host, IdempotencyRef: call.key}
-	host, err := g.vault.SSHHostByName(call.host)
+	host, err := g.vault.SSHHosts().ByName(call.host)
 	switch {
 	case errors.Is(err, vault.ErrLocked):
 		return g.refuse(c, act, "", refusedLocked), nil

@@ -45,7 +45,7 @@ type sshAction struct {
 func (a *sshAction) lend(context.Context) *refusal {
 	// The one read of the key, for the very host record the approval
 	// covered: an edit since (a new pin, other rules) means nothing runs.
-	sec, err := a.g.vault.SSHKeyOf(a.host.ID, a.host.Version)
+	sec, err := a.g.vault.SSHHosts().KeyOf(a.host.ID, a.host.Version)
 	if err != nil {
 		if errors.Is(err, vault.ErrLocked) {
 			return refusedStateChanged
@@ -141,7 +141,7 @@ func (a *sshAction) notRun(dctx context.Context, d *dispatchedCall, err error) *
 	var hk *sshaction.HostKeyError
 	switch {
 	case errors.As(err, &hk):
-		if _, aerr := a.g.vault.AlertSSHHostKey(a.host.ID, vault.HostKeyAlert{Presented: hk.Presented.String(), Fingerprint: hk.Fingerprint, At: time.Now()}); aerr != nil {
+		if _, aerr := a.g.vault.SSHHosts().Alert(a.host.ID, vault.HostKeyAlert{Presented: hk.Presented.String(), Fingerprint: hk.Fingerprint, At: time.Now()}); aerr != nil {
 			a.g.log.Error("could not record a changed host key on its host", "host", a.host.ID)
 		}
 		f := *a.facts

@@ -56,10 +56,10 @@ type Custody interface {
 	Authorization(id string) (oauth.AuthorizationView, error)
 }
 
-// Bindings is the vault's binding decision (*vault.Vault satisfies it):
+// Bindings is the vault's binding decision (*vault.Credentials satisfies it):
 // the credential an http.request to a URL would carry.
 type Bindings interface {
-	CredentialFor(t target.URL) (vault.CredentialView, error)
+	For(t target.URL) (vault.CredentialView, error)
 }
 
 // Step is one step of a drill as it ran.

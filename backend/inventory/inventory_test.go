@@ -38,7 +38,7 @@ func connectCC(t *testing.T, d *desk, p *oauthtest.Provider, name, owner, backup
 
 func addCredential(t *testing.T, d *desk, name, host string) string {
 	t.Helper()
-	cv, err := d.v.AddCredential(vault.NewCredential{Name: name, Secret: vault.NewSecret([]byte(httpCanary)),
+	cv, err := d.v.Credentials().Add(vault.NewCredential{Name: name, Secret: vault.NewSecret([]byte(httpCanary)),
 		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{host}, Approval: vault.ApprovalSession})
 	if err != nil {
 		t.Fatal(err)

@@ -146,7 +146,7 @@ func oauthDisable(a oauth.AuthorizationView) string {
 // Credentials is what the inventory reads of the vault's HTTP credentials
 // (*vault.Vault satisfies it). While the vault is locked it lists none.
 type Credentials interface {
-	ListCredentials() ([]vault.CredentialView, error)
+	List() ([]vault.CredentialView, error)
 }
 
 // CredentialSource lists the vault's HTTP credentials: a manual secret
@@ -158,7 +158,7 @@ type CredentialSource struct {
 
 // Facts implements Source. A locked vault lists nothing.
 func (s CredentialSource) Facts(context.Context) ([]Fact, error) {
-	list, err := s.Vault.ListCredentials()
+	list, err := s.Vault.List()
 	if errors.Is(err, vault.ErrLocked) || errors.Is(err, vault.ErrNotInitialised) {
 		return nil, nil
 	}
@@ -200,9 +200,9 @@ const KindSSH = "ssh_host"
 // host settings it writes: the owner and backup revoker (*vault.Vault
 // satisfies it). While the vault is locked it lists none.
 type SSHHosts interface {
-	ListSSHHosts() ([]vault.SSHHostView, error)
-	SSHHost(id string) (vault.SSHHostView, error)
-	UpdateSSHHost(id string, s vault.SSHHostSettings) (vault.SSHHostView, error)
+	List() ([]vault.SSHHostView, error)
+	Get(id string) (vault.SSHHostView, error)
+	Update(id string, s vault.SSHHostSettings) (vault.SSHHostView, error)
 }
 
 // SSHSource lists the vault's SSH hosts: the account is user@host, the
@@ -216,7 +216,7 @@ type SSHSource struct {
 
 // Facts implements Source. A locked vault lists nothing.
 func (s SSHSource) Facts(context.Context) ([]Fact, error) {
-	list, err := s.Vault.ListSSHHosts()
+	list, err := s.Vault.List()
 	if errors.Is(err, vault.ErrLocked) || errors.Is(err, vault.ErrNotInitialised) {
 		return nil, nil
 	}
@@ -256,11 +256,11 @@ func (s SSHSource) Facts(context.Context) ([]Fact, error) {
 // no versioned settings update: a Hosts edit saved between the read and
 // the write of this one loses to it, as two Hosts edits do.)
 func (s SSHSource) SetOwners(_ context.Context, id, owner, backupRevoker string) error {
-	h, err := s.Vault.SSHHost(id)
+	h, err := s.Vault.Get(id)
 	if err != nil {
 		return err
 	}
-	_, err = s.Vault.UpdateSSHHost(id, vault.SSHHostSettings{Approval: h.Approval, Rules: h.Rules, Timeout: h.Timeout,
+	_, err = s.Vault.Update(id, vault.SSHHostSettings{Approval: h.Approval, Rules: h.Rules, Timeout: h.Timeout,
 		Record: h.Record, Owner: owner, BackupRevoker: backupRevoker})
 	return err
 }

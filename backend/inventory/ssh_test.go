@@ -23,7 +23,7 @@ func TestSSHHostsAreRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := strings.Split(string(pair.PEM), "\n")[1]
-	h, err := d.v.AddSSHHost(vault.NewSSHHost{Name: "web-1", Address: "127.0.0.1", Port: 2222, User: "deploy",
+	h, err := d.v.SSHHosts().Add(vault.NewSSHHost{Name: "web-1", Address: "127.0.0.1", Port: 2222, User: "deploy",
 		PrivateKey: vault.NewSecret(pair.PEM), PublicKey: pair.Public, KeyFingerprint: pair.Fingerprint,
 		SSHHostSettings: vault.SSHHostSettings{Approval: vault.ApprovalPerCall, Rules: []string{"exact: uptime"}, Owner: "ana"}})
 	if err != nil {
@@ -96,7 +96,7 @@ func TestSSHHostOwnersAreOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := d.v.AddSSHHost(vault.NewSSHHost{Name: "web-2", Address: "127.0.0.1", Port: 22, User: "deploy",
+	h, err := d.v.SSHHosts().Add(vault.NewSSHHost{Name: "web-2", Address: "127.0.0.1", Port: 22, User: "deploy",
 		PrivateKey: vault.NewSecret(pair.PEM), PublicKey: pair.Public, KeyFingerprint: pair.Fingerprint,
 		SSHHostSettings: vault.SSHHostSettings{Approval: vault.ApprovalPerCall, Rules: []string{"exact: uptime"}, Owner: "ana"}})
 	if err != nil {
@@ -107,7 +107,7 @@ func TestSSHHostOwnersAreOne(t *testing.T) {
 	}
 	// The Hosts view edits the host record after the inventory saw it.
 	s := vault.SSHHostSettings{Approval: vault.ApprovalPerCall, Rules: []string{"exact: uptime"}, Owner: "marta", BackupRevoker: "luis"}
-	if _, err := d.v.UpdateSSHHost(h.ID, s); err != nil {
+	if _, err := d.v.SSHHosts().Update(h.ID, s); err != nil {
 		t.Fatal(err)
 	}
 	if r := d.row(h.ID); r.Owner != "marta" || r.BackupRevoker != "luis" {
@@ -120,7 +120,7 @@ func TestSSHHostOwnersAreOne(t *testing.T) {
 	if err := d.inv().SetField(d.ctx(), h.ID, inventory.FieldBackupRevoker, ""); err != nil {
 		t.Fatal(err)
 	}
-	got, err := d.v.SSHHost(h.ID)
+	got, err := d.v.SSHHosts().Get(h.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

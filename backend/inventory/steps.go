@@ -197,7 +197,7 @@ func staysRefused(ctx context.Context, d *drill) (bool, string, []string, string
 			if err != nil {
 				continue
 			}
-			cv, err := b.CredentialFor(t)
+			cv, err := b.For(t)
 			switch {
 			case err == nil:
 				passed = false

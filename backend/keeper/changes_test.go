@@ -118,12 +118,12 @@ func TestRecordsVaultChanges(t *testing.T) {
 	if err := v.Create(vault.Passphrase(pass), false); err != nil {
 		t.Fatal(err)
 	}
-	c, err := v.AddCredential(vault.NewCredential{Name: "tracker", Secret: vault.NewSecret([]byte(secret)),
+	c, err := v.Credentials().Add(vault.NewCredential{Name: "tracker", Secret: vault.NewSecret([]byte(secret)),
 		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{"api.example.com"}, Approval: vault.ApprovalSession})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.RemoveCredential(c.ID); err != nil {
+	if err := v.Credentials().Remove(c.ID); err != nil {
 		t.Fatal(err)
 	}
 	k.Close()

@@ -40,8 +40,8 @@ func (k *Keeper) openInventoryLocked() {
 	m, ops, v := k.oauth, k.ops, k.vault
 	inv, err := inventory.Open(inventory.Config{
 		DataDir: k.cfg.DataDir, Audit: k.audit, BootID: k.BootID, Logger: k.log, Surface: k.cfg.Origin,
-		Sources: []inventory.Source{inventory.OAuthSource{Custody: m, Operations: ops}, inventory.CredentialSource{Vault: v}, inventory.SSHSource{Vault: v}},
-		Custody: m, Environments: m, Catalogue: ops, Bindings: v,
+		Sources: []inventory.Source{inventory.OAuthSource{Custody: m, Operations: ops}, inventory.CredentialSource{Vault: v.Credentials()}, inventory.SSHSource{Vault: v.SSHHosts()}},
+		Custody: m, Environments: m, Catalogue: ops, Bindings: v.Credentials(),
 		Gateway:  k.drillGateway,
 		Trail:    keeperTrail{k},
 		Notifier: reminder{k},

@@ -107,7 +107,7 @@ func newDesk(t testing.TB, withDunst bool, approvalMode vault.Approval, opts ...
 		t.Fatal(err)
 	}
 	d.recv = startReceiver(t, notifyCanary)
-	cv, err := d.v.AddCredential(vault.NewCredential{
+	cv, err := d.v.Credentials().Add(vault.NewCredential{
 		Name: "receiver", Secret: vault.NewSecret([]byte(notifyCanary)), Injection: vault.Injection{Format: vault.InjectBearer},
 		Hosts: []string{d.recv.addr}, Approval: approvalMode,
 	})

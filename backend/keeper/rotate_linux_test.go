@@ -84,7 +84,7 @@ func TestRotationThroughTheGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	recv := startSecretReceiver(t, oldSecret, newSecret)
-	cred, err := v.AddCredential(vault.NewCredential{
+	cred, err := v.Credentials().Add(vault.NewCredential{
 		Name: "receiver", Secret: vault.NewSecret([]byte(oldSecret)), Injection: vault.Injection{Format: vault.InjectBearer},
 		Hosts: []string{recv.addr}, Approval: vault.ApprovalPerCall,
 	})
@@ -138,7 +138,7 @@ func TestRotationThroughTheGateway(t *testing.T) {
 	// afterwards sends nothing.
 	a.call(url + "/waiting")
 	waiting := card(approval.KindCall)
-	rotated, err := v.RotateSecret(cred.ID, cred.Version, vault.NewSecret([]byte(newSecret)))
+	rotated, err := v.Credentials().Rotate(cred.ID, cred.Version, vault.NewSecret([]byte(newSecret)))
 	if err != nil {
 		t.Fatal(err)
 	}

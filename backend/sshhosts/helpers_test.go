@@ -60,7 +60,7 @@ func (w *world) pinEvents() []audit.Event {
 // privateBody is the base64 of a host's private key as the vault holds it.
 func (w *world) privateBody(id string, version uint64) string {
 	w.t.Helper()
-	sec, err := w.v.SSHKeyOf(id, version)
+	sec, err := w.v.SSHHosts().KeyOf(id, version)
 	if err != nil {
 		w.t.Fatal(err)
 	}

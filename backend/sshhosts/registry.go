@@ -103,7 +103,7 @@ func invalid(format string, a ...any) error {
 // Settings is what a person sets on a host besides where it is and its key.
 type Settings struct {
 	Approval vault.Approval
-	// Rules is the command rules' text (backend/action/ssh.ParseRules).
+	// Rules is the command rules' text (backend/action/sshaction.ParseRules).
 	Rules         string
 	Timeout       time.Duration
 	Record        bool
@@ -141,7 +141,7 @@ type NewHost struct {
 // the host's authorized_keys. The private key and the passphrase are
 // wiped before Add returns.
 //
-// Errors: ErrInvalid (and the key import's errors from backend/action/ssh,
+// Errors: ErrInvalid (and the key import's errors from backend/action/sshaction,
 // such as ErrPassphraseNeeded), vault.ErrLocked, vault.ErrSSHHostExists.
 func (m *Registry) Add(h NewHost) (HostView, error) {
 	defer clear(h.PrivateKey)
@@ -165,7 +165,7 @@ func (m *Registry) Add(h NewHost) (HostView, error) {
 		return HostView{}, err
 	}
 	defer key.Wipe()
-	v, err := m.cfg.Vault.AddSSHHost(vault.NewSSHHost{
+	v, err := m.cfg.Vault.SSHHosts().Add(vault.NewSSHHost{
 		Name: h.Name, Address: h.Address, Port: h.Port, User: h.User, PrivateKey: vault.NewSecret(key.PEM),
 		PublicKey: key.Public, KeyFingerprint: key.Fingerprint, SSHHostSettings: s,
 	})
@@ -177,7 +177,7 @@ func (m *Registry) Add(h NewHost) (HostView, error) {
 
 // Hosts lists every host, by name. Errors: vault.ErrLocked.
 func (m *Registry) Hosts() ([]HostView, error) {
-	hs, err := m.cfg.Vault.ListSSHHosts()
+	hs, err := m.cfg.Vault.SSHHosts().List()
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (m *Registry) Hosts() ([]HostView, error) {
 
 // Host returns one host's view. Errors: vault.ErrLocked, vault.ErrNoSSHHost.
 func (m *Registry) Host(id string) (HostView, error) {
-	h, err := m.cfg.Vault.SSHHost(id)
+	h, err := m.cfg.Vault.SSHHosts().Get(id)
 	if err != nil {
 		return HostView{}, err
 	}
@@ -204,7 +204,7 @@ func (m *Registry) Update(id string, s Settings) (HostView, error) {
 	if err != nil {
 		return HostView{}, err
 	}
-	h, err := m.cfg.Vault.UpdateSSHHost(id, vs)
+	h, err := m.cfg.Vault.SSHHosts().Update(id, vs)
 	if err != nil {
 		return HostView{}, err
 	}
@@ -213,7 +213,7 @@ func (m *Registry) Update(id string, s Settings) (HostView, error) {
 
 // Remove deletes a host and its key (its recordings stay: they are
 // evidence). Errors: vault.ErrLocked, vault.ErrNoSSHHost.
-func (m *Registry) Remove(id string) error { return m.cfg.Vault.RemoveSSHHost(id) }
+func (m *Registry) Remove(id string) error { return m.cfg.Vault.SSHHosts().Remove(id) }
 
 // PinPasted pins the host keys a person pasted (known_hosts lines,
 // ssh-keyscan output or public keys), replacing the pins the host had.
@@ -232,7 +232,7 @@ func (m *Registry) PinPasted(id, text string) (HostView, error) {
 // Errors: ErrInvalid (no key for this host in the file), vault.ErrLocked,
 // vault.ErrNoSSHHost, and a failure to read the file.
 func (m *Registry) PinFromKnownHosts(id string) (HostView, int, error) {
-	h, err := m.cfg.Vault.SSHHost(id)
+	h, err := m.cfg.Vault.SSHHosts().Get(id)
 	if err != nil {
 		return HostView{}, 0, err
 	}
@@ -272,7 +272,7 @@ func readBounded(path string, limit int64) ([]byte, error) {
 // person checked the host and decided the change is genuine), replacing
 // the old pins. Errors: ErrNoAlert, vault.ErrLocked, vault.ErrNoSSHHost.
 func (m *Registry) AcceptPresented(id string) (HostView, error) {
-	h, err := m.cfg.Vault.SSHHost(id)
+	h, err := m.cfg.Vault.SSHHosts().Get(id)
 	if err != nil {
 		return HostView{}, err
 	}
@@ -292,10 +292,10 @@ func (m *Registry) AcceptPresented(id string) (HostView, error) {
 // nothing on the host. A failed authentication leaves no pin.
 //
 // Errors: ErrAlreadyPinned, ErrChanged, vault.ErrLocked,
-// vault.ErrNoSSHHost, and the connection's errors from backend/action/ssh
+// vault.ErrNoSSHHost, and the connection's errors from backend/action/sshaction
 // (ErrAuth, ErrUnreachable, ErrHandshake, ErrHostKeyType).
 func (m *Registry) TrustOnFirstUse(ctx context.Context, id string) (HostView, error) {
-	h, err := m.cfg.Vault.SSHHost(id)
+	h, err := m.cfg.Vault.SSHHosts().Get(id)
 	if err != nil {
 		return HostView{}, err
 	}
@@ -322,7 +322,7 @@ func (m *Registry) pin(id string, version uint64, pins []sshaction.Pin, how audi
 	for i, p := range pins {
 		lines[i], fps[i] = p.String(), p.Fingerprint()
 	}
-	h, err := m.cfg.Vault.SetSSHHostKeys(id, version, lines)
+	h, err := m.cfg.Vault.SSHHosts().SetKeys(id, version, lines)
 	if err != nil {
 		return HostView{}, err
 	}
@@ -343,7 +343,7 @@ type lentKey struct {
 }
 
 func (k *lentKey) WithSecret(_ context.Context, use func([]byte) error) error {
-	sec, err := k.v.SSHKeyOf(k.id, k.version)
+	sec, err := k.v.SSHHosts().KeyOf(k.id, k.version)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func TestAddGeneratesAKeyAndShowsOnlyItsPublicHalf(t *testing.T) {
 		t.Fatalf("a host with no pin, owner or backup revoker: problems=%q", h.Problems)
 	}
 	// The key in the vault is the private half of the public key shown.
-	sec, err := w.v.SSHKeyOf(h.ID, h.Version)
+	sec, err := w.v.SSHHosts().KeyOf(h.ID, h.Version)
 	if err != nil {
 		t.Fatal(err)
 	}

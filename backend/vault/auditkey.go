@@ -71,17 +71,17 @@ func (v *Vault) AuditIdentity() (*age.X25519Identity, error) {
 		v.mu.Unlock()
 		return nil, ErrNoAuditKey
 	}
-	id, err := v.readAuditKey(ref)
+	id, err := v.session().readAuditKey(ref)
 	v.mu.Unlock()
 	if err != nil {
-		v.deliver()
+		v.session().deliver()
 		return nil, err
 	}
 	return id, nil
 }
 
 // readAuditKey reads and opens the audit key record; v.mu held, unlocked.
-func (v *Vault) readAuditKey(ref recordRef) (*age.X25519Identity, error) {
+func (v *session) readAuditKey(ref recordRef) (*age.X25519Identity, error) {
 	var id *age.X25519Identity
 	err := v.readRecord(ref, func(pt []byte) (err error) {
 		id, err = decodeAuditKey(ref.ID, pt)

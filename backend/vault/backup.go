@@ -35,7 +35,7 @@ var ErrNotABackup = errors.New("vault: this file is not a Yett backup")
 // Errors: ErrLocked, ErrWrongPassphrase, *ThrottledError.
 func (v *Vault) ExportBackup(passphrase Passphrase, dest string) error {
 	defer clear(passphrase)
-	if err := v.checkPassphrase(passphrase); err != nil {
+	if err := v.backups().checkPassphrase(passphrase); err != nil {
 		return err
 	}
 	tmp := fmt.Sprintf("%s.yett-tmp-%x", dest, randomBytes(4))
@@ -66,21 +66,21 @@ func (v *Vault) ExportBackup(passphrase Passphrase, dest string) error {
 		return err
 	}
 	v.mu.Lock()
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "backup exported", Change: ChangeBackupExported})
+	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "backup exported", Change: ChangeBackupExported})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return nil
 }
 
 // checkPassphrase verifies passphrase against the header while unlocked,
 // with the unlock throttle: a wrong one is a guess like any other.
-func (v *Vault) checkPassphrase(passphrase Passphrase) error {
+func (v *backups) checkPassphrase(passphrase Passphrase) error {
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
 		v.mu.Unlock()
 		return err
 	}
-	if _, err := v.throttled(); err != nil {
+	if _, err := v.session().throttled(); err != nil {
 		v.mu.Unlock()
 		return err
 	}
@@ -151,14 +151,14 @@ func (v *Vault) RestoreBackup(src string, passphrase Passphrase) error {
 	again := append(Passphrase(nil), passphrase...)
 	defer clear(again)
 
-	staging, err := v.stageBackup(src, passphrase)
+	staging, err := v.backups().stageBackup(src, passphrase)
 	if staging != "" {
 		defer os.RemoveAll(staging)
 	}
 	if err != nil {
 		return err
 	}
-	if err := v.swapIn(filepath.Join(staging, FileName)); err != nil {
+	if err := v.backups().swapIn(filepath.Join(staging, FileName)); err != nil {
 		return err
 	}
 	return v.Unlock(again)
@@ -167,7 +167,7 @@ func (v *Vault) RestoreBackup(src string, passphrase Passphrase) error {
 // stageBackup copies src into a new directory beside the vault and unlocks
 // the copy there with passphrase (zeroed), verifying it. It returns the
 // directory, which the caller removes.
-func (v *Vault) stageBackup(src string, passphrase Passphrase) (string, error) {
+func (v *backups) stageBackup(src string, passphrase Passphrase) (string, error) {
 	dir, err := os.MkdirTemp(filepath.Dir(v.path), FileName+".restoring-")
 	if err != nil {
 		return "", fmt.Errorf("vault: restoring: %w", err)
@@ -206,11 +206,11 @@ func (v *Vault) stageBackup(src string, passphrase Passphrase) (string, error) {
 // swapIn sets the current file aside and moves the staged one into place,
 // with the epoch above every earlier value. unlockMu keeps unlocks out
 // meanwhile.
-func (v *Vault) swapIn(staged string) error {
+func (v *backups) swapIn(staged string) error {
 	v.unlockMu.Lock()
 	defer v.unlockMu.Unlock()
 	v.mu.Lock()
-	defer v.deliver()
+	defer v.session().deliver()
 	defer v.mu.Unlock()
 	if v.closed {
 		return ErrClosed
@@ -218,7 +218,7 @@ func (v *Vault) swapIn(staged string) error {
 	if v.state == StateUnlocked {
 		// The lock's own error (an epoch the disk refused) does not stop the
 		// restore: the file it concerns is being set aside.
-		_ = v.lockLocked("backup restored")
+		_ = v.session().lockLocked("backup restored")
 	}
 	was := v.state
 	prior := v.epoch
@@ -259,12 +259,12 @@ func (v *Vault) swapIn(staged string) error {
 	v.db = db
 	v.state, v.damaged, v.hdr, v.keyringWrap, v.auditRecipient = StateUninitialised, nil, nil, nil, ""
 	if err := v.load(); err != nil {
-		v.failHeader(err)
+		v.session().failHeader(err)
 		return err
 	}
 	v.epoch = max(v.epoch, prior)
 	v.autoLock = v.opts.AutoLockAfter
-	if _, err := v.advanceEpoch(func(tx *gorm.DB, _ uint64) error {
+	if _, err := v.session().advanceEpoch(func(tx *gorm.DB, _ uint64) error {
 		if err := tx.Exec(`UPDATE vault_meta SET keyring_wrap = NULL`).Error; err != nil {
 			return err
 		}
@@ -277,14 +277,14 @@ func (v *Vault) swapIn(staged string) error {
 	if was != StateUninitialised {
 		reason += "; the previous file was kept as " + filepath.Base(aside)
 	}
-	v.enqueue(Event{Kind: EventRestored, Epoch: v.epoch, Reason: reason, Change: ChangeBackupRestored})
+	v.session().enqueue(Event{Kind: EventRestored, Epoch: v.epoch, Reason: reason, Change: ChangeBackupRestored})
 	return nil
 }
 
 // reopenAfterFailedSwap opens whatever is at the vault's path after a
 // failed swap, so the vault reports the state of the file it has. v.mu
 // held.
-func (v *Vault) reopenAfterFailedSwap(cause error) error {
+func (v *backups) reopenAfterFailedSwap(cause error) error {
 	db, err := store.Open(v.path, schema)
 	if err != nil {
 		v.state, v.damaged = StateDamaged, &DamagedError{Where: "file", Reason: "the restore failed and the vault file could not be opened again: " + err.Error()}
@@ -294,7 +294,7 @@ func (v *Vault) reopenAfterFailedSwap(cause error) error {
 	v.hdr, v.keyringWrap, v.auditRecipient = nil, nil, ""
 	v.state = StateUninitialised
 	if err := v.load(); err != nil {
-		v.failHeader(err)
+		v.session().failHeader(err)
 	}
 	return cause
 }

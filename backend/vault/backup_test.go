@@ -11,7 +11,7 @@ import (
 
 func credentialNames(t *testing.T, v *Vault) []string {
 	t.Helper()
-	list, err := v.ListCredentials()
+	list, err := v.Credentials().List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,10 +34,10 @@ func TestBackupRoundTrip(t *testing.T) {
 	if err := v.Create(pass(testPass), true); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := v.AddCredential(sampleCredential("alpha", "CANARY-backup-alpha"))
+	a, _ := v.Credentials().Add(sampleCredential("alpha", "CANARY-backup-alpha"))
 	b := sampleCredential("beta", "CANARY-backup-beta")
 	b.Hosts = []string{"beta.example.com"}
-	if _, err := v.AddCredential(b); err != nil {
+	if _, err := v.Credentials().Add(b); err != nil {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
@@ -71,13 +71,13 @@ func TestBackupRoundTrip(t *testing.T) {
 	}
 
 	// Things change after the backup.
-	if _, err := v.RotateSecret(a.ID, 1, NewSecret([]byte("CANARY-backup-rotated"))); err != nil {
+	if _, err := v.Credentials().Rotate(a.ID, 1, NewSecret([]byte("CANARY-backup-rotated"))); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.RemoveCredential(credentialID(t, v, "beta")); err != nil {
+	if err := v.Credentials().Remove(credentialID(t, v, "beta")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.AddCredential(sampleCredential("gamma", "CANARY-backup-gamma")); err != nil {
+	if _, err := v.Credentials().Add(sampleCredential("gamma", "CANARY-backup-gamma")); err != nil {
 		t.Fatal(err)
 	}
 	epoch := v.Epoch()
@@ -148,7 +148,7 @@ func TestBackupRoundTrip(t *testing.T) {
 
 func credentialID(t *testing.T, v *Vault, name string) string {
 	t.Helper()
-	list, _ := v.ListCredentials()
+	list, _ := v.Credentials().List()
 	for _, c := range list {
 		if c.Name == name {
 			return c.ID
@@ -167,7 +167,7 @@ func fileExists(p string) bool {
 // vault whose file is damaged.
 func TestRestoreIntoNewAndDamagedVaults(t *testing.T) {
 	v, _ := newUnlocked(t, testOptions(newFakeClock()))
-	if _, err := v.AddCredential(sampleCredential("alpha", "CANARY-new-computer")); err != nil {
+	if _, err := v.Credentials().Add(sampleCredential("alpha", "CANARY-new-computer")); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "b.yettbackup")

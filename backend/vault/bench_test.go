@@ -84,7 +84,7 @@ func BenchmarkOpenUnlockList1000(b *testing.B) {
 	for i := 0; i < 1000; i++ {
 		c := sampleCredential(fmt.Sprintf("cred %04d", i), fmt.Sprintf("CANARY-bench-%d", i))
 		c.Hosts = []string{fmt.Sprintf("api%d.example.com", i)}
-		if _, err := v.AddCredential(c); err != nil {
+		if _, err := v.Credentials().Add(c); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -98,7 +98,7 @@ func BenchmarkOpenUnlockList1000(b *testing.B) {
 		if err := v.Unlock(pass(testPass)); err != nil {
 			b.Fatal(err)
 		}
-		list, err := v.ListCredentials()
+		list, err := v.Credentials().List()
 		if err != nil || len(list) != 1000 {
 			b.Fatal(len(list), err)
 		}

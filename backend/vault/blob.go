@@ -38,7 +38,7 @@ func blobAD(purpose string, ad []byte) []byte {
 
 // withBlobKey runs use with purpose's key while the vault is unlocked, and
 // clears the key afterwards.
-func (v *Vault) withBlobKey(purpose string, use func(key []byte) error) error {
+func (v *session) withBlobKey(purpose string, use func(key []byte) error) error {
 	info, err := blobKeyInfo(purpose)
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func (v *Vault) withBlobKey(purpose string, use func(key []byte) error) error {
 // states' errors), ErrInvalid for a bad purpose.
 func (v *Vault) SealBlob(purpose string, ad, plaintext []byte) ([]byte, error) {
 	var out []byte
-	err := v.withBlobKey(purpose, func(key []byte) error {
+	err := v.session().withBlobKey(purpose, func(key []byte) error {
 		out = append([]byte{envelopeV1}, seal(key, plaintext, blobAD(purpose, ad))...)
 		return nil
 	})
@@ -76,7 +76,7 @@ func (v *Vault) OpenBlob(purpose string, ad, sealed []byte) ([]byte, error) {
 		return nil, ErrBlob
 	}
 	var pt []byte
-	err = v.withBlobKey(purpose, func(key []byte) error {
+	err = v.session().withBlobKey(purpose, func(key []byte) error {
 		var err error
 		if pt, err = open(key, nonce, ct, blobAD(purpose, ad)); err != nil {
 			return ErrBlob

@@ -53,28 +53,28 @@ func TestConcurrentUse(t *testing.T) {
 		})
 	}
 	run(40, func(i int) {
-		c, err := v.AddCredential(sampleCredential(fmt.Sprint("c", i), "CANARY-stress"))
+		c, err := v.Credentials().Add(sampleCredential(fmt.Sprint("c", i), "CANARY-stress"))
 		okOrLocked(err)
 		if err == nil && i%3 == 0 {
-			okOrLocked(v.RemoveCredential(c.ID))
+			okOrLocked(v.Credentials().Remove(c.ID))
 		}
 	})
 	run(60, func(i int) {
 		v.Status()
 		v.Touch()
-		view, err := v.CredentialFor(apiRoot)
+		view, err := v.Credentials().For(apiRoot)
 		if err != nil {
 			if !errors.Is(err, ErrAmbiguousCredential) {
 				okOrLocked(err)
 			}
 		} else {
-			s, err := v.SecretOf(view.ID, view.Version)
+			s, err := v.Credentials().SecretOf(view.ID, view.Version)
 			switch {
 			case errors.Is(err, ErrCredentialChanged):
 				// The writer removed it between the choice and the
 				// read: legitimate, but only if it really is gone (this
 				// test edits nothing, so gone means removed).
-				if views, lerr := v.ListCredentials(); lerr == nil {
+				if views, lerr := v.Credentials().List(); lerr == nil {
 					for _, c := range views {
 						if c.ID == view.ID && c.Version == view.Version {
 							t.Errorf("SecretOf(%s, %d): %v, yet the credential is listed at that version", view.ID, view.Version, err)
@@ -87,7 +87,7 @@ func TestConcurrentUse(t *testing.T) {
 				s.Wipe()
 			}
 		}
-		_, err = v.ListCredentials()
+		_, err = v.Credentials().List()
 		okOrLocked(err)
 	})
 	wg.Wait()

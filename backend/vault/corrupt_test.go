@@ -22,13 +22,13 @@ func corruptFixture(t *testing.T) (dir string, ids []string, oldSettings recordR
 	t.Helper()
 	v, dir := newUnlocked(t, testOptions(newFakeClock()))
 	for i := 0; i < 3; i++ {
-		c, err := v.AddCredential(sampleCredential(fmt.Sprintf("cred %d", i), fmt.Sprintf("CANARY-corrupt-%d", i)))
+		c, err := v.Credentials().Add(sampleCredential(fmt.Sprintf("cred %d", i), fmt.Sprintf("CANARY-corrupt-%d", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, c.ID)
 	}
-	gone, err := v.AddCredential(sampleCredential("removed", "CANARY-removed"))
+	gone, err := v.Credentials().Add(sampleCredential("removed", "CANARY-removed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func corruptFixture(t *testing.T) (dir string, ids []string, oldSettings recordR
 	}
 	oldSettings = readRow(t, v.db, settingsID)
 	removed = readRow(t, v.db, gone.ID)
-	if err := v.RemoveCredential(gone.ID); err != nil {
+	if err := v.Credentials().Remove(gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.SetAutoLockAfter(2 * time.Hour); err != nil {
@@ -240,7 +240,7 @@ func TestTruncatedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 60; i++ {
-		if _, err := v.AddCredential(sampleCredential(fmt.Sprintf("filler %d", i), "CANARY-"+strings.Repeat("f", 500))); err != nil {
+		if _, err := v.Credentials().Add(sampleCredential(fmt.Sprintf("filler %d", i), "CANARY-"+strings.Repeat("f", 500))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -284,7 +284,7 @@ func TestDamageFoundWhileUnlockedEndsSession(t *testing.T) {
 	if k := rec.kinds(); len(k) != 1 || k[0] != EventLocked {
 		t.Fatalf("events %v", k)
 	}
-	if _, err := v.ListCredentials(); !errors.Is(err, ErrDamaged) {
+	if _, err := v.Credentials().List(); !errors.Is(err, ErrDamaged) {
 		t.Fatalf("list after damage: %v", err)
 	}
 }
@@ -294,7 +294,7 @@ func TestDamageFoundWhileUnlockedEndsSession(t *testing.T) {
 // unlock. The next unlock finds and names the damage.
 func TestCredentialAlteredOnDiskWhileUnlocked(t *testing.T) {
 	v, dir := newUnlocked(t, testOptions(newFakeClock()))
-	c, err := v.AddCredential(sampleCredential("x", "CANARY-live"))
+	c, err := v.Credentials().Add(sampleCredential("x", "CANARY-live"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,19 +46,19 @@ func runCrashHelper(dir string) {
 	for i := 0; ; i++ {
 		switch rng.IntN(6) {
 		case 0, 1:
-			c, err := v.AddCredential(sampleCredential(fmt.Sprintf("c%d", i), fmt.Sprintf("CANARY-crash-%d", i)))
+			c, err := v.Credentials().Add(sampleCredential(fmt.Sprintf("c%d", i), fmt.Sprintf("CANARY-crash-%d", i)))
 			if err != nil {
 				fail(err)
 			}
 			fmt.Println("added", c.ID)
 		case 2:
-			list, err := v.ListCredentials()
+			list, err := v.Credentials().List()
 			if err != nil {
 				fail(err)
 			}
 			if len(list) > 0 {
 				id := list[rng.IntN(len(list))].ID
-				if err := v.RemoveCredential(id); err != nil {
+				if err := v.Credentials().Remove(id); err != nil {
 					fail(err)
 				}
 				fmt.Println("removed", id)
@@ -157,7 +157,7 @@ func TestCrashDuringWrites(t *testing.T) {
 		if e := v.Epoch(); e <= lastEpoch {
 			t.Fatalf("round %d: epoch after restart %d, not above %d", round, e, lastEpoch)
 		}
-		list, err := v.ListCredentials()
+		list, err := v.Credentials().List()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -84,7 +84,7 @@ func TestCredentialFor(t *testing.T) {
 		t.Helper()
 		c := sampleCredential(name, "CANARY-for-"+name)
 		c.Hosts, c.PathPrefixes = hosts, paths
-		view, err := v.AddCredential(c)
+		view, err := v.Credentials().Add(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,21 +136,21 @@ func TestCredentialFor(t *testing.T) {
 
 func TestRemoveCredential(t *testing.T) {
 	v, _ := newUnlocked(t, testOptions(newFakeClock()))
-	c, err := v.AddCredential(sampleCredential("x", "CANARY-rm"))
+	c, err := v.Credentials().Add(sampleCredential("x", "CANARY-rm"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.RemoveCredential(c.ID); err != nil {
+	if err := v.Credentials().Remove(c.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.RemoveCredential(c.ID); !errors.Is(err, ErrNotFound) {
+	if err := v.Credentials().Remove(c.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second remove: %v", err)
 	}
 	v.Lock("t")
 	if err := v.Unlock(pass(testPass)); err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := v.ListCredentials(); len(l) != 0 {
+	if l, _ := v.Credentials().List(); len(l) != 0 {
 		t.Fatalf("removed credential is back: %v", l)
 	}
 }
@@ -163,14 +163,14 @@ func TestCanary(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
 	v, dir := newUnlocked(t, testOptions(newFakeClock()))
 	nc := sampleCredential("canary", canary)
-	view, err := v.AddCredential(nc)
+	view, err := v.Credentials().Add(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := nc
 	bad.Hosts = []string{canary + ".example.com/x"}
-	_, badErr := v.AddCredential(bad)
-	list, err := v.ListCredentials()
+	_, badErr := v.Credentials().Add(bad)
+	list, err := v.Credentials().List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,26 +224,26 @@ func TestSecretOfChosenVersion(t *testing.T) {
 	v, _ := newUnlocked(t, testOptions(newFakeClock()))
 	c := sampleCredential("one", "CANARY-one-1234")
 	c.Hosts = []string{"api.example.com"}
-	view, err := v.AddCredential(c)
+	view, err := v.Credentials().Add(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	chosen, err := v.CredentialFor(apiRoot)
+	chosen, err := v.Credentials().For(apiRoot)
 	if err != nil || chosen.ID != view.ID {
 		t.Fatalf("%+v %v", chosen, err)
 	}
-	if s, err := v.SecretOf(chosen.ID, chosen.Version+1); !errors.Is(err, ErrCredentialChanged) || s != nil {
+	if s, err := v.Credentials().SecretOf(chosen.ID, chosen.Version+1); !errors.Is(err, ErrCredentialChanged) || s != nil {
 		t.Fatalf("another version: %v", err)
 	}
-	if err := v.RemoveCredential(view.ID); err != nil {
+	if err := v.Credentials().Remove(view.ID); err != nil {
 		t.Fatal(err)
 	}
 	c2 := sampleCredential("two", "CANARY-two-5678")
 	c2.Hosts = []string{"api.example.com"}
-	if _, err := v.AddCredential(c2); err != nil {
+	if _, err := v.Credentials().Add(c2); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := v.SecretOf(chosen.ID, chosen.Version); !errors.Is(err, ErrCredentialChanged) || s != nil {
+	if s, err := v.Credentials().SecretOf(chosen.ID, chosen.Version); !errors.Is(err, ErrCredentialChanged) || s != nil {
 		t.Fatalf("a removed credential: %v", err)
 	}
 }

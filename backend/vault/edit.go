@@ -6,7 +6,7 @@ import (
 )
 
 // CredentialEdit is what a person may change of a stored credential:
-// everything but its secret (RotateSecret replaces that) and its id.
+// everything but its secret (Credentials.Rotate replaces that) and its id.
 type CredentialEdit struct {
 	Name         string
 	Injection    Injection
@@ -15,10 +15,10 @@ type CredentialEdit struct {
 	Approval     Approval
 }
 
-// UpdateCredential changes a credential's name, bindings, injection and
+// Credentials.Update changes a credential's name, bindings, injection and
 // approval mode, keeping its secret. The record is sealed again at the next
 // version, so a call that chose the credential before the edit and had not
-// read its secret yet is refused (SecretOf: ErrCredentialChanged): the
+// read its secret yet is refused (Credentials.SecretOf: ErrCredentialChanged): the
 // person approved what the credential was. An edit that changes nothing
 // writes nothing and returns the current view.
 //
@@ -27,20 +27,20 @@ type CredentialEdit struct {
 // edit fail with ErrCredentialChanged rather than undo it.
 //
 // Errors: ErrLocked, ErrNotFound, ErrCredentialChanged, ErrInvalid.
-func (v *Vault) UpdateCredential(id string, expectVersion uint64, e CredentialEdit) (CredentialView, error) {
-	return v.rewriteCredential(id, expectVersion, ChangeCredentialEdited, func(cur *NewCredential) error {
+func (v *Credentials) Update(id string, expectVersion uint64, e CredentialEdit) (CredentialView, error) {
+	return v.Credentials().rewrite(id, expectVersion, ChangeCredentialEdited, func(cur *NewCredential) error {
 		cur.Name, cur.Injection, cur.Approval = e.Name, e.Injection, e.Approval
 		cur.Hosts, cur.PathPrefixes = e.Hosts, e.PathPrefixes
 		return nil
 	})
 }
 
-// RotateSecret replaces a credential's secret with secret (copied; the
+// Credentials.Rotate replaces a credential's secret with secret (copied; the
 // caller wipes its own) and seals the record at the next version. What it
 // means for calls:
 //
-//   - Every SecretOf that starts after RotateSecret returns opens the new
-//     record: the version and the ciphertext SecretOf reads are replaced in
+//   - Every Credentials.SecretOf that starts after Credentials.Rotate returns opens the new
+//     record: the version and the ciphertext Credentials.SecretOf reads are replaced in
 //     the same critical section that commits the new record, so the old
 //     secret is never read again once the rotation is durable.
 //   - A call that chose the credential earlier and had not read the secret
@@ -56,8 +56,8 @@ func (v *Vault) UpdateCredential(id string, expectVersion uint64, e CredentialEd
 //
 // Errors: ErrLocked, ErrNotFound, ErrCredentialChanged (expectVersion is
 // not the current version), ErrInvalid.
-func (v *Vault) RotateSecret(id string, expectVersion uint64, secret Secret) (CredentialView, error) {
-	return v.rewriteCredential(id, expectVersion, ChangeSecretRotated, func(cur *NewCredential) error {
+func (v *Credentials) Rotate(id string, expectVersion uint64, secret Secret) (CredentialView, error) {
+	return v.Credentials().rewrite(id, expectVersion, ChangeSecretRotated, func(cur *NewCredential) error {
 		if cur.Secret.Equal(secret) {
 			return fmt.Errorf("%w: the new secret is the same as the current one", ErrInvalid)
 		}
@@ -67,12 +67,12 @@ func (v *Vault) RotateSecret(id string, expectVersion uint64, secret Secret) (Cr
 	})
 }
 
-// rewriteCredential opens credential id as this process holds it, lets
+// rewrite opens credential id as this process holds it, lets
 // change edit it, validates the result and seals it at the next version
 // with the manifest that lists it, in one transaction. v.mu is held from
-// the version check to the cache update, so no SecretOf sees a state in
+// the version check to the cache update, so no Credentials.SecretOf sees a state in
 // between.
-func (v *Vault) rewriteCredential(id string, expectVersion uint64, kind Change, change func(cur *NewCredential) error) (CredentialView, error) {
+func (v *Credentials) rewrite(id string, expectVersion uint64, kind Change, change func(cur *NewCredential) error) (CredentialView, error) {
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
 		v.mu.Unlock()
@@ -137,10 +137,10 @@ func (v *Vault) rewriteCredential(id string, expectVersion uint64, kind Change, 
 	cached.sealed = sealed
 	v.creds[id] = cached
 	reason := map[Change]string{ChangeSecretRotated: "credential secret rotated", ChangeCredentialEdited: "credential edited"}[kind]
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: reason, Change: kind,
+	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: reason, Change: kind,
 		Credential: &CredentialRef{ID: id, Name: view.Name, Version: view.Version}})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return view, nil
 }
 

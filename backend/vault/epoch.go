@@ -20,7 +20,7 @@ func readEpoch(db *gorm.DB) (uint64, error) {
 // only then updates v.epoch. The next value is above both the stored and
 // the in-memory epoch, so a file swapped under a running vault cannot make
 // the number go back. v.mu held.
-func (v *Vault) advanceEpoch(also func(tx *gorm.DB, next uint64) error) (uint64, error) {
+func (v *session) advanceEpoch(also func(tx *gorm.DB, next uint64) error) (uint64, error) {
 	if v.db == nil {
 		return 0, fmt.Errorf("vault: committing epoch: the database is not open")
 	}
@@ -55,7 +55,7 @@ func (v *Vault) advanceEpoch(also func(tx *gorm.DB, next uint64) error) (uint64,
 // this process announced; approvals never outlive the process (they are
 // bound to its boot id too), so a number used again cannot revive one.
 // v.mu held.
-func (v *Vault) moveEpoch(also func(tx *gorm.DB, next uint64) error) (saved bool, err error) {
+func (v *session) moveEpoch(also func(tx *gorm.DB, next uint64) error) (saved bool, err error) {
 	if _, err := v.advanceEpoch(also); err != nil {
 		v.epoch++
 		return false, fmt.Errorf("%w: %w", ErrEpochNotSaved, err)
@@ -94,7 +94,7 @@ func (t throttle) retryAfter(base time.Duration, now time.Time) time.Duration {
 // throttled reads the wrong-passphrase throttle and refuses, with how long
 // to wait, while it holds; every passphrase check goes through it. The
 // caller holds v.mu.
-func (v *Vault) throttled() (throttle, error) {
+func (v *session) throttled() (throttle, error) {
 	t, err := readThrottle(v.db)
 	if err != nil {
 		return t, err

@@ -67,7 +67,7 @@ func (v *Vault) Subscribe(fn func(Event)) (cancel func()) { return v.events.Subs
 
 // enqueue is called with v.mu held, so the queue order is the order of the
 // state changes.
-func (v *Vault) enqueue(e Event) { v.events.Queue(e) }
+func (v *session) enqueue(e Event) { v.events.Queue(e) }
 
 // deliver is called without v.mu.
-func (v *Vault) deliver() { v.events.Deliver() }
+func (v *session) deliver() { v.events.Deliver() }

@@ -141,11 +141,11 @@ func (r *recorder) kinds() []EventKind {
 // credentialAndSecret is what the gateway does for a call: choose the
 // credential, then read its secret.
 func credentialAndSecret(v *Vault, t target.URL) (CredentialView, *Secret, error) {
-	view, err := v.CredentialFor(t)
+	view, err := v.Credentials().For(t)
 	if err != nil {
 		return CredentialView{}, nil, err
 	}
-	s, err := v.SecretOf(view.ID, view.Version)
+	s, err := v.Credentials().SecretOf(view.ID, view.Version)
 	if err != nil {
 		return CredentialView{}, nil, err
 	}

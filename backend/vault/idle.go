@@ -11,14 +11,14 @@ func (v *Vault) Touch() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.state == StateUnlocked && !v.closed {
-		v.restartIdleTimer()
+		v.idle().restartIdleTimer()
 	}
 }
 
 // restartIdleTimer arms the timer for v.autoLock from now; v.mu held. Each
 // arming gets a generation number so a timer that fires after being
 // replaced (Stop lost the race) does nothing.
-func (v *Vault) restartIdleTimer() {
+func (v *idleTimer) restartIdleTimer() {
 	v.stopIdleTimer()
 	v.timerGen++
 	gen := v.timerGen
@@ -26,21 +26,21 @@ func (v *Vault) restartIdleTimer() {
 	v.stopTimer = v.opts.AfterFunc(v.autoLock, func() { v.idleFired(gen) })
 }
 
-func (v *Vault) stopIdleTimer() {
+func (v *idleTimer) stopIdleTimer() {
 	if v.stopTimer != nil {
 		v.stopTimer()
 		v.stopTimer = nil
 	}
 }
 
-func (v *Vault) idleFired(gen uint64) {
+func (v *idleTimer) idleFired(gen uint64) {
 	v.mu.Lock()
 	if gen != v.timerGen || v.state != StateUnlocked || v.closed {
 		v.mu.Unlock()
 		return
 	}
 	v.stopTimer = nil
-	v.lockLocked("idle")
+	v.session().lockLocked("idle")
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 }

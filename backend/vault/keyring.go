@@ -33,7 +33,7 @@ func keyringItemName(vaultID [vaultIDLen]byte) string {
 	return "vault-" + hex.EncodeToString(vaultID[:])
 }
 
-func (v *Vault) openKeyring() (KeyStore, error) {
+func (v *keyringSlot) openKeyring() (KeyStore, error) {
 	if v.opts.Keyring == nil {
 		return nil, fmt.Errorf("%w (turned off in this configuration)", ErrKeyringUnavailable)
 	}
@@ -45,7 +45,7 @@ func (v *Vault) openKeyring() (KeyStore, error) {
 	return kr, nil
 }
 
-func (v *Vault) setKeyringNote(s string) {
+func (v *keyringSlot) setKeyringNote(s string) {
 	v.mu.Lock()
 	v.keyringNote = s
 	v.mu.Unlock()
@@ -63,7 +63,7 @@ func (v *Vault) setKeyringNote(s string) {
 // what the retry stored.
 //
 // Errors: ErrKeyringCancelled, and op's.
-func (v *Vault) withKeyring(ctx context.Context, op func(KeyStore) error, undo func(KeyStore)) error {
+func (v *keyringSlot) withKeyring(ctx context.Context, op func(KeyStore) error, undo func(KeyStore)) error {
 	// The caller and the worker agree once on who owns the outcome: the
 	// worker, when op finished first (its result stands), or the
 	// cancellation (the worker then undoes what op did).
@@ -112,7 +112,7 @@ func (v *Vault) withKeyring(ctx context.Context, op func(KeyStore) error, undo f
 
 // storeKeyringKey puts a fresh random key in the OS keyring and returns the
 // data key wrapped by it. Called without v.mu.
-func (v *Vault) storeKeyringKey(ctx context.Context, vaultID [vaultIDLen]byte, dataKey []byte) ([]byte, error) {
+func (v *keyringSlot) storeKeyringKey(ctx context.Context, vaultID [vaultIDLen]byte, dataKey []byte) ([]byte, error) {
 	kk := randomBytes(keyLen)
 	defer clear(kk)
 	err := v.withKeyring(ctx, func(kr KeyStore) error {
@@ -129,7 +129,7 @@ func (v *Vault) storeKeyringKey(ctx context.Context, vaultID [vaultIDLen]byte, d
 	return wrapKey(kk, dataKey, keyringWrapAD(vaultID)), nil
 }
 
-func (v *Vault) removeKeyringKey(ctx context.Context, vaultID [vaultIDLen]byte) error {
+func (v *keyringSlot) removeKeyringKey(ctx context.Context, vaultID [vaultIDLen]byte) error {
 	return v.withKeyring(ctx, func(kr KeyStore) error {
 		if err := kr.Remove(keyringItemName(vaultID)); err != nil && !errors.Is(err, ErrKeyNotFound) {
 			return fmt.Errorf("vault: removing the key from the OS keyring: %w", err)
@@ -161,7 +161,7 @@ func (v *Vault) UnlockWithKeyringContext(ctx context.Context) error {
 		return err
 	}
 	if err := v.refreshHeader(); err != nil {
-		v.failHeader(err)
+		v.session().failHeader(err)
 		v.mu.Unlock()
 		return err
 	}
@@ -172,14 +172,14 @@ func (v *Vault) UnlockWithKeyringContext(ctx context.Context) error {
 	}
 	var kk []byte
 	missing := false
-	err := v.withKeyring(ctx, func(kr KeyStore) error {
+	err := v.keyring().withKeyring(ctx, func(kr KeyStore) error {
 		k, err := kr.Get(keyringItemName(vaultID))
 		if errors.Is(err, ErrKeyNotFound) {
 			missing = true
 			return nil
 		}
 		if err != nil {
-			v.setKeyringNote("reading the OS keyring failed: " + err.Error())
+			v.keyring().setKeyringNote("reading the OS keyring failed: " + err.Error())
 			return fmt.Errorf("%w: reading the key failed: %v", ErrKeyringUnavailable, err)
 		}
 		kk = k
@@ -189,7 +189,7 @@ func (v *Vault) UnlockWithKeyringContext(ctx context.Context) error {
 		return err
 	}
 	if missing {
-		return v.keyringKeyLost("the vault's key is not in the OS keyring")
+		return v.keyring().keyringKeyLost("the vault's key is not in the OS keyring")
 	}
 	v.unlockMu.Lock()
 	defer v.unlockMu.Unlock()
@@ -211,22 +211,22 @@ func (v *Vault) UnlockWithKeyringContext(ctx context.Context) error {
 	dataKey, err := unwrapKey(kk, wrap, keyringWrapAD(vaultID))
 	clear(kk)
 	if err != nil {
-		return v.keyringKeyLost("the key in the OS keyring does not open this vault")
+		return v.keyring().keyringKeyLost("the key in the OS keyring does not open this vault")
 	}
 	defer clear(dataKey)
-	v.setKeyringNote("")
-	return v.finishUnlock(dataKey, "the OS keyring")
+	v.keyring().setKeyringNote("")
+	return v.session().finishUnlock(dataKey, "the OS keyring")
 }
 
 // keyringKeyLost records the loss of the keyring session: a new epoch,
 // announced as "changed", and a note for the UI.
-func (v *Vault) keyringKeyLost(note string) error {
+func (v *keyringSlot) keyringKeyLost(note string) error {
 	v.mu.Lock()
 	v.keyringNote = note + "; unlock with the passphrase, then turn keyring unlock on again"
-	saved, err := v.moveEpoch(nil)
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "keyring key missing", EpochNotSaved: !saved})
+	saved, err := v.session().moveEpoch(nil)
+	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "keyring key missing", EpochNotSaved: !saved})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return errors.Join(ErrKeyringKeyMissing, err)
 }
 
@@ -253,7 +253,7 @@ func (v *Vault) EnableKeyringContext(ctx context.Context, on bool) error {
 
 	var wrap []byte
 	if on {
-		w, err := v.storeKeyringKey(ctx, vaultID, dataKey)
+		w, err := v.keyring().storeKeyringKey(ctx, vaultID, dataKey)
 		if err != nil {
 			return err
 		}
@@ -273,11 +273,11 @@ func (v *Vault) EnableKeyringContext(ctx context.Context, on bool) error {
 	if on {
 		change = ChangeKeyringOn
 	}
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: fmt.Sprintf("keyring unlock turned %s", map[bool]string{true: "on", false: "off"}[on]), Change: change})
+	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: fmt.Sprintf("keyring unlock turned %s", map[bool]string{true: "on", false: "off"}[on]), Change: change})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	if !on {
-		return v.removeKeyringKey(ctx, vaultID)
+		return v.keyring().removeKeyringKey(ctx, vaultID)
 	}
 	return nil
 }

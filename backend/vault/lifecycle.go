@@ -55,7 +55,7 @@ func (v *Vault) CreateContext(ctx context.Context, passphrase Passphrase, useKey
 
 	var keyringWrap []byte
 	if useKeyring {
-		w, err := v.storeKeyringKey(ctx, h.VaultID, dataKey)
+		w, err := v.keyring().storeKeyringKey(ctx, h.VaultID, dataKey)
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func (v *Vault) CreateContext(ctx context.Context, passphrase Passphrase, useKey
 		keys.wipe()
 		return err
 	}
-	_, err = v.advanceEpoch(func(tx *gorm.DB, next uint64) error {
+	_, err = v.session().advanceEpoch(func(tx *gorm.DB, next uint64) error {
 		if err := auditKey.insert(tx); err != nil {
 			return err
 		}
@@ -85,15 +85,15 @@ func (v *Vault) CreateContext(ctx context.Context, passphrase Passphrase, useKey
 		v.mu.Unlock()
 		keys.wipe()
 		if useKeyring {
-			v.removeKeyringKey(context.Background(), h.VaultID)
+			v.keyring().removeKeyringKey(context.Background(), h.VaultID)
 		}
 		return err
 	}
 	v.hdr, v.keyringWrap, v.auditRecipient = h, keyringWrap, auditKey.ref.ID
-	v.becomeUnlocked(keys, map[string]recordRef{auditKey.ref.ID: auditKey.ref}, map[string]cachedCredential{}, nil)
-	v.enqueue(Event{Kind: EventCreated, Epoch: v.epoch, Reason: "vault created"})
+	v.session().becomeUnlocked(keys, map[string]recordRef{auditKey.ref.ID: auditKey.ref}, map[string]cachedCredential{}, nil)
+	v.session().enqueue(Event{Kind: EventCreated, Epoch: v.epoch, Reason: "vault created"})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return nil
 }
 
@@ -112,12 +112,12 @@ func (v *Vault) Unlock(passphrase Passphrase) error {
 		v.mu.Unlock()
 		return err
 	}
-	if _, err := v.throttled(); err != nil {
+	if _, err := v.session().throttled(); err != nil {
 		v.mu.Unlock()
 		return err
 	}
 	if err := v.refreshHeader(); err != nil {
-		v.failHeader(err)
+		v.session().failHeader(err)
 		v.mu.Unlock()
 		return err
 	}
@@ -134,12 +134,12 @@ func (v *Vault) Unlock(passphrase Passphrase) error {
 		return errors.Join(ErrWrongPassphrase, ferr)
 	}
 	defer clear(dataKey)
-	return v.finishUnlock(dataKey, "passphrase")
+	return v.session().finishUnlock(dataKey, "passphrase")
 }
 
 // failHeader: a header found damaged before an unlock leaves the vault
 // damaged, as at open. v.mu held.
-func (v *Vault) failHeader(err error) {
+func (v *session) failHeader(err error) {
 	var d *DamagedError
 	if errors.As(err, &d) {
 		v.state, v.damaged = StateDamaged, d
@@ -149,7 +149,7 @@ func (v *Vault) failHeader(err error) {
 // finishUnlock verifies every record against the manifest, then commits
 // the new epoch and manifest, and announces "unlocked". Damage found here
 // leaves the vault damaged and the file untouched.
-func (v *Vault) finishUnlock(dataKey []byte, how string) error {
+func (v *session) finishUnlock(dataKey []byte, how string) error {
 	v.mu.Lock()
 	if err := v.usable(); !errors.Is(err, ErrLocked) {
 		v.mu.Unlock()
@@ -207,14 +207,14 @@ func (v *Vault) finishUnlock(dataKey []byte, how string) error {
 }
 
 // becomeUnlocked installs the session; v.mu held.
-func (v *Vault) becomeUnlocked(keys *sessionKeys, refs map[string]recordRef, creds map[string]cachedCredential, settings *settingsRecord) {
+func (v *session) becomeUnlocked(keys *sessionKeys, refs map[string]recordRef, creds map[string]cachedCredential, settings *settingsRecord) {
 	v.keys, v.refs, v.creds = keys, refs, creds
 	v.state, v.damaged = StateUnlocked, nil
 	v.autoLock, v.controls = v.opts.AutoLockAfter, nil
 	if settings != nil {
 		v.autoLock, v.controls = settings.AutoLockAfter, settings.Controls
 	}
-	v.restartIdleTimer()
+	v.idle().restartIdleTimer()
 }
 
 // Lock wipes the data key and derived keys, commits a new epoch and
@@ -230,14 +230,14 @@ func (v *Vault) Lock(reason string) error {
 		v.mu.Unlock()
 		return nil
 	}
-	err := v.lockLocked(reason)
+	err := v.session().lockLocked(reason)
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return err
 }
 
 // lockLocked locks with v.mu held and queues the event.
-func (v *Vault) lockLocked(reason string) error {
+func (v *session) lockLocked(reason string) error {
 	keys, refs := v.keys, v.refs
 	saved, err := v.moveEpoch(func(tx *gorm.DB, next uint64) error {
 		return writeManifest(tx, keys, v.hdr.VaultID, next, refs)
@@ -249,18 +249,18 @@ func (v *Vault) lockLocked(reason string) error {
 }
 
 // dropSession wipes keys and forgets decrypted metadata; v.mu held.
-func (v *Vault) dropSession() {
+func (v *session) dropSession() {
 	v.keys.wipe()
 	v.keys, v.refs, v.creds = nil, nil, nil
 	v.hosts = nil
-	v.stopIdleTimer()
+	v.idle().stopIdleTimer()
 	v.deadline = timeZero
 }
 
 // loseSession handles damage found while unlocked: the session ends, the
 // epoch advances (a counter update, not a repair: the damaged record is
 // left as it is) and the vault stays damaged. v.mu held.
-func (v *Vault) loseSession(d *DamagedError) {
+func (v *session) loseSession(d *DamagedError) {
 	saved, _ := v.moveEpoch(nil)
 	v.dropSession()
 	v.state, v.damaged = StateDamaged, d

@@ -39,7 +39,7 @@ func TestLifecycle(t *testing.T) {
 	if !s.LockDeadline.Equal(clock.Now().Add(DefaultAutoLockAfter)) {
 		t.Fatalf("deadline %v", s.LockDeadline)
 	}
-	if _, err := v.AddCredential(sampleCredential("GitHub", "CANARY-lifecycle")); err != nil {
+	if _, err := v.Credentials().Add(sampleCredential("GitHub", "CANARY-lifecycle")); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Lock("test"); err != nil {
@@ -51,7 +51,7 @@ func TestLifecycle(t *testing.T) {
 	if s := v.Status(); s.State != StateLocked || s.Epoch != 2 || !s.LockDeadline.IsZero() {
 		t.Fatalf("after lock %+v", s)
 	}
-	if _, err := v.ListCredentials(); !errors.Is(err, ErrLocked) {
+	if _, err := v.Credentials().List(); !errors.Is(err, ErrLocked) {
 		t.Fatalf("list while locked: %v", err)
 	}
 	if _, _, err := credentialAndSecret(v, apiRoot); !errors.Is(err, ErrLocked) {
@@ -60,7 +60,7 @@ func TestLifecycle(t *testing.T) {
 	if err := v.Unlock(pass(testPass)); err != nil {
 		t.Fatal(err)
 	}
-	list, err := v.ListCredentials()
+	list, err := v.Credentials().List()
 	if err != nil || len(list) != 1 || list[0].Name != "GitHub" {
 		t.Fatalf("list %v %v", list, err)
 	}
@@ -134,7 +134,7 @@ func TestWrongPassphraseThrottles(t *testing.T) {
 
 func TestWrongPassphraseChangesNothingButTheCounter(t *testing.T) {
 	v, dir := newUnlocked(t, testOptions(newFakeClock()))
-	if _, err := v.AddCredential(sampleCredential("a", "CANARY-x")); err != nil {
+	if _, err := v.Credentials().Add(sampleCredential("a", "CANARY-x")); err != nil {
 		t.Fatal(err)
 	}
 	v.Close()

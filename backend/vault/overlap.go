@@ -12,7 +12,7 @@ import (
 // requests as a candidate's: a duplicate (the same hosts and paths) or an
 // overlap (at least one request both match). Example is one such request,
 // and Winner says which credential an agent's call to it would use today,
-// with the same rule CredentialFor applies.
+// with the same rule Credentials.For applies.
 type Overlap struct {
 	// Other is the stored credential the candidate overlaps.
 	Other CredentialView
@@ -32,7 +32,7 @@ type Overlap struct {
 	WinnerName string
 }
 
-// Winner says which credential CredentialFor picks for an overlap's example.
+// Winner says which credential Credentials.For picks for an overlap's example.
 type Winner string
 
 const (
@@ -51,7 +51,7 @@ const candidateID = "\x00candidate"
 // The result is sorted by name. It reads only what was decrypted at unlock.
 //
 // Errors: ErrLocked.
-func (v *Vault) CheckBindings(hosts, paths []string, except string) ([]Overlap, error) {
+func (v *Credentials) CheckBindings(hosts, paths []string, except string) ([]Overlap, error) {
 	cand := cachedCredential{view: CredentialView{ID: candidateID}}
 	for _, h := range hosts {
 		if p, err := ParseHostPattern(strings.TrimSpace(h)); err == nil {
@@ -193,7 +193,7 @@ func exampleURL(host string, port int, path string) string {
 	return u.String()
 }
 
-// winnerFor applies CredentialFor's rule to the overlap's example.
+// winnerFor applies Credentials.For's rule to the overlap's example.
 func winnerFor(all map[string]cachedCredential, o Overlap, otherID string) (Winner, string) {
 	u, err := url.Parse(o.Example)
 	if err != nil {

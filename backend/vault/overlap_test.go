@@ -11,7 +11,7 @@ func TestCheckBindings(t *testing.T) {
 		t.Helper()
 		c := sampleCredential(name, "CANARY-overlap-"+name)
 		c.Hosts, c.PathPrefixes = hosts, paths
-		view, err := v.AddCredential(c)
+		view, err := v.Credentials().Add(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ func TestCheckBindings(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := v.CheckBindings(c.hosts, c.paths, c.except)
+			got, err := v.Credentials().CheckBindings(c.hosts, c.paths, c.except)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +71,7 @@ func TestCheckBindings(t *testing.T) {
 
 	// A third, more specific credential takes the example from both.
 	add("repos-yett", []string{"api.github.com"}, []string{"/repos/yett/"})
-	got, err := v.CheckBindings([]string{"api.github.com"}, []string{"/repos/yett/x"}, "")
+	got, err := v.Credentials().CheckBindings([]string{"api.github.com"}, []string{"/repos/yett/x"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,13 +80,13 @@ func TestCheckBindings(t *testing.T) {
 	}
 	// An exact host beats a wildcard before paths count: for the example
 	// shared with "github", "repos-yett" is the most specific.
-	got, _ = v.CheckBindings([]string{"*.github.com"}, []string{"/repos/yett/x"}, "")
+	got, _ = v.Credentials().CheckBindings([]string{"*.github.com"}, []string{"/repos/yett/x"}, "")
 	if len(got) != 2 || got[0].Winner != WinnerThird || got[0].WinnerName != "repos-yett" || got[1].Winner != WinnerOther {
 		t.Fatalf("the third credential should win the example: %+v", got)
 	}
 
 	v.Lock("t")
-	if _, err := v.CheckBindings([]string{"api.github.com"}, nil, ""); !errors.Is(err, ErrLocked) {
+	if _, err := v.Credentials().CheckBindings([]string{"api.github.com"}, nil, ""); !errors.Is(err, ErrLocked) {
 		t.Fatalf("locked: %v", err)
 	}
 }

@@ -55,7 +55,7 @@ func (v *Vault) ChangePassphrase(ctx context.Context, current, next Passphrase) 
 		v.mu.Unlock()
 		return PassphraseChange{}, err
 	}
-	if _, err := v.throttled(); err != nil {
+	if _, err := v.session().throttled(); err != nil {
 		v.mu.Unlock()
 		return PassphraseChange{}, err
 	}
@@ -94,7 +94,7 @@ func (v *Vault) ChangePassphrase(ctx context.Context, current, next Passphrase) 
 		// Stored before the header is written: if the disk then refuses the
 		// header, the item no longer matches the old wrap and keyring
 		// unlock reports its key missing (the old passphrase still works).
-		w, err := v.storeKeyringKey(ctx, h.VaultID, dataKey)
+		w, err := v.keyring().storeKeyringKey(ctx, h.VaultID, dataKey)
 		if err == nil {
 			keyringWrap, res.KeyringRewrapped = w, true
 		} else {
@@ -135,8 +135,8 @@ func (v *Vault) ChangePassphrase(ctx context.Context, current, next Passphrase) 
 		reason += "; keyring unlock turned off"
 		v.keyringNote = "keyring unlock was turned off when the passphrase changed, because the keyring could not take the new key; turn it on again"
 	}
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: reason, Change: ChangePassphrase})
+	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: reason, Change: ChangePassphrase})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return res, nil
 }

@@ -36,7 +36,7 @@ func copyVault(t *testing.T, dir string) string {
 
 func TestChangePassphrase(t *testing.T) {
 	v, dir := newUnlocked(t, testOptions(newFakeClock()))
-	if _, err := v.AddCredential(sampleCredential("api", "CANARY-passphrase")); err != nil {
+	if _, err := v.Credentials().Add(sampleCredential("api", "CANARY-passphrase")); err != nil {
 		t.Fatal(err)
 	}
 	// Another process with the same file open, locked, since before the
@@ -82,7 +82,7 @@ func TestChangePassphrase(t *testing.T) {
 	if err := cp.Unlock(pass(newPass)); err != nil {
 		t.Fatalf("the new passphrase on a copy of the file: %v", err)
 	}
-	if list, _ := cp.ListCredentials(); len(list) != 1 {
+	if list, _ := cp.Credentials().List(); len(list) != 1 {
 		t.Fatalf("the copy lists %d credentials", len(list))
 	}
 
@@ -217,7 +217,7 @@ func TestKeyringWaitCanBeCancelled(t *testing.T) {
 	if s := v.Status(); s.State != StateUnlocked {
 		t.Fatalf("status while waiting: %+v", s)
 	}
-	if _, err := v.AddCredential(sampleCredential("api", "CANARY-wait")); err != nil {
+	if _, err := v.Credentials().Add(sampleCredential("api", "CANARY-wait")); err != nil {
 		t.Fatal(err)
 	}
 	cancel()

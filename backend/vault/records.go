@@ -43,7 +43,7 @@ func (r recordRow) ref() recordRef {
 // write meanwhile, and a mix of two states would look like damage. The
 // epoch compared with the manifest's is the stored one (never below the
 // one this process saw): another process's unlock advances both together.
-func (v *Vault) verifyAll(keys *sessionKeys) (refs map[string]recordRef, creds map[string]cachedCredential, settings *settingsRecord, hosts map[string]cachedHost, err error) {
+func (v *session) verifyAll(keys *sessionKeys) (refs map[string]recordRef, creds map[string]cachedCredential, settings *settingsRecord, hosts map[string]cachedHost, err error) {
 	txErr := v.db.Transaction(func(tx *gorm.DB) error {
 		refs, creds, settings, hosts, err = v.verifyIn(tx, keys)
 		return nil
@@ -54,7 +54,7 @@ func (v *Vault) verifyAll(keys *sessionKeys) (refs map[string]recordRef, creds m
 	return refs, creds, settings, hosts, err
 }
 
-func (v *Vault) verifyIn(db *gorm.DB, keys *sessionKeys) (map[string]recordRef, map[string]cachedCredential, *settingsRecord, map[string]cachedHost, error) {
+func (v *session) verifyIn(db *gorm.DB, keys *sessionKeys) (map[string]recordRef, map[string]cachedCredential, *settingsRecord, map[string]cachedHost, error) {
 	var raw []byte
 	if err := db.Raw(`SELECT manifest FROM vault_meta WHERE id = 1`).Row().Scan(&raw); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil, nil, fmt.Errorf("vault: %w", err)
@@ -211,10 +211,10 @@ func cloneRefs(m map[string]recordRef) map[string]recordRef {
 	return out
 }
 
-// AddCredential validates c, seals it as a new record and returns its view.
+// Credentials.Add validates c, seals it as a new record and returns its view.
 // Errors: ErrLocked, ErrInvalid (the message says which field, never the
 // secret's value).
-func (v *Vault) AddCredential(c NewCredential) (CredentialView, error) {
+func (v *Credentials) Add(c NewCredential) (CredentialView, error) {
 	c, err := c.validate()
 	if err != nil {
 		return CredentialView{}, err
@@ -241,15 +241,15 @@ func (v *Vault) AddCredential(c NewCredential) (CredentialView, error) {
 	cached := newCachedCredential(view)
 	cached.sealed = sealed
 	v.creds[ref.ID] = cached
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential added", Change: ChangeCredentialAdded,
+	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential added", Change: ChangeCredentialAdded,
 		Credential: &CredentialRef{ID: ref.ID, Name: view.Name, Version: ref.Version}})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return view, nil
 }
 
-// ListCredentials returns every credential's redacted view, by name.
-func (v *Vault) ListCredentials() ([]CredentialView, error) {
+// List returns every credential's redacted view, by name.
+func (v *Credentials) List() ([]CredentialView, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.usable(); err != nil {
@@ -268,8 +268,8 @@ func (v *Vault) ListCredentials() ([]CredentialView, error) {
 	return out, nil
 }
 
-// RemoveCredential deletes a credential. Errors: ErrLocked, ErrNotFound.
-func (v *Vault) RemoveCredential(id string) error {
+// Remove deletes a credential. Errors: ErrLocked, ErrNotFound.
+func (v *Credentials) Remove(id string) error {
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
 		v.mu.Unlock()
@@ -285,23 +285,23 @@ func (v *Vault) RemoveCredential(id string) error {
 		return err
 	}
 	delete(v.creds, id)
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential removed", Change: ChangeCredentialRemoved,
+	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential removed", Change: ChangeCredentialRemoved,
 		Credential: &CredentialRef{ID: id, Name: old.view.Name, Version: old.view.Version}})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return nil
 }
 
-// CredentialFor picks the credential bound most specifically to a request
+// Credentials.For picks the credential bound most specifically to a request
 // for the target t. Exact hosts beat wildcards, then an explicit port, then
 // the longest path prefix. t comes from target.Parse, the one reader of
 // request URLs, so the executor sends to exactly what matched. It reads
 // nothing from the file: the choice is made on the metadata decrypted at
-// unlock. SecretOf reads the secret, once, when the call is about to leave.
+// unlock. Credentials.SecretOf reads the secret, once, when the call is about to leave.
 //
 // Errors: ErrLocked, ErrNoCredential, ErrAmbiguousCredential (two equally
 // specific bindings: the person must narrow one).
-func (v *Vault) CredentialFor(t target.URL) (CredentialView, error) {
+func (v *Credentials) For(t target.URL) (CredentialView, error) {
 	reqHost, reqPort, path := bindingHost(t), t.Port, t.Path
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -311,7 +311,7 @@ func (v *Vault) CredentialFor(t target.URL) (CredentialView, error) {
 	return pickCredential(v.creds, reqHost, reqPort, path)
 }
 
-// SecretOf returns the secret of credential id at exactly version. It opens
+// Credentials.SecretOf returns the secret of credential id at exactly version. It opens
 // the record's ciphertext as verified against the manifest at unlock (or as
 // this process wrote it since): nothing is read from the file, so a record
 // rolled back or swapped on disk while the vault is open has no effect, and
@@ -321,7 +321,7 @@ func (v *Vault) CredentialFor(t target.URL) (CredentialView, error) {
 //
 // Errors: ErrLocked, ErrCredentialChanged, ErrDamaged (the record failed
 // authentication; the session is lost and the vault is damaged).
-func (v *Vault) SecretOf(id string, version uint64) (*Secret, error) {
+func (v *Credentials) SecretOf(id string, version uint64) (*Secret, error) {
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
 		v.mu.Unlock()
@@ -354,7 +354,7 @@ type cachedCredential struct {
 	view  CredentialView
 	hosts []HostPattern
 	// sealed is the record's ciphertext, as verified at unlock or written
-	// since (SecretOf). It holds no plaintext.
+	// since (Credentials.SecretOf). It holds no plaintext.
 	sealed []byte
 }
 
@@ -438,7 +438,7 @@ func (v *Vault) readRecord(ref recordRef, decode func(plaintext []byte) error) e
 		}
 		damage = &DamagedError{Where: recordWhere(ref), Reason: err.Error()}
 	}
-	v.loseSession(damage)
+	v.session().loseSession(damage)
 	return damage
 }
 
@@ -500,10 +500,10 @@ func (v *Vault) SetAutoLockAfter(d time.Duration) error {
 		return err
 	}
 	v.autoLock = d
-	v.restartIdleTimer()
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "auto-lock time changed", Change: ChangeAutoLock})
+	v.idle().restartIdleTimer()
+	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "auto-lock time changed", Change: ChangeAutoLock})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return nil
 }
 
@@ -554,8 +554,8 @@ func (v *Vault) SetControlsBlob(b []byte, why string) error {
 		return err
 	}
 	v.controls = bytes.Clone(b)
-	v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: why, Change: ChangeControls})
+	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: why, Change: ChangeControls})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return nil
 }

@@ -39,7 +39,7 @@ func (v *Vault) Reset() error {
 		// earlier vault can have reached that number.
 		epoch = max(epoch, uint64(v.opts.Now().Unix()))
 	}
-	v.dropSession()
+	v.session().dropSession()
 	v.closeRecordStmt()
 	if v.db != nil {
 		store.Close(v.db)
@@ -62,12 +62,12 @@ func (v *Vault) Reset() error {
 	v.state, v.damaged, v.hdr, v.keyringWrap = StateUninitialised, nil, nil, nil
 	v.auditRecipient = ""
 	v.autoLock = v.opts.AutoLockAfter
-	if _, err := v.advanceEpoch(nil); err != nil {
+	if _, err := v.session().advanceEpoch(nil); err != nil {
 		v.mu.Unlock()
 		return err
 	}
-	v.enqueue(Event{Kind: EventReset, Epoch: v.epoch, Reason: "vault reset; the old file was kept as " + filepath.Base(aside)})
+	v.session().enqueue(Event{Kind: EventReset, Epoch: v.epoch, Reason: "vault reset; the old file was kept as " + filepath.Base(aside)})
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 
 func TestResetKeepsOldFileAndEpochGoesOn(t *testing.T) {
 	v, dir := newUnlocked(t, testOptions(newFakeClock()))
-	if _, err := v.AddCredential(sampleCredential("x", "CANARY-reset")); err != nil {
+	if _, err := v.Credentials().Add(sampleCredential("x", "CANARY-reset")); err != nil {
 		t.Fatal(err)
 	}
 	v.Close()
@@ -46,7 +46,7 @@ func TestResetKeepsOldFileAndEpochGoesOn(t *testing.T) {
 	if err := v.Create(pass(testPass), false); err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := v.ListCredentials(); len(l) != 0 {
+	if l, _ := v.Credentials().List(); len(l) != 0 {
 		t.Fatalf("new vault has %d credentials", len(l))
 	}
 

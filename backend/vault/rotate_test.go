@@ -24,29 +24,29 @@ func TestRotateSecret(t *testing.T) {
 	v, dir := newUnlocked(t, testOptions(clock))
 	rec := &recorder{}
 	v.Subscribe(rec.add)
-	added, err := v.AddCredential(sampleCredential("api", "CANARY-old-secret"))
+	added, err := v.Credentials().Add(sampleCredential("api", "CANARY-old-secret"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	chosen, err := v.CredentialFor(apiRoot) // a call in flight chose version 1
+	chosen, err := v.Credentials().For(apiRoot) // a call in flight chose version 1
 	if err != nil || chosen.Version != 1 {
 		t.Fatalf("chose %+v, %v", chosen, err)
 	}
 
 	clock.Advance(time.Hour)
-	if _, err := v.RotateSecret(added.ID, 1, NewSecret([]byte("CANARY-old-secret"))); !errors.Is(err, ErrInvalid) {
+	if _, err := v.Credentials().Rotate(added.ID, 1, NewSecret([]byte("CANARY-old-secret"))); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("rotating to the same secret: %v", err)
 	}
-	if _, err := v.RotateSecret(added.ID, 7, NewSecret([]byte("CANARY-new-secret"))); !errors.Is(err, ErrCredentialChanged) {
+	if _, err := v.Credentials().Rotate(added.ID, 7, NewSecret([]byte("CANARY-new-secret"))); !errors.Is(err, ErrCredentialChanged) {
 		t.Fatalf("rotating from a stale version: %v", err)
 	}
-	if _, err := v.RotateSecret("cred_nope", 1, NewSecret([]byte("CANARY-new-secret"))); !errors.Is(err, ErrNotFound) {
+	if _, err := v.Credentials().Rotate("cred_nope", 1, NewSecret([]byte("CANARY-new-secret"))); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("rotating a missing credential: %v", err)
 	}
-	if _, err := v.RotateSecret(added.ID, 1, NewSecret([]byte("CANARY-bad\nsecret"))); !errors.Is(err, ErrInvalid) || strings.Contains(err.Error(), "CANARY") {
+	if _, err := v.Credentials().Rotate(added.ID, 1, NewSecret([]byte("CANARY-bad\nsecret"))); !errors.Is(err, ErrInvalid) || strings.Contains(err.Error(), "CANARY") {
 		t.Fatalf("rotating to an invalid secret: %v", err)
 	}
-	rotated, err := v.RotateSecret(added.ID, 1, NewSecret([]byte("CANARY-new-secret")))
+	rotated, err := v.Credentials().Rotate(added.ID, 1, NewSecret([]byte("CANARY-new-secret")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestRotateSecret(t *testing.T) {
 		t.Fatalf("rotated view %+v", rotated)
 	}
 
-	if _, err := v.SecretOf(chosen.ID, chosen.Version); !errors.Is(err, ErrCredentialChanged) {
+	if _, err := v.Credentials().SecretOf(chosen.ID, chosen.Version); !errors.Is(err, ErrCredentialChanged) {
 		t.Fatalf("the call that chose version 1 read a secret: %v", err)
 	}
 	view, s, err := credentialAndSecret(v, apiRoot)
@@ -87,11 +87,11 @@ func TestRotateSecret(t *testing.T) {
 	if err != nil || view.Version != 2 || secretText(t, s) != "CANARY-new-secret" || !view.SecretSetAt.Equal(rotated.SecretSetAt) {
 		t.Fatalf("after reopening: %+v %v", view, err)
 	}
-	if _, err := v2.SecretOf(added.ID, 1); !errors.Is(err, ErrCredentialChanged) {
+	if _, err := v2.Credentials().SecretOf(added.ID, 1); !errors.Is(err, ErrCredentialChanged) {
 		t.Fatalf("version 1 after reopening: %v", err)
 	}
 	v2.Lock("t")
-	if _, err := v2.RotateSecret(added.ID, 2, NewSecret([]byte("CANARY-x"))); !errors.Is(err, ErrLocked) {
+	if _, err := v2.Credentials().Rotate(added.ID, 2, NewSecret([]byte("CANARY-x"))); !errors.Is(err, ErrLocked) {
 		t.Fatalf("rotating while locked: %v", err)
 	}
 }
@@ -101,7 +101,7 @@ func TestRotateSecret(t *testing.T) {
 // old one.
 func TestRotationRacesCalls(t *testing.T) {
 	v, _ := newUnlocked(t, testOptions(nil))
-	c, err := v.AddCredential(sampleCredential("api", "CANARY-before"))
+	c, err := v.Credentials().Add(sampleCredential("api", "CANARY-before"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestRotationRacesCalls(t *testing.T) {
 		}()
 	}
 	time.Sleep(20 * time.Millisecond)
-	if _, err := v.RotateSecret(c.ID, 1, NewSecret([]byte("CANARY-after"))); err != nil {
+	if _, err := v.Credentials().Rotate(c.ID, 1, NewSecret([]byte("CANARY-after"))); err != nil {
 		t.Fatal(err)
 	}
 	rotated.Store(true)
@@ -153,17 +153,17 @@ func TestUpdateCredential(t *testing.T) {
 	v, dir := newUnlocked(t, testOptions(clock))
 	rec := &recorder{}
 	v.Subscribe(rec.add)
-	c, err := v.AddCredential(sampleCredential("api", "CANARY-kept"))
+	c, err := v.Credentials().Add(sampleCredential("api", "CANARY-kept"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	same := CredentialEdit{Name: "api", Injection: Injection{Format: InjectBearer}, Hosts: []string{"API.example.com"}, Approval: ApprovalSession}
-	if got, err := v.UpdateCredential(c.ID, 1, same); err != nil || got.Version != 1 {
+	if got, err := v.Credentials().Update(c.ID, 1, same); err != nil || got.Version != 1 {
 		t.Fatalf("an edit that changes nothing: %+v %v", got, err)
 	}
 	bad := same
 	bad.Hosts = []string{"https://api.example.com"}
-	if _, err := v.UpdateCredential(c.ID, 1, bad); !errors.Is(err, ErrInvalid) {
+	if _, err := v.Credentials().Update(c.ID, 1, bad); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("an invalid edit: %v", err)
 	}
 	clock.Advance(time.Minute)
@@ -174,7 +174,7 @@ func TestUpdateCredential(t *testing.T) {
 		PathPrefixes: []string{"/v2/"},
 		Approval:     ApprovalPerCall,
 	}
-	got, err := v.UpdateCredential(c.ID, 1, edit)
+	got, err := v.Credentials().Update(c.ID, 1, edit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,10 +182,10 @@ func TestUpdateCredential(t *testing.T) {
 		!got.UpdatedAt.Equal(clock.Now().UTC()) || !got.SecretSetAt.Equal(c.SecretSetAt) {
 		t.Fatalf("edited view %+v", got)
 	}
-	if _, err := v.UpdateCredential(c.ID, 1, edit); !errors.Is(err, ErrCredentialChanged) {
+	if _, err := v.Credentials().Update(c.ID, 1, edit); !errors.Is(err, ErrCredentialChanged) {
 		t.Fatalf("an edit from a stale form: %v", err)
 	}
-	if _, err := v.CredentialFor(apiRoot); !errors.Is(err, ErrNoCredential) {
+	if _, err := v.Credentials().For(apiRoot); !errors.Is(err, ErrNoCredential) {
 		t.Fatalf("the old path binding still matches: %v", err)
 	}
 	view, s, err := credentialAndSecret(v, mustTarget(t, "https://api.example.com/v2/x"))
@@ -200,7 +200,7 @@ func TestUpdateCredential(t *testing.T) {
 	if err := v2.Unlock(pass(testPass)); err != nil {
 		t.Fatal(err)
 	}
-	list, _ := v2.ListCredentials()
+	list, _ := v2.Credentials().List()
 	if len(list) != 1 || list[0].Name != edit.Name || list[0].Version != 2 || list[0].PathPrefixes[0] != "/v2/" {
 		t.Fatalf("after reopening: %+v", list)
 	}

@@ -21,7 +21,7 @@ import (
 // next unlock like any other altered record.
 //
 // The vault checks shapes and bounds only; what the key, the pins and the
-// rules mean is backend/action/ssh's to check before they get here.
+// rules mean is backend/action/sshaction's to check before they get here.
 const kindSSHHost = "ssh_host"
 
 // Changes to SSH hosts, announced in EventChanged with the host named in
@@ -57,7 +57,7 @@ const (
 // SSHHostSettings is what a person may change on a host after adding it.
 type SSHHostSettings struct {
 	Approval      Approval
-	Rules         []string // one rule per entry, in backend/action/ssh's text form
+	Rules         []string // one rule per entry, in backend/action/sshaction's text form
 	Timeout       time.Duration
 	Record        bool // record sessions (asciicast, sealed)
 	Owner         string
@@ -294,9 +294,9 @@ func verifySSHHost(ref recordRef, sealed, plaintext []byte, hosts map[string]cac
 	return nil
 }
 
-// AddSSHHost validates h, seals it as a new record and returns its view.
+// Add validates h, seals it as a new record and returns its view.
 // Errors: ErrLocked, ErrInvalid, ErrSSHHostExists.
-func (v *Vault) AddSSHHost(h NewSSHHost) (SSHHostView, error) {
+func (v *SSHHosts) Add(h NewSSHHost) (SSHHostView, error) {
 	h, err := h.validate()
 	if err != nil {
 		return SSHHostView{}, err
@@ -306,18 +306,18 @@ func (v *Vault) AddSSHHost(h NewSSHHost) (SSHHostView, error) {
 		v.mu.Unlock()
 		return SSHHostView{}, err
 	}
-	if _, ok := v.hostByNameLocked(h.Name); ok {
+	if _, ok := v.SSHHosts().byNameLocked(h.Name); ok {
 		v.mu.Unlock()
 		return SSHHostView{}, ErrSSHHostExists
 	}
 	ref := recordRef{ID: "ssh_" + hex.EncodeToString(randomBytes(12)), Kind: kindSSHHost, Version: 1}
-	view, err := v.putHostLocked(ref, recordOf(h, v.opts.Now()))
-	v.unlockAfterChange(err, ChangeSSHHostAdded, view)
+	view, err := v.SSHHosts().putLocked(ref, recordOf(h, v.opts.Now()))
+	v.SSHHosts().unlockAfterChange(err, ChangeSSHHostAdded, view)
 	return view, err
 }
 
-// putHostLocked seals r at ref and caches its view. v.mu held.
-func (v *Vault) putHostLocked(ref recordRef, r *sshHostRecord) (SSHHostView, error) {
+// putLocked seals r at ref and caches its view. v.mu held.
+func (v *SSHHosts) putLocked(ref recordRef, r *sshHostRecord) (SSHHostView, error) {
 	pt, err := json.Marshal(r)
 	if err != nil {
 		return SSHHostView{}, fmt.Errorf("vault: %w", err)
@@ -337,18 +337,18 @@ func (v *Vault) putHostLocked(ref recordRef, r *sshHostRecord) (SSHHostView, err
 
 // unlockAfterChange releases v.mu, announcing change of host h when err
 // is nil.
-func (v *Vault) unlockAfterChange(err error, change Change, h SSHHostView) {
+func (v *SSHHosts) unlockAfterChange(err error, change Change, h SSHHostView) {
 	if err == nil {
-		v.enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: strings.ReplaceAll(string(change), "_", " "), Change: change,
+		v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: strings.ReplaceAll(string(change), "_", " "), Change: change,
 			Credential: &CredentialRef{ID: h.ID, Name: h.Name, Version: h.Version}})
 	}
 	v.mu.Unlock()
 	if err == nil {
-		v.deliver()
+		v.session().deliver()
 	}
 }
 
-func (v *Vault) hostByNameLocked(name string) (cachedHost, bool) {
+func (v *SSHHosts) byNameLocked(name string) (cachedHost, bool) {
 	for _, h := range v.hosts {
 		if strings.EqualFold(h.view.Name, name) {
 			return h, true
@@ -357,8 +357,8 @@ func (v *Vault) hostByNameLocked(name string) (cachedHost, bool) {
 	return cachedHost{}, false
 }
 
-// ListSSHHosts returns every host's view, by name.
-func (v *Vault) ListSSHHosts() ([]SSHHostView, error) {
+// List returns every host's view, by name.
+func (v *SSHHosts) List() ([]SSHHostView, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.usable(); err != nil {
@@ -372,24 +372,24 @@ func (v *Vault) ListSSHHosts() ([]SSHHostView, error) {
 	return out, nil
 }
 
-// SSHHostByName finds a host by the name agents use (any letter case),
+// ByName finds a host by the name agents use (any letter case),
 // from the metadata decrypted at unlock: nothing is read from the file.
 // Errors: ErrLocked, ErrNoSSHHost.
-func (v *Vault) SSHHostByName(name string) (SSHHostView, error) {
+func (v *SSHHosts) ByName(name string) (SSHHostView, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.usable(); err != nil {
 		return SSHHostView{}, err
 	}
-	h, ok := v.hostByNameLocked(name)
+	h, ok := v.SSHHosts().byNameLocked(name)
 	if !ok {
 		return SSHHostView{}, ErrNoSSHHost
 	}
 	return h.view, nil
 }
 
-// SSHHost returns one host's view by id. Errors: ErrLocked, ErrNoSSHHost.
-func (v *Vault) SSHHost(id string) (SSHHostView, error) {
+// Get returns one host's view by id. Errors: ErrLocked, ErrNoSSHHost.
+func (v *SSHHosts) Get(id string) (SSHHostView, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.usable(); err != nil {
@@ -402,9 +402,9 @@ func (v *Vault) SSHHost(id string) (SSHHostView, error) {
 	return h.view, nil
 }
 
-// openHostLocked opens host id's record at exactly version (0: the current
+// openLocked opens host id's record at exactly version (0: the current
 // one) from its verified ciphertext. v.mu held. The caller wipes the key.
-func (v *Vault) openHostLocked(id string, version uint64) (*sshHostRecord, recordRef, error) {
+func (v *SSHHosts) openLocked(id string, version uint64) (*sshHostRecord, recordRef, error) {
 	h, ok := v.hosts[id]
 	ref, okRef := v.refs[id]
 	if !ok || !okRef {
@@ -425,17 +425,17 @@ func (v *Vault) openHostLocked(id string, version uint64) (*sshHostRecord, recor
 	return r, ref, nil
 }
 
-// changeHost applies change to host id's record, which must still be at
+// change applies change to host id's record, which must still be at
 // version (0: whatever version it is at), and seals the result as the next
 // version. Errors: ErrLocked, ErrNoSSHHost, ErrCredentialChanged, and
 // change's own.
-func (v *Vault) changeHost(id string, version uint64, kind Change, change func(r *sshHostRecord) error) (SSHHostView, error) {
+func (v *SSHHosts) change(id string, version uint64, kind Change, change func(r *sshHostRecord) error) (SSHHostView, error) {
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
 		v.mu.Unlock()
 		return SSHHostView{}, err
 	}
-	r, ref, err := v.openHostLocked(id, version)
+	r, ref, err := v.SSHHosts().openLocked(id, version)
 	if err != nil {
 		v.mu.Unlock()
 		return SSHHostView{}, err
@@ -446,54 +446,54 @@ func (v *Vault) changeHost(id string, version uint64, kind Change, change func(r
 		return SSHHostView{}, err
 	}
 	ref.Version++
-	view, err := v.putHostLocked(ref, r)
-	v.unlockAfterChange(err, kind, view)
+	view, err := v.SSHHosts().putLocked(ref, r)
+	v.SSHHosts().unlockAfterChange(err, kind, view)
 	return view, err
 }
 
-// UpdateSSHHost replaces a host's settings. Errors: ErrLocked, ErrInvalid,
+// Update replaces a host's settings. Errors: ErrLocked, ErrInvalid,
 // ErrNoSSHHost.
-func (v *Vault) UpdateSSHHost(id string, s SSHHostSettings) (SSHHostView, error) {
+func (v *SSHHosts) Update(id string, s SSHHostSettings) (SSHHostView, error) {
 	s, err := s.validate()
 	if err != nil {
 		return SSHHostView{}, err
 	}
-	return v.changeHost(id, 0, ChangeSSHHostEdited, func(r *sshHostRecord) error {
+	return v.SSHHosts().change(id, 0, ChangeSSHHostEdited, func(r *sshHostRecord) error {
 		r.Approval, r.Rules, r.TimeoutNS, r.Record = s.Approval, s.Rules, s.Timeout, s.Record
 		r.Owner, r.BackupRevoker = s.Owner, s.BackupRevoker
 		return nil
 	})
 }
 
-// SetSSHHostKeys replaces a host's pins and clears its host key alert. With
+// SetKeys replaces a host's pins and clears its host key alert. With
 // version other than 0 the host must still be at that version: trust on
 // first use commits the key it saw only for the host it probed.
 // Errors: ErrLocked, ErrInvalid, ErrNoSSHHost, ErrCredentialChanged.
-func (v *Vault) SetSSHHostKeys(id string, version uint64, pins []string) (SSHHostView, error) {
+func (v *SSHHosts) SetKeys(id string, version uint64, pins []string) (SSHHostView, error) {
 	if err := checkPins(pins); err != nil {
 		return SSHHostView{}, err
 	}
-	return v.changeHost(id, version, ChangeSSHHostKeys, func(r *sshHostRecord) error {
+	return v.SSHHosts().change(id, version, ChangeSSHHostKeys, func(r *sshHostRecord) error {
 		r.HostKeys, r.HostKeyAlert = append([]string{}, pins...), nil
 		return nil
 	})
 }
 
-// AlertSSHHostKey records that host id presented a key that is not pinned.
+// Alert records that host id presented a key that is not pinned.
 // Errors: ErrLocked, ErrInvalid, ErrNoSSHHost.
-func (v *Vault) AlertSSHHostKey(id string, a HostKeyAlert) (SSHHostView, error) {
+func (v *SSHHosts) Alert(id string, a HostKeyAlert) (SSHHostView, error) {
 	if err := checkPins([]string{a.Presented}); err != nil || !printable(a.Fingerprint, 128) {
 		return SSHHostView{}, invalid("the presented host key is not \"type base64\"")
 	}
 	a.At = a.At.UTC()
-	return v.changeHost(id, 0, ChangeSSHHostKeyAlert, func(r *sshHostRecord) error {
+	return v.SSHHosts().change(id, 0, ChangeSSHHostKeyAlert, func(r *sshHostRecord) error {
 		r.HostKeyAlert = &a
 		return nil
 	})
 }
 
-// RemoveSSHHost deletes a host and its key. Errors: ErrLocked, ErrNoSSHHost.
-func (v *Vault) RemoveSSHHost(id string) error {
+// Remove deletes a host and its key. Errors: ErrLocked, ErrNoSSHHost.
+func (v *SSHHosts) Remove(id string) error {
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
 		v.mu.Unlock()
@@ -508,18 +508,18 @@ func (v *Vault) RemoveSSHHost(id string) error {
 	if err == nil {
 		delete(v.hosts, id)
 	}
-	v.unlockAfterChange(err, ChangeSSHHostRemoved, h.view)
+	v.SSHHosts().unlockAfterChange(err, ChangeSSHHostRemoved, h.view)
 	return err
 }
 
-// SSHKeyOf returns the private key of host id at exactly version, opened
+// SSHHosts.KeyOf returns the private key of host id at exactly version, opened
 // from the ciphertext verified at unlock (nothing is read from the file).
 // The caller wipes it after its one use. A host edited or removed since the
 // caller chose it is ErrCredentialChanged: the approval was for the version
 // it saw.
 //
 // Errors: ErrLocked, ErrCredentialChanged.
-func (v *Vault) SSHKeyOf(id string, version uint64) (*Secret, error) {
+func (v *SSHHosts) KeyOf(id string, version uint64) (*Secret, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.usable(); err != nil {
@@ -528,7 +528,7 @@ func (v *Vault) SSHKeyOf(id string, version uint64) (*Secret, error) {
 	if version == 0 {
 		return nil, ErrCredentialChanged
 	}
-	r, _, err := v.openHostLocked(id, version)
+	r, _, err := v.SSHHosts().openLocked(id, version)
 	if errors.Is(err, ErrNoSSHHost) {
 		return nil, ErrCredentialChanged
 	}

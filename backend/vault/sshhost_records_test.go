@@ -24,51 +24,51 @@ func sampleHost(name string) NewSSHHost {
 
 func TestSSHHostLifecycle(t *testing.T) {
 	v, _ := newUnlocked(t, testOptions(newFakeClock()))
-	h, err := v.AddSSHHost(sampleHost("web-1"))
+	h, err := v.SSHHosts().Add(sampleHost("web-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h.Approval != ApprovalPerCall || h.Timeout != DefaultSSHHostTimeout || h.Version != 1 || len(h.HostKeys) != 0 {
 		t.Fatalf("defaults: %+v", h)
 	}
-	if _, err := v.AddSSHHost(sampleHost("WEB-1")); !errors.Is(err, ErrSSHHostExists) {
+	if _, err := v.SSHHosts().Add(sampleHost("WEB-1")); !errors.Is(err, ErrSSHHostExists) {
 		t.Fatalf("a second host of the same name (other case): %v", err)
 	}
-	got, err := v.SSHHostByName("Web-1")
+	got, err := v.SSHHosts().ByName("Web-1")
 	if err != nil || got.ID != h.ID {
 		t.Fatalf("by name: %+v %v", got, err)
 	}
-	if _, err := v.SSHHostByName("web-2"); !errors.Is(err, ErrNoSSHHost) {
+	if _, err := v.SSHHosts().ByName("web-2"); !errors.Is(err, ErrNoSSHHost) {
 		t.Fatalf("unknown name: %v", err)
 	}
 
-	k, err := v.SSHKeyOf(h.ID, h.Version)
+	k, err := v.SSHHosts().KeyOf(h.ID, h.Version)
 	if err != nil || string(k.Bytes()) != sshKeyCanary {
 		t.Fatalf("key: %v", err)
 	}
 	k.Wipe()
 
-	pinned, err := v.SetSSHHostKeys(h.ID, h.Version, []string{"ssh-ed25519 AAAAhost"})
+	pinned, err := v.SSHHosts().SetKeys(h.ID, h.Version, []string{"ssh-ed25519 AAAAhost"})
 	if err != nil || pinned.Version != 2 || pinned.HostKeys[0] != "ssh-ed25519 AAAAhost" {
 		t.Fatalf("pin: %+v %v", pinned, err)
 	}
 	// Trust on first use commits only for the version it probed.
-	if _, err := v.SetSSHHostKeys(h.ID, h.Version, []string{"ssh-ed25519 AAAAother"}); !errors.Is(err, ErrCredentialChanged) {
+	if _, err := v.SSHHosts().SetKeys(h.ID, h.Version, []string{"ssh-ed25519 AAAAother"}); !errors.Is(err, ErrCredentialChanged) {
 		t.Fatalf("a stale pin was committed: %v", err)
 	}
 	// The key is lent for the version an approval covered, never another.
-	if _, err := v.SSHKeyOf(h.ID, h.Version); !errors.Is(err, ErrCredentialChanged) {
+	if _, err := v.SSHHosts().KeyOf(h.ID, h.Version); !errors.Is(err, ErrCredentialChanged) {
 		t.Fatalf("key of an old version: %v", err)
 	}
-	alerted, err := v.AlertSSHHostKey(h.ID, HostKeyAlert{Presented: "ssh-ed25519 AAAAevil", Fingerprint: "SHA256:evil", At: time.Now()})
+	alerted, err := v.SSHHosts().Alert(h.ID, HostKeyAlert{Presented: "ssh-ed25519 AAAAevil", Fingerprint: "SHA256:evil", At: time.Now()})
 	if err != nil || alerted.HostKeyAlert == nil || alerted.HostKeyAlert.Fingerprint != "SHA256:evil" {
 		t.Fatalf("alert: %+v %v", alerted, err)
 	}
-	updated, err := v.UpdateSSHHost(h.ID, SSHHostSettings{Approval: ApprovalSession, Timeout: time.Minute, Record: true, BackupRevoker: "bo"})
+	updated, err := v.SSHHosts().Update(h.ID, SSHHostSettings{Approval: ApprovalSession, Timeout: time.Minute, Record: true, BackupRevoker: "bo"})
 	if err != nil || updated.Approval != ApprovalSession || !updated.Record || updated.HostKeyAlert == nil || len(updated.HostKeys) != 1 {
 		t.Fatalf("update: %+v %v", updated, err)
 	}
-	cleared, err := v.SetSSHHostKeys(h.ID, 0, []string{"ssh-ed25519 AAAAnew"})
+	cleared, err := v.SSHHosts().SetKeys(h.ID, 0, []string{"ssh-ed25519 AAAAnew"})
 	if err != nil || cleared.HostKeyAlert != nil {
 		t.Fatalf("a new pin clears the alert: %+v %v", cleared, err)
 	}
@@ -77,23 +77,23 @@ func TestSSHHostLifecycle(t *testing.T) {
 	if err := v.Lock("t"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.ListSSHHosts(); !errors.Is(err, ErrLocked) {
+	if _, err := v.SSHHosts().List(); !errors.Is(err, ErrLocked) {
 		t.Fatalf("listed while locked: %v", err)
 	}
-	if _, err := v.SSHKeyOf(h.ID, cleared.Version); !errors.Is(err, ErrLocked) {
+	if _, err := v.SSHHosts().KeyOf(h.ID, cleared.Version); !errors.Is(err, ErrLocked) {
 		t.Fatalf("key while locked: %v", err)
 	}
 	if err := v.Unlock(pass(testPass)); err != nil {
 		t.Fatal(err)
 	}
-	list, err := v.ListSSHHosts()
+	list, err := v.SSHHosts().List()
 	if err != nil || len(list) != 1 || list[0].Version != cleared.Version || list[0].HostKeys[0] != "ssh-ed25519 AAAAnew" || !list[0].Record {
 		t.Fatalf("after unlock: %+v %v", list, err)
 	}
-	if err := v.RemoveSSHHost(h.ID); err != nil {
+	if err := v.SSHHosts().Remove(h.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.SSHKeyOf(h.ID, cleared.Version); !errors.Is(err, ErrCredentialChanged) {
+	if _, err := v.SSHHosts().KeyOf(h.ID, cleared.Version); !errors.Is(err, ErrCredentialChanged) {
 		t.Fatalf("key of a removed host: %v", err)
 	}
 }
@@ -114,7 +114,7 @@ func TestSSHHostValidation(t *testing.T) {
 	} {
 		h := sampleHost("ok")
 		edit(&h)
-		if _, err := v.AddSSHHost(h); !errors.Is(err, ErrInvalid) {
+		if _, err := v.SSHHosts().Add(h); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v", name, err)
 		} else if strings.Contains(err.Error(), "CANARY") {
 			t.Errorf("%s: the error quotes the key", name)
@@ -127,11 +127,11 @@ func TestSSHHostValidation(t *testing.T) {
 func TestSSHHostKeyCanary(t *testing.T) {
 	v, dir := newUnlocked(t, testOptions(newFakeClock()))
 	nh := sampleHost("canary")
-	h, err := v.AddSSHHost(nh)
+	h, err := v.SSHHosts().Add(nh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, _ := v.ListSSHHosts()
+	list, _ := v.SSHHosts().List()
 	js, _ := json.Marshal(list)
 	nhJSON, _ := json.Marshal(nh)
 	printed := fmt.Sprintf("%v %+v %#v", nh, h, list)
@@ -155,7 +155,7 @@ func TestSSHHostKeyCanary(t *testing.T) {
 // record: a pin or a rule cannot be edited behind the vault's back.
 func TestSSHHostTamperIsDamage(t *testing.T) {
 	v, dir := newUnlocked(t, testOptions(newFakeClock()))
-	h, err := v.AddSSHHost(sampleHost("web-1"))
+	h, err := v.SSHHosts().Add(sampleHost("web-1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,6 +132,18 @@ type Vault struct {
 	auditRecipient string
 
 	events feed.Feed[Event]
+
+	roles vaultRoles // made once in Open: a call never allocates one
+}
+
+// vaultRoles are the record kinds and roles over the vault.
+type vaultRoles struct {
+	credentials *Credentials
+	sshHosts    *SSHHosts
+	session     *session
+	keyring     *keyringSlot
+	idle        *idleTimer
+	backups     *backups
 }
 
 // Open opens the vault in dir (created 0700 if missing), creating an empty,
@@ -163,6 +175,8 @@ func Open(dir string, opts Options) (*Vault, error) {
 		return nil, fmt.Errorf("vault: %w", err)
 	}
 	v := &Vault{path: filepath.Join(dir, FileName), opts: opts, autoLock: opts.AutoLockAfter}
+	v.roles = vaultRoles{credentials: &Credentials{v}, sshHosts: &SSHHosts{v}, session: &session{v},
+		keyring: &keyringSlot{v}, idle: &idleTimer{v}, backups: &backups{v}}
 	if opts.Keyring == nil {
 		v.keyringNote = "keyring unlock is turned off in this configuration"
 	}
@@ -320,10 +334,10 @@ func (v *Vault) Close() error {
 	}
 	var lockErr error
 	if v.state == StateUnlocked {
-		lockErr = v.lockLocked("closed")
+		lockErr = v.session().lockLocked("closed")
 	}
 	v.closed = true
-	v.stopIdleTimer()
+	v.idle().stopIdleTimer()
 	var closeErr error
 	v.closeRecordStmt()
 	if v.db != nil {
@@ -331,7 +345,7 @@ func (v *Vault) Close() error {
 		v.db = nil
 	}
 	v.mu.Unlock()
-	v.deliver()
+	v.session().deliver()
 	return errors.Join(lockErr, closeErr)
 }
 
@@ -349,3 +363,41 @@ func (v *Vault) usable() error {
 	}
 	return nil
 }
+
+// Credentials is the vault's kind of HTTP credential records: adding,
+// editing, rotating and removing them, and the binding rules (which host
+// and path each may serve). The vault stays the sealed store; the rules of
+// the kind live here (records.go, edit.go, overlap.go).
+type Credentials struct{ *Vault }
+
+// SSHHosts is the vault's kind of SSH host records: each host's client key
+// and pinned host keys, its rules, and the alert a changed host key raises
+// (sshhost_records.go).
+type SSHHosts struct{ *Vault }
+
+// Credentials returns the vault's HTTP credential records.
+func (v *Vault) Credentials() *Credentials { return v.roles.credentials }
+
+// SSHHosts returns the vault's SSH host records.
+func (v *Vault) SSHHosts() *SSHHosts { return v.roles.sshHosts }
+
+// The vault's own roles. They group its methods by what they do; their
+// state stays in the Vault, under its one mutex, which is what keeps a
+// lock, an unlock and a record change atomic with respect to each other.
+type (
+	// session is the unlocked session: deriving and dropping the keys,
+	// the epoch every lock and unlock moves, the unlock throttle, and the
+	// events that announce each (lifecycle.go, epoch.go, events.go).
+	session struct{ *Vault }
+	// keyringSlot is the OS keyring's copy of the vault key (keyring.go).
+	keyringSlot struct{ *Vault }
+	// idleTimer locks the vault after the auto-lock interval (idle.go).
+	idleTimer struct{ *Vault }
+	// backups writes and restores backup files (backup.go).
+	backups struct{ *Vault }
+)
+
+func (v *Vault) session() *session     { return v.roles.session }
+func (v *Vault) keyring() *keyringSlot { return v.roles.keyring }
+func (v *Vault) idle() *idleTimer      { return v.roles.idle }
+func (v *Vault) backups() *backups     { return v.roles.backups }

@@ -115,7 +115,7 @@ func credentialAdd(ctx context.Context, env *Env, args []string) error {
 	nc.Secret = vault.NewSecret(secret)
 	clear(secret)
 	defer nc.Secret.Wipe()
-	c, err := s.v.AddCredential(nc)
+	c, err := s.v.Credentials().Add(nc)
 	if err != nil {
 		return fmt.Errorf("credential add: %w", err)
 	}
@@ -168,7 +168,7 @@ func checkBindings(hosts, paths []string) error {
 // some of the same requests and which one a call would use, and asks
 // whether to go on.
 func (s *setup) warnOverlaps(ctx context.Context, hosts, paths []string) error {
-	overlaps, err := s.v.CheckBindings(hosts, paths, "")
+	overlaps, err := s.v.Credentials().CheckBindings(hosts, paths, "")
 	if err != nil || len(overlaps) == 0 {
 		return nil
 	}
@@ -215,7 +215,7 @@ func credentialRead(ctx context.Context, env *Env, sub string, args []string) er
 		return err
 	}
 	defer s.close()
-	list, err := s.v.ListCredentials()
+	list, err := s.v.Credentials().List()
 	if err != nil {
 		return fmt.Errorf("credential %s: %w", sub, err)
 	}
@@ -238,7 +238,7 @@ func credentialRead(ctx context.Context, env *Env, sub string, args []string) er
 	if !ok {
 		return errors.New("credential remove: nothing was removed")
 	}
-	if err := s.v.RemoveCredential(c.ID); err != nil {
+	if err := s.v.Credentials().Remove(c.ID); err != nil {
 		return fmt.Errorf("credential remove: %w", err)
 	}
 	if err := s.recorded(); err != nil {

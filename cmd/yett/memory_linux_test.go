@@ -159,7 +159,7 @@ func seedVault(t *testing.T, dataDir, host string) {
 	if err := v.Create(vault.Passphrase(servePassphrase), false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.AddCredential(vault.NewCredential{Name: "receiver", Secret: vault.NewSecret([]byte(serveCanary)),
+	if _, err := v.Credentials().Add(vault.NewCredential{Name: "receiver", Secret: vault.NewSecret([]byte(serveCanary)),
 		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{host}, Approval: vault.ApprovalSession}); err != nil {
 		t.Fatal(err)
 	}

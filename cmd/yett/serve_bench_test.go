@@ -81,7 +81,7 @@ func BenchmarkServeMemory(b *testing.B) {
 	if err := v.Create(vault.Passphrase(servePassphrase), false); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := v.AddCredential(vault.NewCredential{Name: "api", Secret: vault.NewSecret([]byte(serveCanary)),
+	if _, err := v.Credentials().Add(vault.NewCredential{Name: "api", Secret: vault.NewSecret([]byte(serveCanary)),
 		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{ln.Addr().String()}, Approval: vault.ApprovalSession}); err != nil {
 		b.Fatal(err)
 	}

@@ -102,7 +102,7 @@ func startServeSeeded(t *testing.T, seed func(dataDir string, v *vault.Vault)) *
 		t.Fatal(err)
 	}
 	host := strings.TrimPrefix(w.recvURL, "http://")
-	if _, err := v.AddCredential(vault.NewCredential{Name: "receiver", Secret: vault.NewSecret([]byte(serveCanary)),
+	if _, err := v.Credentials().Add(vault.NewCredential{Name: "receiver", Secret: vault.NewSecret([]byte(serveCanary)),
 		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{host}, Approval: vault.ApprovalSession}); err != nil {
 		t.Fatal(err)
 	}

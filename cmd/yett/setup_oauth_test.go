@@ -303,11 +303,11 @@ func TestSecretFromDescriptor(t *testing.T) {
 	if err := v.Unlock(vault.Passphrase(setupPassphrase)); err != nil {
 		t.Fatal(err)
 	}
-	list, err := v.ListCredentials()
+	list, err := v.Credentials().List()
 	if err != nil || len(list) != 1 {
 		t.Fatalf("credentials: %v %v", list, err)
 	}
-	s, err := v.SecretOf(list[0].ID, list[0].Version)
+	s, err := v.Credentials().SecretOf(list[0].ID, list[0].Version)
 	if err != nil {
 		t.Fatal(err)
 	}

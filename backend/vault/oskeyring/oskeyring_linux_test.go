@@ -188,7 +188,7 @@ func testKeyringUnlock(t *testing.T, kr oskeyring.Keyring) {
 	if s := v.Status(); !s.KeyringEnabled || s.KeyringNote != "" {
 		t.Fatalf("status after create with keyring: %+v", s)
 	}
-	if _, err := v.AddCredential(vault.NewCredential{
+	if _, err := v.Credentials().Add(vault.NewCredential{
 		Name: "k", Secret: vault.NewSecret([]byte("CANARY-keyring")), Injection: vault.Injection{Format: vault.InjectBearer},
 		Hosts: []string{"api.example.com"}, Approval: vault.ApprovalSession,
 	}); err != nil {
@@ -201,7 +201,7 @@ func testKeyringUnlock(t *testing.T, kr oskeyring.Keyring) {
 	if err := v.UnlockWithKeyring(); err != nil {
 		t.Fatalf("UnlockWithKeyring: %v", err)
 	}
-	if l, _ := v.ListCredentials(); len(l) != 1 {
+	if l, _ := v.Credentials().List(); len(l) != 1 {
 		t.Fatalf("credentials after keyring unlock: %v", l)
 	}
 	v.Lock("t")
