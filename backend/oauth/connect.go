@@ -186,61 +186,19 @@ func (m *Custody) Reconnect(ctx context.Context, id string) (FlowView, error) {
 
 // newRow validates req and builds the row it would create (not stored).
 func (m *connector) newRow(ctx context.Context, req ConnectRequest) (*row, error) {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
-	}
-	if err := checkText("name", req.Name, 1, 80); err != nil {
+	if err := m.checkRequest(req); err != nil {
 		return nil, err
-	}
-	if err := m.nameFree(req.Name); err != nil {
-		return nil, err
-	}
-	if !slices.Contains(Environments, req.Environment) {
-		return nil, bad("environment must be development, staging or production")
-	}
-	if !slices.Contains([]string{FlowAuthorizationCode, FlowClientCredentials, FlowDeviceCode}, req.Flow) {
-		return nil, bad("flow must be authorization_code, client_credentials or device_code (the password grant is not offered)")
-	}
-	if err := checkText("client id", req.ClientID, 1, 256); err != nil {
-		return nil, err
-	}
-	for _, f := range []struct{ name, v string }{{"owner", req.Owner}, {"backup revoker", req.BackupRevoker}, {"disable procedure", req.DisableProcedure}} {
-		if err := checkText(f.name, f.v, 0, 512); err != nil {
-			return nil, err
-		}
 	}
 	md, requireIss, authParams, offline, provider, err := m.resolveProvider(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if md.TokenEndpoint == "" {
-		return nil, bad("the provider has no token endpoint")
+	if err := checkFlowEndpoints(req, md); err != nil {
+		return nil, err
 	}
-	switch req.Flow {
-	case FlowAuthorizationCode:
-		if md.AuthorizationEndpoint == "" {
-			return nil, bad("the provider has no authorization endpoint")
-		}
-	case FlowDeviceCode:
-		if md.DeviceAuthorizationEndpoint == "" {
-			return nil, bad("the provider has no device authorization endpoint")
-		}
-	case FlowClientCredentials:
-		if req.ClientAuth == ClientAuthNone {
-			return nil, bad("client credentials need client authentication (a secret or a private key)")
-		}
-	}
-	scopes := []string{}
-	for _, s := range req.Scopes {
-		if !validScope(s) {
-			return nil, bad("a scope may contain only printable ASCII without spaces, quotes or backslashes")
-		}
-		if !slices.Contains(scopes, s) {
-			scopes = append(scopes, s)
-		}
-	}
-	if req.Unattended && req.Flow != FlowClientCredentials && offline != "" && !slices.Contains(scopes, offline) {
-		scopes = append(scopes, offline)
+	scopes, err := requestScopes(req, offline)
+	if err != nil {
+		return nil, err
 	}
 	apiHosts, err := parseAPIHosts(req.APIHosts)
 	if err != nil {
@@ -263,34 +221,8 @@ func (m *connector) newRow(ctx context.Context, req ConnectRequest) (*row, error
 		b, _ := json.Marshal(authParams)
 		r.AuthParams = string(b)
 	}
-	switch req.ClientAuth {
-	case ClientAuthNone:
-		r.AuthStyle = int(oauth2.AuthStyleInParams)
-		if len(req.ClientSecret) > 0 {
-			return nil, bad("a public client (no client authentication) has no secret")
-		}
-	case ClientAuthSecret:
-		if len(req.ClientSecret) == 0 || len(req.ClientSecret) > 4096 {
-			return nil, bad("client secret missing or too long")
-		}
-		r.AuthStyle = int(oauth2.AuthStyleInHeader)
-		if len(md.TokenEndpointAuthMethodsSupported) > 0 && !slices.Contains(md.TokenEndpointAuthMethodsSupported, "client_secret_basic") &&
-			slices.Contains(md.TokenEndpointAuthMethodsSupported, "client_secret_post") {
-			r.AuthStyle = int(oauth2.AuthStyleInParams)
-		}
-		sealed, err := m.vault.SealBlob(purposeClient, tokenAD(id, "client_secret", 0), req.ClientSecret)
-		if err != nil {
-			return nil, err
-		}
-		r.SealedClientSecret = sealed
-	case ClientAuthPrivateKeyJWT:
-		if _, err := m.loadKey(req.ClientKeyID); err != nil {
-			return nil, bad("private_key_jwt needs a client key generated in Yett")
-		}
-		r.ClientKeyID = req.ClientKeyID
-		r.AuthStyle = int(oauth2.AuthStyleInParams)
-	default:
-		return nil, bad("client authentication must be none, client_secret or private_key_jwt")
+	if err := m.setClientAuth(r, req, md); err != nil {
+		return nil, err
 	}
 	if req.DPoP {
 		if err := m.newKey(dpopKeyID(id), keyPurposeDPoP); err != nil {
@@ -298,6 +230,113 @@ func (m *connector) newRow(ctx context.Context, req ConnectRequest) (*row, error
 		}
 	}
 	return r, nil
+}
+
+// invalidf is ErrInvalid with the rule a request broke.
+func invalidf(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
+}
+
+// checkRequest checks what a request says before anything reaches the
+// provider: its texts, a free name, the environment and the flow.
+func (m *connector) checkRequest(req ConnectRequest) error {
+	if err := checkText("name", req.Name, 1, 80); err != nil {
+		return err
+	}
+	if err := m.nameFree(req.Name); err != nil {
+		return err
+	}
+	if !slices.Contains(Environments, req.Environment) {
+		return invalidf("environment must be development, staging or production")
+	}
+	if !slices.Contains([]string{FlowAuthorizationCode, FlowClientCredentials, FlowDeviceCode}, req.Flow) {
+		return invalidf("flow must be authorization_code, client_credentials or device_code (the password grant is not offered)")
+	}
+	if err := checkText("client id", req.ClientID, 1, 256); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{{"owner", req.Owner}, {"backup revoker", req.BackupRevoker}, {"disable procedure", req.DisableProcedure}} {
+		if err := checkText(f.name, f.v, 0, 512); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFlowEndpoints checks that the provider has the endpoints the flow
+// needs, and a client credentials grant has client authentication.
+func checkFlowEndpoints(req ConnectRequest, md providers.Metadata) error {
+	if md.TokenEndpoint == "" {
+		return invalidf("the provider has no token endpoint")
+	}
+	switch req.Flow {
+	case FlowAuthorizationCode:
+		if md.AuthorizationEndpoint == "" {
+			return invalidf("the provider has no authorization endpoint")
+		}
+	case FlowDeviceCode:
+		if md.DeviceAuthorizationEndpoint == "" {
+			return invalidf("the provider has no device authorization endpoint")
+		}
+	case FlowClientCredentials:
+		if req.ClientAuth == ClientAuthNone {
+			return invalidf("client credentials need client authentication (a secret or a private key)")
+		}
+	}
+	return nil
+}
+
+// requestScopes is the request's scopes, checked and without repeats, and
+// the provider's offline scope for an unattended grant.
+func requestScopes(req ConnectRequest, offline string) ([]string, error) {
+	scopes := []string{}
+	for _, s := range req.Scopes {
+		if !validScope(s) {
+			return nil, invalidf("a scope may contain only printable ASCII without spaces, quotes or backslashes")
+		}
+		if !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
+		}
+	}
+	if req.Unattended && req.Flow != FlowClientCredentials && offline != "" && !slices.Contains(scopes, offline) {
+		scopes = append(scopes, offline)
+	}
+	return scopes, nil
+}
+
+// setClientAuth sets how r authenticates at the token endpoint, and seals
+// a client secret under the vault.
+func (m *connector) setClientAuth(r *row, req ConnectRequest, md providers.Metadata) error {
+	switch req.ClientAuth {
+	case ClientAuthNone:
+		r.AuthStyle = int(oauth2.AuthStyleInParams)
+		if len(req.ClientSecret) > 0 {
+			return invalidf("a public client (no client authentication) has no secret")
+		}
+	case ClientAuthSecret:
+		if len(req.ClientSecret) == 0 || len(req.ClientSecret) > 4096 {
+			return invalidf("client secret missing or too long")
+		}
+		r.AuthStyle = int(oauth2.AuthStyleInHeader)
+		if len(md.TokenEndpointAuthMethodsSupported) > 0 && !slices.Contains(md.TokenEndpointAuthMethodsSupported, "client_secret_basic") &&
+			slices.Contains(md.TokenEndpointAuthMethodsSupported, "client_secret_post") {
+			r.AuthStyle = int(oauth2.AuthStyleInParams)
+		}
+		sealed, err := m.vault.SealBlob(purposeClient, tokenAD(r.ID, "client_secret", 0), req.ClientSecret)
+		if err != nil {
+			return err
+		}
+		r.SealedClientSecret = sealed
+	case ClientAuthPrivateKeyJWT:
+		if _, err := m.loadKey(req.ClientKeyID); err != nil {
+			return invalidf("private_key_jwt needs a client key generated in Yett")
+		}
+		r.ClientKeyID = req.ClientKeyID
+		r.AuthStyle = int(oauth2.AuthStyleInParams)
+	default:
+		return invalidf("client authentication must be none, client_secret or private_key_jwt")
+	}
+	return nil
 }
 
 func checkText(field, v string, minLen, maxLen int) error {
