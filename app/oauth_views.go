@@ -81,7 +81,7 @@ type ConnectForm struct {
 	// APIHosts are the hosts of the account's API, where its named
 	// operations may send its token; empty: the preset's, or the
 	// provider's own.
-	APIHosts []string `json:"apiHosts"`
+	APIHosts []string `json:"apiHosts,omitempty"`
 }
 
 // String keeps the secret out of any %v.

@@ -1,8 +1,11 @@
-// The only module that talks to the Go side. Wails v2 binds the Go
-// app.VaultService at window.go.app.VaultService and its runtime at
-// window.runtime; everything else in the UI imports typed functions from here,
-// so a renamed Go method breaks in one place (and in the Go test that parses
-// this file for `VaultService.<Name>(` calls).
+// The only module that talks to the Go side. Wails v2 binds the Go services
+// of package app at window.go.app (VaultService, ApprovalService, …) and its
+// runtime at window.runtime; everything else in the UI imports typed
+// functions from here. The services' methods are typed by what Wails
+// generates from the Go side (./wailsjs, checked by the Go test
+// TestUIContractIsGenerated), so a renamed method or a changed form fails
+// the type check; the views that come back are still checked at run time by
+// the parsers below, which narrow Go's strings to the window's unions.
 //
 // No secret ever comes back through this module: the Go adapter only returns
 // redacted views. The one secret going out is NewCredentialForm.secret, and the
@@ -19,6 +22,14 @@ import {
   type RevocationState,
   type RevokeStepName,
 } from './contract.gen';
+import type * as VaultServiceBindings from './wailsjs/go/app/VaultService';
+import type * as ApprovalServiceBindings from './wailsjs/go/app/ApprovalService';
+import type * as AuditServiceBindings from './wailsjs/go/app/AuditService';
+import type * as OAuthServiceBindings from './wailsjs/go/app/OAuthService';
+import type * as ConnectServiceBindings from './wailsjs/go/app/ConnectService';
+import type * as DesktopServiceBindings from './wailsjs/go/app/DesktopService';
+import type * as InventoryServiceBindings from './wailsjs/go/app/InventoryService';
+import type * as SSHServiceBindings from './wailsjs/go/app/SSHService';
 
 export type VaultState = 'uninitialised' | 'locked' | 'unlocked' | 'damaged';
 
@@ -114,28 +125,8 @@ export interface NewCredentialForm {
 
 export const VAULT_STATUS_EVENT = 'vault:status';
 
-/** The shape Wails generates for the bound Go struct app.VaultService. */
-interface VaultServiceBinding {
-  Status(): Promise<unknown>;
-  Create(passphrase: string, useKeyring: boolean): Promise<unknown>;
-  Unlock(passphrase: string): Promise<unknown>;
-  UnlockWithKeyring(): Promise<unknown>;
-  Lock(): Promise<unknown>;
-  SetAutoLockMinutes(minutes: number): Promise<unknown>;
-  EnableKeyring(on: boolean): Promise<unknown>;
-  Touch(): Promise<void>;
-  ListCredentials(): Promise<unknown>;
-  AddCredential(form: NewCredentialForm): Promise<unknown>;
-  RemoveCredential(id: string): Promise<void>;
-  UpdateCredential(id: string, version: number, form: CredentialEditForm): Promise<unknown>;
-  RotateSecret(id: string, version: number, secret: string): Promise<unknown>;
-  CheckBindings(hosts: string[], paths: string[], except: string): Promise<unknown>;
-  ChangePassphrase(current: string, next: string): Promise<unknown>;
-  ExportBackup(passphrase: string): Promise<unknown>;
-  ChooseBackup(): Promise<unknown>;
-  RestoreBackup(path: string, passphrase: string): Promise<unknown>;
-  CancelKeyringWait(): Promise<void>;
-}
+/** The bound Go app.VaultService, as Wails generates it (wailsjs/go/app/VaultService.d.ts). */
+type VaultServiceBinding = typeof VaultServiceBindings;
 
 interface WailsRuntime {
   EventsOn(name: string, callback: (...data: unknown[]) => void): (() => void) | void;
@@ -396,7 +387,8 @@ export function checkBindings(hosts: string[], paths: string[], except = ''): Pr
 
 export function changePassphrase(current: string, next: string): Promise<PassphraseChange> {
   return call(async () => {
-    const v = await bound().VaultService.ChangePassphrase(current, next);
+    // What came over the bridge is checked, not trusted to match its type.
+    const v: unknown = await bound().VaultService.ChangePassphrase(current, next);
     const head = pick<Omit<PassphraseChange, 'status'>>(
       v,
       { keyringRewrapped: 'boolean', keyringCleared: 'boolean' },
@@ -610,14 +602,8 @@ export interface Decision {
 
 export const APPROVAL_CHANGED_EVENT = 'approval:changed';
 
-/** The shape Wails generates for the bound Go struct app.ApprovalService. */
-interface ApprovalServiceBinding {
-  Pending(): Promise<unknown>;
-  Answer(id: string, approve: boolean): Promise<void>;
-  Sessions(): Promise<unknown>;
-  Decisions(): Promise<unknown>;
-  Revoke(sessionId: string): Promise<void>;
-}
+/** The bound Go app.ApprovalService, as Wails generates it (wailsjs/go/app/ApprovalService.d.ts). */
+type ApprovalServiceBinding = typeof ApprovalServiceBindings;
 
 function boundApprovals(): { ApprovalService: ApprovalServiceBinding } {
   const app = window.go?.app as { ApprovalService?: ApprovalServiceBinding } | undefined;
@@ -958,13 +944,8 @@ export interface CheckpointExport {
 
 export const AUDIT_CHANGED_EVENT = 'audit:changed';
 
-/** The shape Wails generates for the bound Go struct app.AuditService. */
-interface AuditServiceBinding {
-  Status(): Promise<unknown>;
-  Sessions(page: PageRequest): Promise<unknown>;
-  Activity(filter: ActivityFilter): Promise<unknown>;
-  ExportCheckpoint(): Promise<unknown>;
-}
+/** The bound Go app.AuditService, as Wails generates it (wailsjs/go/app/AuditService.d.ts). */
+type AuditServiceBinding = typeof AuditServiceBindings;
 
 function boundAudit(): { AuditService: AuditServiceBinding } {
   const app = window.go?.app as { AuditService?: AuditServiceBinding } | undefined;
@@ -1258,26 +1239,8 @@ export interface OAuthSettings {
 export const OAUTH_CHANGED_EVENT = 'oauth:changed';
 export const OAUTH_FLOW_EVENT = 'oauth:flow';
 
-/** The shape Wails generates for the bound Go struct app.OAuthService. */
-interface OAuthServiceBinding {
-  Presets(): Promise<unknown>;
-  Discover(issuer: string): Promise<unknown>;
-  NewClientKey(): Promise<unknown>;
-  Connect(form: ConnectForm): Promise<unknown>;
-  Reconnect(id: string): Promise<unknown>;
-  Flow(flowId: string): Promise<unknown>;
-  CancelFlow(flowId: string): Promise<void>;
-  Authorizations(): Promise<unknown>;
-  UpdateInventory(id: string, inv: InventoryUpdate): Promise<void>;
-  Revoke(id: string): Promise<unknown>;
-  SetEndpoints(id: string, revocation: string, introspection: string): Promise<void>;
-  Resume(id: string): Promise<void>;
-  Operations(): Promise<unknown>;
-  SaveOperation(op: OperationView): Promise<void>;
-  RemoveOperation(name: string): Promise<void>;
-  Settings(): Promise<unknown>;
-  SetBlockUncontrolled(on: boolean): Promise<void>;
-}
+/** The bound Go app.OAuthService, as Wails generates it (wailsjs/go/app/OAuthService.d.ts). */
+type OAuthServiceBinding = typeof OAuthServiceBindings;
 
 function boundOAuth(): { OAuthService: OAuthServiceBinding } {
   const app = window.go?.app as { OAuthService?: OAuthServiceBinding } | undefined;
@@ -1552,9 +1515,8 @@ export interface ConnectInfo {
   clients: ClientSetup[];
 }
 
-interface ConnectServiceBinding {
-  Info(): Promise<unknown>;
-}
+/** The bound Go app.ConnectService, as Wails generates it (wailsjs/go/app/ConnectService.d.ts). */
+type ConnectServiceBinding = typeof ConnectServiceBindings;
 
 function boundConnect(): { ConnectService: ConnectServiceBinding } {
   const app = window.go?.app as { ConnectService?: ConnectServiceBinding } | undefined;
@@ -1647,16 +1609,8 @@ export const DESKTOP_CHANGED_EVENT = 'desktop:changed';
 export const SHOW_CARD_EVENT = 'app:show-card';
 export const CLOSE_REQUESTED_EVENT = 'app:close-requested';
 
-/** The shape Wails generates for the bound Go struct app.DesktopService. */
-interface DesktopServiceBinding {
-  Settings(): Promise<unknown>;
-  SetAutostart(on: boolean): Promise<unknown>;
-  SetNotificationPolicy(p: NotificationPolicy): Promise<unknown>;
-  SetVerification(mode: VerificationMode): Promise<unknown>;
-  AcceptNotificationServer(name: string): Promise<unknown>;
-  KeepRunningInBackground(): Promise<void>;
-  Quit(): Promise<void>;
-}
+/** The bound Go app.DesktopService, as Wails generates it (wailsjs/go/app/DesktopService.d.ts). */
+type DesktopServiceBinding = typeof DesktopServiceBindings;
 
 function boundDesktop(): { DesktopService: DesktopServiceBinding } {
   const app = window.go?.app as { DesktopService?: DesktopServiceBinding } | undefined;
@@ -1861,18 +1815,8 @@ export interface DrillReport {
 export const INVENTORY_CHANGED_EVENT = 'inventory:changed';
 export const INVENTORY_DRILL_EVENT = 'inventory:drill';
 
-/** The shape Wails generates for the bound Go struct app.InventoryService. */
-interface InventoryServiceBinding {
-  Rows(): Promise<unknown>;
-  SetField(id: string, field: InventoryField, value: string): Promise<void>;
-  SetDrillSchedule(id: string, everyDays: number, kind: DrillKind): Promise<void>;
-  Settings(): Promise<unknown>;
-  SetBlockUncontrolled(on: boolean): Promise<void>;
-  RunDrill(id: string, kind: DrillKind): Promise<unknown>;
-  Drills(id: string): Promise<unknown>;
-  Export(format: 'csv' | 'json', filter: InventoryFilter): Promise<unknown>;
-  ExportDrill(drillId: string): Promise<unknown>;
-}
+/** The bound Go app.InventoryService, as Wails generates it (wailsjs/go/app/InventoryService.d.ts). */
+type InventoryServiceBinding = typeof InventoryServiceBindings;
 
 function boundInventory(): { InventoryService: InventoryServiceBinding } {
   const app = window.go?.app as { InventoryService?: InventoryServiceBinding } | undefined;
@@ -2058,19 +2002,8 @@ export interface SSHRecordingText extends SSHRecordingView {
 
 export const SSH_CHANGED_EVENT = 'ssh:changed';
 
-/** The shape Wails generates for the bound Go struct app.SSHService. */
-interface SSHServiceBinding {
-  Hosts(): Promise<unknown>;
-  AddHost(form: SSHHostForm): Promise<unknown>;
-  UpdateHost(id: string, settings: SSHSettings): Promise<unknown>;
-  RemoveHost(id: string): Promise<void>;
-  PinPasted(id: string, text: string): Promise<unknown>;
-  PinFromKnownHosts(id: string): Promise<unknown>;
-  TrustOnFirstUse(id: string): Promise<unknown>;
-  AcceptPresented(id: string): Promise<unknown>;
-  Recordings(hostId: string): Promise<unknown>;
-  Recording(id: string): Promise<unknown>;
-}
+/** The bound Go app.SSHService, as Wails generates it (wailsjs/go/app/SSHService.d.ts). */
+type SSHServiceBinding = typeof SSHServiceBindings;
 
 function boundSSH(): { SSHService: SSHServiceBinding } {
   const app = window.go?.app as { SSHService?: SSHServiceBinding } | undefined;

@@ -6,6 +6,7 @@
 
 import { vi } from 'vitest';
 import type { AgentView, ApprovalCard, ApprovalState, Decision, LiveSession } from '../lib/backend';
+import type { FakeApprovalService } from './bindings';
 
 export function agentView(over: Partial<AgentView> = {}): AgentView {
   return {
@@ -127,7 +128,7 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
       state.sessions.splice(i, 1);
       push();
     }),
-  };
+  } satisfies FakeApprovalService;
   (window.go.app as Record<string, unknown>).ApprovalService = ApprovalService;
 
   const runtime = window.runtime;

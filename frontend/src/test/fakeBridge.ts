@@ -6,6 +6,7 @@ import { vi } from 'vitest';
 import type { ConnectInfo, CredentialEditForm, CredentialView, NewCredentialForm, VaultStatus } from '../lib/backend';
 import { installApprovals } from './fakeApprovals';
 import { installDesktop } from './fakeDesktop';
+import type { FakeVaultService, FakeConnectService } from './bindings';
 
 export function vaultStatus(over: Partial<VaultStatus> = {}): VaultStatus {
   return {
@@ -146,9 +147,9 @@ export function installBridge(initial: VaultStatus = vaultStatus()) {
       return current;
     }),
     CancelKeyringWait: vi.fn(async (): Promise<void> => {}),
-  };
+  } satisfies FakeVaultService;
 
-  const ConnectService = { Info: vi.fn(async (): Promise<unknown> => connectInfo()) };
+  const ConnectService = { Info: vi.fn(async (): Promise<unknown> => connectInfo()) } satisfies FakeConnectService;
 
   window.go = { app: { VaultService, ConnectService } as never };
   window.runtime = {

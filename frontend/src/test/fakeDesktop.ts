@@ -5,6 +5,7 @@
 
 import { vi } from 'vitest';
 import type { DesktopSettings } from '../lib/backend';
+import type { FakeDesktopService } from './bindings';
 
 export function desktopSettingsFixture(over: Partial<DesktopSettings> = {}): DesktopSettings {
   return {
@@ -59,7 +60,7 @@ export function installDesktop(initial: Partial<DesktopSettings> = {}) {
     }),
     KeepRunningInBackground: vi.fn(async (): Promise<void> => {}),
     Quit: vi.fn(async (): Promise<void> => {}),
-  };
+  } satisfies FakeDesktopService;
   (window.go.app as Record<string, unknown>).DesktopService = DesktopService;
   const runtime = window.runtime;
   const eventsOn = runtime.EventsOn;

@@ -4,6 +4,7 @@
 
 import { vi } from 'vitest';
 import type { DrillReport, InventoryFilter, InventoryRow } from '../lib/backend';
+import type { FakeInventoryService } from './bindings';
 
 export function inventoryRow(over: Partial<InventoryRow> = {}): InventoryRow {
   return {
@@ -117,7 +118,7 @@ export function installInventory(initial: { rows?: InventoryRow[]; reports?: Dri
       saved: true, path: `/home/ana/yett-inventory.${format}`, size: 512,
     })),
     ExportDrill: vi.fn(async (id: string): Promise<unknown> => ({ saved: true, path: `/home/ana/yett-drill-${id}.json`, size: 900 })),
-  };
+  } satisfies FakeInventoryService;
   (window.go.app as Record<string, unknown>).InventoryService = InventoryService;
 
   const runtime = window.runtime;

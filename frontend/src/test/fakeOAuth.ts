@@ -13,6 +13,8 @@ import type {
   PresetView,
   RevokeReport,
 } from '../lib/backend';
+import type { FakeOAuthService } from './bindings';
+import type { app } from '../lib/wailsjs/go/models';
 
 export function preset(over: Partial<PresetView> = {}): PresetView {
   return {
@@ -136,7 +138,7 @@ export function installOAuth(initial: { authorizations?: AuthorizationView[]; op
     Flow: vi.fn(async (id: string): Promise<unknown> => ({ ...structuredClone(state.nextFlow), flowId: id })),
     CancelFlow: vi.fn(async (_id: string): Promise<void> => {}),
     Authorizations: vi.fn(async (): Promise<unknown> => structuredClone(state.authorizations)),
-    UpdateInventory: vi.fn(async (id: string, inv: Record<string, string>): Promise<void> => {
+    UpdateInventory: vi.fn(async (id: string, inv: app.InventoryForm): Promise<void> => {
       const a = state.authorizations.find((x) => x.id === id);
       if (!a) throw 'No such authorization.';
       Object.assign(a, inv, { controlled: true, problems: [] });
@@ -179,7 +181,7 @@ export function installOAuth(initial: { authorizations?: AuthorizationView[]; op
     SetBlockUncontrolled: vi.fn(async (on: boolean): Promise<void> => {
       state.blockUncontrolled = on;
     }),
-  };
+  } satisfies FakeOAuthService;
   (window.go.app as Record<string, unknown>).OAuthService = OAuthService;
 
   const runtime = window.runtime;

@@ -3,6 +3,7 @@
 
 import { vi } from 'vitest';
 import type { SSHHostForm, SSHHostView, SSHSettings } from '../lib/backend';
+import type { FakeSSHService } from './bindings';
 
 export const HOST_KEY_FP = 'SHA256:hostkeyhostkeyhostkeyhostkeyhostkey0000000';
 
@@ -77,7 +78,7 @@ export function installSSH(initial: { hosts?: SSHHostView[] } = {}) {
       id, hostId: 'ssh_1', started: '2026-12-01T10:05:00Z', bytes: 300, complete: true,
       cast: '{"version":2,"width":120,"height":40,"timestamp":1,"command":"uptime","title":"deploy@web-1"}\n[0.1,"o","<b>up 3 days</b>\\n"]\n',
     })),
-  };
+  } satisfies FakeSSHService;
   (window.go.app as Record<string, unknown>).SSHService = SSHService;
 
   const runtime = window.runtime;
