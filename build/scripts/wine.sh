@@ -39,9 +39,14 @@ printf '#!/bin/sh\nexec %s "$@"\n' "$wine" >"$cache/bin/go_windows_amd64_exec"
 chmod +x "$cache/bin/go_windows_amd64_exec"
 export PATH=$cache/bin:$PATH
 
-# One wineserver for the whole run (each binary would otherwise start one).
-/usr/lib/wine/wineserver -p 60 2>/dev/null || true
+# One wineserver for the whole run (each binary would otherwise start one),
+# and Wine's own background processes (services, explorer, …) started now
+# with their output on /dev/null: started by the first test binary, they
+# would inherit its output pipe and hold it open after it exits, and go
+# test waits for that pipe to close.
+/usr/lib/wine/wineserver -p 2>/dev/null || true
 trap '/usr/lib/wine/wineserver -k 2>/dev/null || true' EXIT
+"$wine" cmd /c exit </dev/null >/dev/null 2>&1 || true
 
 fail=0
 count=0
