@@ -48,8 +48,10 @@ const (
 type Config struct {
 	DataDir string
 	// Audit records every edit and every drill.
-	Audit   *audit.Log
-	BootID  func() string
+	Audit *audit.Log
+	// Host is the process that runs the inventory; nil: one with no
+	// gateway, always ready, on the system clock.
+	Host    Host
 	Sources []Source
 	// Custody is OAuth custody's drill side; nil runs no drills.
 	Custody Custody
@@ -60,33 +62,54 @@ type Config struct {
 	// Bindings is the vault's binding decision, which a full drill asks
 	// about the provider's endpoints.
 	Bindings Bindings
-	// Gateway returns the running gateway, or nil while none runs in this
-	// process; a drill's client connects through it.
-	Gateway func() Gateway
 	// Trail reads the audit log (while the vault is unlocked); nil leaves
 	// last confirmed uses empty and fails a drill's audit step.
 	Trail Trail
 	// Notifier raises reminders to the owner; nil raises none.
 	Notifier Notifier
-	// Changes, when set, announces changes of the sources (custody, the
-	// vault, the catalogue); it returns a cancel func.
-	Changes func(fn func()) (cancel func())
 	// Tick is how often the scheduler looks for due reviews and drills; 0
 	// means one minute. It also looks at once when Kick is called.
 	Tick time.Duration
 	// NoScheduler runs no scheduler (a process that serves no agents).
 	NoScheduler bool
-	// Ready says whether a scheduled drill can run now: the vault is
-	// unlocked (custody opens its tokens) and the gateway serves (the drill
-	// client calls through it). nil: always.
-	Ready  func() bool
-	Now    func() time.Time
-	Logger *slog.Logger
+	Logger      *slog.Logger
 	// Surface names the front end in audit entries.
 	Surface string
 	// HostName names this machine in the "held on" column; "" asks the OS.
 	HostName string
 }
+
+// Host is what the inventory needs from the process that runs it (the
+// keeper): who it is in audit entries, the gateway a drill calls through,
+// word of changes in its sources, whether a scheduled drill may run, and
+// the time. The inventory calls these from its scheduler and from drills,
+// never while it holds its own locks.
+type Host interface {
+	// BootID names the gateway in audit entries: the one that runs or
+	// will run next ("" when this process runs none).
+	BootID() string
+	// Gateway returns the running gateway, or nil while none runs in this
+	// process; a drill's client connects through it.
+	Gateway() Gateway
+	// Changes calls fn after each change of the sources (custody, the
+	// vault, the catalogue) until cancel.
+	Changes(fn func()) (cancel func())
+	// Ready says whether a scheduled drill can run now: the vault is
+	// unlocked (custody opens its tokens) and the gateway serves (the drill
+	// client calls through it).
+	Ready() bool
+	// Now is the time.
+	Now() time.Time
+}
+
+// standalone is the Host of an inventory no process hosts.
+type standalone struct{}
+
+func (standalone) BootID() string                 { return "" }
+func (standalone) Gateway() Gateway               { return nil }
+func (standalone) Changes(func()) (cancel func()) { return func() {} }
+func (standalone) Ready() bool                    { return true }
+func (standalone) Now() time.Time                 { return time.Now() }
 
 // Inventory is the owner inventory of one data directory. Safe for
 // concurrent use.
@@ -131,17 +154,8 @@ func Open(cfg Config) (*Inventory, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.BootID == nil {
-		cfg.BootID = func() string { return "" }
-	}
-	if cfg.Gateway == nil {
-		cfg.Gateway = func() Gateway { return nil }
-	}
-	if cfg.Ready == nil {
-		cfg.Ready = func() bool { return true }
+	if cfg.Host == nil {
+		cfg.Host = standalone{}
 	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Minute
@@ -162,10 +176,7 @@ func Open(cfg Config) (*Inventory, error) {
 	// The block switch is the host's to hand over (UseBlockUncontrolled),
 	// from its sealed controls; until then nothing is blocked.
 	inv.dirty.Store(true)
-	inv.unsub = func() {}
-	if cfg.Changes != nil {
-		inv.unsub = cfg.Changes(inv.sourcesChanged)
-	}
+	inv.unsub = cfg.Host.Changes(inv.sourcesChanged)
 	inv.ctx, inv.stop = context.WithCancel(context.Background())
 	if !cfg.NoScheduler {
 		inv.wg.Add(1)
@@ -186,7 +197,7 @@ func (inv *Inventory) Close() error {
 // Subscribe calls fn after every change, as backend/feed delivers.
 func (inv *Inventory) Subscribe(fn func(Change)) (cancel func()) { return inv.changes.Subscribe(fn) }
 
-func (inv *Inventory) now() time.Time { return inv.cfg.Now() }
+func (inv *Inventory) now() time.Time { return inv.cfg.Host.Now() }
 
 // sourcesChanged: custody, the vault or the catalogue changed.
 func (inv *Inventory) sourcesChanged() {
@@ -208,7 +219,7 @@ func (inv *Inventory) Kick() {
 // record appends an inventory event; it is a fact about what happened, so
 // a failure is logged, not returned.
 func (inv *Inventory) record(ctx context.Context, ev audit.Event) (int64, bool) {
-	ev.Time, ev.BootID, ev.Surface = inv.now().UTC(), inv.cfg.BootID(), inv.cfg.Surface
+	ev.Time, ev.BootID, ev.Surface = inv.now().UTC(), inv.cfg.Host.BootID(), inv.cfg.Surface
 	idx, err := inv.cfg.Audit.Append(context.WithoutCancel(ctx), ev)
 	if err != nil {
 		inv.log.Error("audit log refused an inventory event", "type", string(ev.Type))

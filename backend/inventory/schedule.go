@@ -50,7 +50,7 @@ func (inv *Inventory) due() {
 					Body: "Its scheduled full drill is due. It revokes the authorization, so it waits for its owner: start it from the Inventory, then reconnect."})
 			}
 		case DrillUnattended:
-			if !inv.cfg.Ready() {
+			if !inv.cfg.Host.Ready() {
 				continue // at the next look, once the vault is unlocked and the gateway serves
 			}
 			if _, err := inv.RunDrill(inv.ctx, r.ID, DrillUnattended, TriggerSchedule); err != nil {

@@ -139,7 +139,7 @@ func (d *drill) callThrough(ctx context.Context, want, what string) (bool, strin
 		return fail("Yett could not make arguments its operation accepts")
 	}
 	if d.client == nil {
-		c, err := dialDrill(ctx, d.inv.cfg.Gateway(), d.rep.ID)
+		c, err := dialDrill(ctx, d.inv.cfg.Host.Gateway(), d.rep.ID)
 		if err != nil {
 			return fail("the drill client could not connect to the gateway: " + err.Error())
 		}

@@ -4,6 +4,7 @@ import (
 	"iter"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/feed"
@@ -39,22 +40,12 @@ func (k *Keeper) openInventoryLocked() {
 	k.inventory.notifier = k.notes.notifier
 	m, ops, v := k.oauth, k.ops, k.vault
 	inv, err := inventory.Open(inventory.Config{
-		DataDir: k.cfg.DataDir, Audit: k.audit, BootID: k.BootID, Logger: k.log, Surface: k.cfg.Origin,
+		DataDir: k.cfg.DataDir, Audit: k.audit, Host: inventoryHost{k}, Logger: k.log, Surface: k.cfg.Origin,
 		Sources: []inventory.Source{inventory.OAuthSource{Custody: m, Operations: ops}, inventory.CredentialSource{Vault: v.Credentials()}, inventory.SSHSource{Vault: v.SSHHosts()}},
 		Custody: m, Environments: m, Catalogue: ops, Bindings: v.Credentials(),
-		Gateway:  k.drillGateway,
-		Trail:    keeperTrail{k},
-		Notifier: reminder{k},
-		Changes: func(fn func()) func() {
-			a := m.Subscribe(func(oauth.Event) { fn() })
-			b := ops.Subscribe(fn)
-			c := v.Subscribe(func(vault.Event) { fn() })
-			return func() { a(); b(); c() }
-		},
+		Trail:       keeperTrail{k},
+		Notifier:    reminder{k},
 		NoScheduler: k.cfg.NoGateway,
-		Ready: func() bool {
-			return v.Status().State == vault.StateUnlocked && k.inventory.gw.Load() != nil
-		},
 	})
 	if err != nil {
 		k.log.Error("the owner inventory is unavailable", "err", err)
@@ -136,4 +127,27 @@ func (k *Keeper) kickInventoryLocked() {
 	if k.inventory.inv != nil {
 		k.inventory.inv.Kick()
 	}
+}
+
+// inventoryHost is the keeper as the owner inventory's host.
+type inventoryHost struct{ k *Keeper }
+
+func (h inventoryHost) BootID() string             { return h.k.BootID() }
+func (h inventoryHost) Gateway() inventory.Gateway { return h.k.drillGateway() }
+func (h inventoryHost) Now() time.Time             { return time.Now() }
+
+// Changes follows custody, the catalogue and the vault: each can change
+// the rows or whether they are under control.
+func (h inventoryHost) Changes(fn func()) (cancel func()) {
+	k := h.k
+	a := k.oauth.Subscribe(func(oauth.Event) { fn() })
+	b := k.ops.Subscribe(fn)
+	c := k.vault.Subscribe(func(vault.Event) { fn() })
+	return func() { a(); b(); c() }
+}
+
+// Ready: a scheduled drill runs while the vault is unlocked (custody opens
+// its tokens) and a gateway serves (the drill client calls through it).
+func (h inventoryHost) Ready() bool {
+	return h.k.vault.Status().State == vault.StateUnlocked && h.k.inventory.gw.Load() != nil
 }
