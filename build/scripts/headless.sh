@@ -18,8 +18,26 @@ trap cleanup EXIT
 exec 3>"$work/display"
 Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
 xvfb_pid=$!
-for _ in $(seq 50); do [ -s "$work/display" ] && break; sleep 0.1; done
+# Xvfb writes its display number once it accepts connections: 0.2-0.4 s
+# here when idle, several seconds on a loaded machine with a cold cache
+# (CI once took more than 5 s, and the app then failed to init GTK on an
+# empty DISPLAY). Wait up to 60 s, and fail plainly if it never came up.
+for _ in $(seq 600); do
+	[ -s "$work/display" ] && break
+	kill -0 "$xvfb_pid" 2>/dev/null || break
+	sleep 0.1
+done
+if [ ! -s "$work/display" ]; then
+	cat "$work/xvfb.log" >&2
+	if kill -0 "$xvfb_pid" 2>/dev/null; then
+		echo "headless: Xvfb did not start within 60 s" >&2
+	else
+		echo "headless: Xvfb exited before it accepted connections" >&2
+	fi
+	exit 1
+fi
 export DISPLAY=":$(head -1 "$work/display")"
+xdpyinfo >/dev/null 2>&1 || { cat "$work/xvfb.log" >&2; echo "headless: no X server answers on $DISPLAY" >&2; exit 1; }
 
 bus=$(dbus-daemon --session --fork --nopidfile --print-address=1 --print-pid=1)
 DBUS_SESSION_BUS_ADDRESS=$(echo "$bus" | head -1)
