@@ -33,7 +33,7 @@ say() { printf 'yett deps: %s\n' "$*" >&2; }
 if command -v dpkg-query >/dev/null 2>&1; then
 	missing=()
 	for p in "${want[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+		grep -q "install ok installed" <<<"$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" || missing+=("$p")
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
 		say "installing Debian packages: ${missing[*]}"

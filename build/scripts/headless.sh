@@ -40,8 +40,10 @@ export DISPLAY=":$(head -1 "$work/display")"
 xdpyinfo >/dev/null 2>&1 || { cat "$work/xvfb.log" >&2; echo "headless: no X server answers on $DISPLAY" >&2; exit 1; }
 
 bus=$(dbus-daemon --session --fork --nopidfile --print-address=1 --print-pid=1)
-DBUS_SESSION_BUS_ADDRESS=$(echo "$bus" | head -1)
+# Two lines, the address and the pid. Split in the shell: under pipefail,
+# `echo | head -1` fails when head exits before echo's second write.
+DBUS_SESSION_BUS_ADDRESS=${bus%%$'\n'*}
 export DBUS_SESSION_BUS_ADDRESS
-bus_pid=$(echo "$bus" | sed -n 2p)
+bus_pid=${bus#*$'\n'}
 
 export YETT_DATA_DIR="$work/data" YETT_RUNTIME_DIR="$work/run" NO_AT_BRIDGE=1

@@ -29,7 +29,7 @@ sudo=""
 apt() { DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 -y -qq "$@"; }
 
 for f in "$deb" "$tarball" "$setup"; do [ -f "$f" ] || fail "missing $f (make package)"; done
-if dpkg-query -W -f='${Status}' yett 2>/dev/null | grep -q "ok installed"; then
+if grep -q "ok installed" <<<"$(dpkg-query -W -f='${Status}' yett 2>/dev/null)"; then
 	fail "a yett package is already installed here; this test installs and removes one, so remove it first (apt-get remove yett)"
 fi
 
@@ -107,7 +107,7 @@ if [ ! -f "$manpage" ] && grep -qs '^path-exclude=/usr/share/man' /etc/dpkg/dpkg
 	dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/share/man/man1/yett.1.gz >"$work/yett.1.gz"
 	manpage="$work/yett.1.gz"
 fi
-MANPAGER=cat man -l "$manpage" 2>/dev/null | grep -q "yett credential" || fail "man yett does not render the commands"
+grep -q "yett credential" <<<"$(MANPAGER=cat man -l "$manpage" 2>/dev/null)" || fail "man yett does not render the commands"
 # The window test against the installed binary; the moment it sees the
 # first-run screen drawn in the window is the end of "from apt-get install
 # to the window shown".
@@ -123,7 +123,7 @@ t_window=$(cat "$work/t-window")
 # --- remove, and nothing is left ---------------------------------------------
 apt remove yett >"$work/apt-remove.log" 2>&1 || { cat "$work/apt-remove.log"; fail "apt-get remove yett failed"; }
 installed=false
-dpkg-query -W -f='${Status}' yett 2>/dev/null | grep -q "ok installed" && fail "yett is still installed"
+grep -q "ok installed" <<<"$(dpkg-query -W -f='${Status}' yett 2>/dev/null)" && fail "yett is still installed"
 usrfiles >"$work/usr-after"
 if ! diff -u "$work/usr-before" "$work/usr-after" >"$work/usr-diff"; then
 	cat "$work/usr-diff"

@@ -76,7 +76,7 @@ grep -q "already running" "$work/second.log" || { cat "$work/second.log"; echo "
 # Closing the window hides it; Yett keeps running. The close is what a
 # window manager's close button sends (Xvfb has no window manager).
 cc -o "$work/xclose" "$(dirname "$0")/xclose.c" -lX11
-visible() { xdotool search --onlyvisible --name '^Yett' 2>/dev/null | grep -qx "$wid"; }
+visible() { grep -qx "$wid" <<<"$(xdotool search --onlyvisible --name '^Yett' 2>/dev/null)"; }
 "$work/xclose" "$wid"
 # The first close tells the person Yett keeps running, in the window: it stays.
 for _ in $(seq 50); do grep -q "window hidden" "$work/app.log" && break; sleep 0.1; done
@@ -131,8 +131,10 @@ person_sleep=$!
 sleep 1
 peek=$( (as_person python3 "$phome/memory-peek.py" "$person_sleep" "$person_app") )
 echo "$peek" | sed 's/^/window-test: memory-peek as '"$person"': /'
-echo "$peek" | grep -qx "$person_sleep read attached" || { echo "window-test: self-check: the person could not read its own plain process"; exit 1; }
-echo "$peek" | grep -Eqx "$person_app E[A-Z]+ E[A-Z]+" || { echo "window-test: another process of $person read or attached to the app"; exit 1; }
+# Here-strings, not `echo | grep -q`: under pipefail that fails when grep
+# matches the first line and exits before echo writes the second (CI once).
+grep -qx "$person_sleep read attached" <<<"$peek" || { echo "window-test: self-check: the person could not read its own plain process"; exit 1; }
+grep -Eqx "$person_app E[A-Z]+ E[A-Z]+" <<<"$peek" || { echo "window-test: another process of $person read or attached to the app"; exit 1; }
 # The first-run form shows for the person too (WebKit's processes run as
 # them).
 first_run_form "$artifacts/window-person.png" || {
