@@ -16,6 +16,7 @@
 //     resolvers read as an IPv4 address ("127.1", "0x7f.1", "2130706433",
 //     "127.0.0.1.") are refused rather than guessed at.
 //   - The port is a decimal number in 1..65535 without leading zeros.
+//   - The URL as sent, escaped, is at most MaxLen bytes, like the input.
 //   - The path has no "." or ".." segment in any spelling a server might
 //     resolve: raw or percent-encoded (once or more), between "/", "\" or
 //     their encodings, before a ";parameter"; and it decodes to UTF-8
@@ -92,6 +93,11 @@ func Parse(raw string) (URL, error) {
 		return URL{}, err
 	}
 	t.RawQuery = escapeQuery(u.RawQuery)
+	// Escaping can triple a byte ("<" is "%3C"): the bound holds for the
+	// URL that is sent, not only for the one the agent wrote.
+	if len(t.String()) > MaxLen {
+		return URL{}, invalid(fmt.Sprintf("URL must be at most %d bytes once escaped", MaxLen))
+	}
 	return t, nil
 }
 

@@ -44,6 +44,9 @@ func TestParse(t *testing.T) {
 		{"https://h/a/%252e%252e/b", `".."`}, {"https://h/a/%25252e%25252e/b", `".."`}, {"https://h/a/./b", `".."`},
 		{"https://h/..", `".."`}, {`http://h/;\.`, `".."`}, {"https://h/;%5c../b", `".."`}, {"https://h/a;%2f../b", `".."`}, {"https://h/a/%c0%ae%c0%ae/b", "UTF-8"}, {"https://h/a%00b", "NUL"},
 	}
+	bad = append(bad,
+		struct{ in, rule string }{"https://h/" + strings.Repeat("<", 3000), "once escaped"},
+		struct{ in, rule string }{"https://h/?" + strings.Repeat(" ", 3000), "once escaped"})
 	for _, c := range bad {
 		_, err := Parse(c.in)
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.rule) {
