@@ -140,6 +140,7 @@ func (j *Journal) Dispatch(ctx context.Context, in Intent) (*Entry, error) {
 		return nil, fmt.Errorf("journal: dispatch: %w", err)
 	}
 	j.live[k], j.byID[e.ID] = e, e
+	j.seqOf[e.ID] = seq
 	j.mu.Unlock()
 	if err := j.wal.wait(seq); err != nil {
 		// Not durable, so not to be sent, and not to be found either.
@@ -147,6 +148,7 @@ func (j *Journal) Dispatch(ctx context.Context, in Intent) (*Entry, error) {
 		if j.byID[e.ID] == e {
 			delete(j.byID, e.ID)
 			delete(j.live, k)
+			delete(j.seqOf, e.ID)
 		}
 		j.mu.Unlock()
 		return nil, fmt.Errorf("journal: dispatch: %w", err)
@@ -179,18 +181,30 @@ func (j *Journal) findLocked(k callKey) (*Entry, error) {
 // before a byte was sent. Only facts that provably precede sending may lead
 // here.
 func (j *Journal) NotSent(ctx context.Context, id, reason string) error {
-	return j.move(id, StateNotDispatched, func(e *Entry) { e.Reason = reason })
+	return j.move(id, StateNotDispatched, func(e *Entry) { e.Reason = reason }, true)
 }
 
-// Finish records the outcome of a dispatched call.
+// Finish records the outcome of a dispatched call, durably.
 func (j *Journal) Finish(ctx context.Context, id string, r Result) error {
-	return j.move(id, StateResult, func(e *Entry) { e.Result = r })
+	return j.move(id, StateResult, func(e *Entry) { e.Result = r }, true)
 }
 
-// move takes a call of this process from dispatched to state, durably.
-// Entries are replaced, never changed in place: a Lookup may be holding the
-// old one.
-func (j *Journal) move(id string, to State, set func(*Entry)) error {
+// FinishSoon records the outcome of a dispatched call and returns once the
+// record is queued: it becomes durable with the next group commit (which
+// the next call's Dispatch usually leads), and at the latest within
+// 2×Options.ResultDelay, or at Close. Lookup sees it at once. A crash
+// before then loses only the result: the call reads as dispatched by an
+// earlier process (STATUS_UNKNOWN), never as not sent and never as
+// unknown to the journal, and its key stays in use. A write that fails
+// later breaks the log, so the next Dispatch is refused.
+func (j *Journal) FinishSoon(ctx context.Context, id string, r Result) error {
+	return j.move(id, StateResult, func(e *Entry) { e.Result = r }, false)
+}
+
+// move takes a call of this process from dispatched to state: durably when
+// wait is set, else queued for the next group commit. Entries are
+// replaced, never changed in place: a Lookup may be holding the old one.
+func (j *Journal) move(id string, to State, set func(*Entry), wait bool) error {
 	j.mu.Lock()
 	old := j.byID[id]
 	if old == nil || old.State != StateDispatched {
@@ -211,8 +225,13 @@ func (j *Journal) move(id string, to State, set func(*Entry)) error {
 		return fmt.Errorf("journal: %s: %w", to, err)
 	}
 	j.live[callKey{e.Scope, e.Key}], j.byID[id] = &e, &e
+	j.seqOf[id] = seq
 	j.dirty = true
 	j.mu.Unlock()
+	if !wait {
+		j.wal.soon()
+		return nil
+	}
 	if err := j.wal.wait(seq); err != nil {
 		return fmt.Errorf("journal: %s: %w", to, err)
 	}

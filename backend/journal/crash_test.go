@@ -20,6 +20,10 @@ func TestMain(m *testing.M) {
 		crashHelper(os.Getenv("YETT_JOURNAL_CRASH"))
 		return
 	}
+	if os.Getenv("YETT_JOURNAL_SOON") != "" {
+		soonHelper(os.Getenv("YETT_JOURNAL_SOON"))
+		return
+	}
 	os.Exit(m.Run())
 }
 
@@ -172,5 +176,91 @@ func TestTornLogTail(t *testing.T) {
 	}
 	if _, err := j2.Lookup(ctx, "sha256:aa", "k2"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("the torn record was read: %v", err)
+	}
+}
+
+// soonHelper makes soonCalls calls one after another, each a Dispatch and a
+// FinishSoon, with a flush delay far longer than the test: only the next
+// call's Dispatch makes a result durable. Then it says "ready" and waits
+// to be killed.
+func soonHelper(path string) {
+	j, err := OpenWith(path, Options{ResultDelay: time.Hour})
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(1)
+	}
+	for i := range soonCalls {
+		id := fmt.Sprintf("q-%d", i)
+		if _, err := j.Dispatch(context.Background(), intent(id, "k-"+id, "B1")); err != nil {
+			fmt.Println("dispatch:", err)
+			os.Exit(1)
+		}
+		if err := j.FinishSoon(context.Background(), id, Result{Status: 200}); err != nil {
+			fmt.Println("finish:", err)
+			os.Exit(1)
+		}
+		if e, err := j.Lookup(context.Background(), "sha256:aa", "k-"+id); err != nil || e.State != StateResult {
+			fmt.Println("lookup right after FinishSoon:", e.State, err)
+			os.Exit(1)
+		}
+	}
+	fmt.Println("ready")
+	select {}
+}
+
+const soonCalls = 20
+
+// TestKilledBeforeAResultIsDurable: results written with FinishSoon ride
+// the next call's group commit; the process is killed (SIGKILL) with the
+// last result queued and no commit after it. Reopened, every earlier call
+// has its result, and the last reads as dispatched by an earlier process:
+// STATUS_UNKNOWN to the gateway, never not sent, never unknown to the
+// journal, and its key is still in use.
+func TestKilledBeforeAResultIsDurable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "YETT_JOURNAL_SOON="+path)
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Scan()
+		line <- sc.Text()
+	}()
+	select {
+	case l := <-line:
+		if l != "ready" {
+			t.Fatalf("helper: %s", l)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the helper never got ready")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	j, err := Open(path)
+	if err != nil {
+		t.Fatalf("reopen after the kill: %v", err)
+	}
+	defer j.Close()
+	ctx := context.Background()
+	for i := range soonCalls {
+		id := fmt.Sprintf("q-%d", i)
+		e, err := j.Lookup(ctx, "sha256:aa", "k-"+id)
+		want := StateResult
+		if i == soonCalls-1 {
+			want = StateDispatched
+		}
+		if err != nil || e.State != want {
+			t.Fatalf("%s after the kill: %s %v, want %s", id, e.State, err, want)
+		}
+	}
+	last := fmt.Sprintf("q-%d", soonCalls-1)
+	if _, err := j.Dispatch(ctx, intent("again", "k-"+last, "B2")); !errors.Is(err, ErrKeyInUse) {
+		t.Fatalf("the key of the call whose result was lost: %v, want ErrKeyInUse", err)
 	}
 }

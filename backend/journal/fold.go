@@ -46,9 +46,15 @@ func (j *Journal) fold(all bool) error {
 	}
 	j.dirty = false
 	var batch []Entry
+	durable := j.wal.durableSeq()
 	for _, e := range j.live {
-		if all || final(e) {
+		// A final state whose record is not durable yet (FinishSoon) waits
+		// for the next fold: were it archived now, a crash before its record
+		// is durable would replay the older, dispatched record over it.
+		if all || final(e) && j.seqOf[e.ID] <= durable {
 			batch = append(batch, *e)
+		} else if final(e) {
+			j.dirty = true
 		}
 	}
 	j.mu.Unlock()
@@ -65,6 +71,7 @@ func (j *Journal) fold(all bool) error {
 		if cur := j.live[k]; cur != nil && cur.ID == e.ID && cur.State == e.State && cur.UpdatedAt.Equal(e.UpdatedAt) {
 			delete(j.live, k)
 			delete(j.byID, e.ID)
+			delete(j.seqOf, e.ID)
 		}
 		if j.keys != nil {
 			j.keys.add(k)

@@ -52,6 +52,7 @@ type Journal struct {
 	mu    sync.Mutex
 	live  map[callKey]*Entry // by scope and key: the log's calls
 	byID  map[string]*Entry  // the same entries, by request id
+	seqOf map[string]uint64  // by request id: the log frame of its latest state
 	keys  *bloom             // every (scope, key) in the database; nil until built
 	seen  []callKey          // keys folded while the bloom was being built
 	dirty bool               // a final entry waits to be folded
@@ -70,7 +71,15 @@ type Options struct {
 	// FoldEvery is how often final calls move from the log to the
 	// database; 0 means one second.
 	FoldEvery time.Duration
+	// ResultDelay bounds how long a FinishSoon record may wait for a group
+	// commit that another call leads before the journal leads one itself;
+	// 0 means DefaultResultDelay. The record is durable within twice this.
+	ResultDelay time.Duration
 }
+
+// DefaultResultDelay is Options.ResultDelay's default: results written with
+// FinishSoon are durable within 10 ms.
+const DefaultResultDelay = 5 * time.Millisecond
 
 // Open opens (or creates) the journal at path (the database) and its log
 // beside it, replays the log, and folds what it holds that is final.
@@ -84,11 +93,14 @@ func OpenWith(path string, o Options) (*Journal, error) {
 	if o.FoldEvery <= 0 {
 		o.FoldEvery = time.Second
 	}
+	if o.ResultDelay <= 0 {
+		o.ResultDelay = DefaultResultDelay
+	}
 	db, err := store.Open(path, history)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	j := &Journal{db: db, log: o.Logger, live: map[callKey]*Entry{}, byID: map[string]*Entry{},
+	j := &Journal{db: db, log: o.Logger, live: map[callKey]*Entry{}, byID: map[string]*Entry{}, seqOf: map[string]uint64{},
 		stop: make(chan struct{}), done: make(chan struct{}), foldEvery: o.FoldEvery}
 	ok := false
 	defer func() {
@@ -102,7 +114,7 @@ func OpenWith(path string, o Options) (*Journal, error) {
 	if j.stmts, err = prepare(j.sqlDB); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	if j.wal, err = openWAL(filepath.Dir(path)); err != nil {
+	if j.wal, err = openWAL(filepath.Dir(path), o.ResultDelay); err != nil {
 		return nil, err
 	}
 	// Later records win: a call's newer state, or a new call that reused

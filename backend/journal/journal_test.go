@@ -260,3 +260,104 @@ func TestCancelledBeforeTheWrite(t *testing.T) {
 		t.Fatalf("a cancelled write landed: %v", err)
 	}
 }
+
+// Sequential calls whose results are written with FinishSoon cost one fsync
+// each: the next call's Dispatch makes the previous result durable in the
+// same group commit. Close makes the last one durable.
+func TestFinishSoonRidesTheNextCommit(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), FileName)
+	j, err := OpenWith(path, Options{ResultDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	before := j.Syncs()
+	for i := range n {
+		id := fmt.Sprintf("q-%d", i)
+		if _, err := j.Dispatch(ctx, intent(id, "k-"+id, "B1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.FinishSoon(ctx, id, Result{Status: 201}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := j.Syncs() - before; c != n {
+		t.Fatalf("%d fsyncs for %d sequential calls, want one each", c, n)
+	}
+	if d, s := j.wal.durableSeq(), j.wal.seq; d != s-1 {
+		t.Fatalf("durable %d of %d frames: only the last result should wait", d, s)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for i := range n {
+		id := fmt.Sprintf("q-%d", i)
+		if e, err := j.Lookup(ctx, "sha256:aa", "k-"+id); err != nil || e.State != StateResult || e.Result.Status != 201 {
+			t.Fatalf("%s after Close and Open: %+v %v", id, e, err)
+		}
+	}
+}
+
+// A result nobody else commits is made durable by the journal itself,
+// within twice the result delay.
+func TestFinishSoonFlushesByItself(t *testing.T) {
+	ctx := context.Background()
+	j, err := OpenWith(filepath.Join(t.TempDir(), FileName), Options{ResultDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	j.Dispatch(ctx, intent("q1", "k1", "B1"))
+	syncs := j.Syncs()
+	if err := j.FinishSoon(ctx, "q1", Result{Status: 200}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for j.wal.durableSeq() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the queued result never became durable")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if c := j.Syncs() - syncs; c != 1 {
+		t.Fatalf("%d fsyncs for one queued result", c)
+	}
+}
+
+// A final state that is not durable yet stays out of the database: were it
+// folded, a crash before its record is durable would replay the older,
+// dispatched record over it. It is folded once durable.
+func TestFoldWaitsForADurableResult(t *testing.T) {
+	ctx := context.Background()
+	j, err := OpenWith(filepath.Join(t.TempDir(), FileName), Options{ResultDelay: time.Hour, FoldEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	j.Dispatch(ctx, intent("q1", "k1", "B1"))
+	j.FinishSoon(ctx, "q1", Result{Status: 200})
+	inDB := func() string {
+		var state string
+		j.sqlDB.QueryRow(`SELECT state FROM journal_calls WHERE id = 'q1'`).Scan(&state)
+		return state
+	}
+	if err := j.fold(false); err != nil {
+		t.Fatal(err)
+	}
+	if s := inDB(); s != "" {
+		t.Fatalf("a result not yet durable was folded: %q", s)
+	}
+	j.Dispatch(ctx, intent("q2", "k2", "B1")) // its commit covers q1's result
+	if err := j.fold(false); err != nil {
+		t.Fatal(err)
+	}
+	if s := inDB(); s != string(StateResult) {
+		t.Fatalf("the durable result was not folded: %q", s)
+	}
+}

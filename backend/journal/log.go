@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // LogName is the journal's write-ahead log inside the data directory, next
@@ -114,6 +115,12 @@ type walFile struct {
 	broken  error
 	syncs   int64
 
+	// Records queued without a wait (soon) are made durable by the next
+	// group commit, or by the flush armed for resultDelay after them.
+	resultDelay time.Duration
+	flushArmed  bool
+	flushTarget uint64 // the frames the armed flush covers
+
 	// hookBeforeSync runs with frames written and not yet synced (crash
 	// tests kill the process there).
 	hookBeforeSync func()
@@ -124,13 +131,13 @@ type walFile struct {
 // is reopened (the gateway then refuses calls: it cannot record them).
 var ErrBroken = errors.New("journal: the log failed earlier and refuses writes until reopened")
 
-func openWAL(dir string) (*walFile, error) {
+func openWAL(dir string, resultDelay time.Duration) (*walFile, error) {
 	path := filepath.Join(dir, LogName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal: open log: %w", err)
 	}
-	w := &walFile{dir: dir, path: path, f: f}
+	w := &walFile{dir: dir, path: path, f: f, resultDelay: resultDelay}
 	w.cond.L = &w.mu
 	return w, nil
 }
@@ -213,6 +220,71 @@ func (w *walFile) wait(seq uint64) error {
 	return nil
 }
 
+// soon makes the frames appended so far durable without making the caller
+// wait: the next group commit covers them, which another call's wait
+// usually leads. If none has by resultDelay, the armed flush checks again:
+// covered, it re-arms only for frames appended since; not covered, it
+// leads a commit itself. So a frame is durable within 2×resultDelay of
+// soon, and a steady stream of calls adds no fsync of its own.
+func (w *walFile) soon() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.armLocked()
+}
+
+func (w *walFile) armLocked() {
+	if w.flushArmed || w.durable >= w.seq || w.broken != nil {
+		return
+	}
+	w.flushArmed, w.flushTarget = true, w.seq
+	time.AfterFunc(w.resultDelay, w.flushDue)
+}
+
+func (w *walFile) flushDue() {
+	w.mu.Lock()
+	w.flushArmed = false
+	target := w.flushTarget
+	if w.durable >= target {
+		w.armLocked() // covered by another commit; frames since then, if any, get their own
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	// A failure breaks the log; the next Dispatch sees it and is refused.
+	_ = w.wait(target)
+}
+
+// durableSeq is the number of frames covered by a successful fsync.
+func (w *walFile) durableSeq() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.durable
+}
+
+// flushLocked writes and fsyncs the frames in the buffer while w.mu is held
+// and no group commit runs (rewrite's case: it must not write its snapshot
+// before frames already acknowledged to soon's callers).
+func (w *walFile) flushLocked() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	data, target := w.buf, w.seq
+	w.buf = w.spare[:0]
+	_, err := w.f.Write(data)
+	if err == nil {
+		err = w.f.Sync()
+	}
+	w.spare = data[:0]
+	w.syncs++
+	if err != nil {
+		w.broken = fmt.Errorf("%w: %w", ErrBroken, err)
+	} else {
+		w.durable = target
+	}
+	w.cond.Broadcast()
+	return w.broken
+}
+
 // rewrite replaces the log with the frames of entries (the calls not yet in
 // the database): write a temporary file, fsync it, rename it over the log,
 // fsync the directory. A crash at any point leaves the old log or the new
@@ -226,8 +298,10 @@ func (w *walFile) rewrite(entries []*Entry) error {
 	if w.broken != nil {
 		return w.broken
 	}
-	if len(w.buf) > 0 {
-		return nil // appends are waiting for their sync: fold later
+	// Frames queued since the last commit go first, so that the snapshot
+	// (the newest state of every call still live) follows them.
+	if err := w.flushLocked(); err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(w.dir, "."+LogName+".tmp*")
 	if err != nil {
@@ -285,16 +359,19 @@ func (w *walFile) rewrite(entries []*Entry) error {
 	return nil
 }
 
+// close makes what soon queued durable, then closes the log.
 func (w *walFile) close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.syncing {
 		w.cond.Wait()
 	}
+	var err error
 	if w.broken == nil {
+		err = w.flushLocked()
 		w.broken = ErrClosed
 	}
-	return w.f.Close()
+	return errors.Join(err, w.f.Close())
 }
 
 func syncDir(dir string) error {
