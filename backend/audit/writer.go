@@ -23,6 +23,9 @@ import (
 const (
 	DefaultCheckpointEvery = 4096
 	DefaultCheckpointAfter = time.Minute
+	// DefaultResultDelay: records written with AppendSoon are durable within
+	// 10 ms.
+	DefaultResultDelay = 5 * time.Millisecond
 )
 
 // Options configure Open.
@@ -43,6 +46,11 @@ type Options struct {
 	// SyncEach turns group commit off: every Append does its own fsync while
 	// holding the log. Slower under concurrency; kept for measurement.
 	SyncEach bool
+	// ResultDelay bounds how long a record written with AppendSoon waits
+	// for a group commit that another Append leads before the log leads
+	// one itself (default DefaultResultDelay); it is durable within twice
+	// this.
+	ResultDelay time.Duration
 	// Now is the clock for events the log writes itself (default time.Now).
 	Now func() time.Time
 	// VerifyBeforeOpen makes Open read and verify the whole log before it
@@ -117,6 +125,10 @@ type Log struct {
 	seg       *writerSegment
 	lastSeg   int64 // index of the newest segment-key record, -1 if none
 	syncs     int64 // fsyncs of the log file, for the group commit benchmark
+	// flushArmed: a flush of the records up to flushTarget (AppendSoon's)
+	// is due resultDelay after it was armed.
+	flushArmed  bool
+	flushTarget int64
 
 	// changes announces records made durable (Subscribe); queued under mu
 	// at each successful fsync, delivered after mu is released.
@@ -143,6 +155,25 @@ func (l *Log) Subscribe(fn func()) (cancel func()) {
 // public-key operation); the first Append of a segment first writes the
 // segment's key, sealed to the recipient, and makes it durable.
 func (l *Log) Append(ctx context.Context, e Event) (int64, error) {
+	return l.append(ctx, e, true)
+}
+
+// AppendSoon seals e and writes it like Append, but returns before the
+// record is on stable storage: the next group commit covers it (another
+// Append usually leads one at once), and at the latest a flush the log
+// leads itself within 2×Options.ResultDelay; Close covers it too. Readers
+// of the file see it at once; Subscribe's callbacks once it is durable. A
+// crash before then loses the record, and only records written after it,
+// never one before: the log stays a verifiable prefix. An fsync that fails
+// later breaks the log, and every later Append is refused.
+//
+// It is for the records nothing waits on: an action's result, once its
+// intent is durable.
+func (l *Log) AppendSoon(ctx context.Context, e Event) (int64, error) {
+	return l.append(ctx, e, false)
+}
+
+func (l *Log) append(ctx context.Context, e Event, wait bool) (int64, error) {
 	if err := e.validate(); err != nil {
 		return -1, err
 	}
@@ -195,6 +226,10 @@ func (l *Log) Append(ctx context.Context, e Event) (int64, error) {
 	}
 	if err := l.writeFramed(rec, leaf); err != nil {
 		return -1, err
+	}
+	if !wait {
+		l.armFlushLocked()
+		return idx, nil
 	}
 	if err := l.waitDurable(idx); err != nil {
 		return -1, err
@@ -297,6 +332,38 @@ func (l *Log) waitDurable(idx int64) error {
 		l.cond.Broadcast()
 	}
 	return nil
+}
+
+// armFlushLocked makes sure the records written so far become durable
+// soon: a flush is armed for resultDelay; when it is due it leads a commit
+// if none has covered them meanwhile, else re-arms only for records
+// written since. A steady stream of Appends thus adds no fsync of its own.
+func (l *Log) armFlushLocked() {
+	if l.flushArmed || l.durable >= l.written || l.usable() != nil {
+		return
+	}
+	l.flushArmed, l.flushTarget = true, l.written
+	delay := l.opts.ResultDelay
+	if delay <= 0 {
+		delay = DefaultResultDelay
+	}
+	time.AfterFunc(delay, l.flushDue)
+}
+
+func (l *Log) flushDue() {
+	defer l.changes.Deliver() // after the unlock below
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushArmed = false
+	if l.usable() != nil {
+		return
+	}
+	if l.durable >= l.flushTarget {
+		l.armFlushLocked()
+		return
+	}
+	// A failure breaks the log (waitDurable); the next Append is refused.
+	_ = l.waitDurable(l.flushTarget - 1)
 }
 
 // Checkpoint signs the current tree head, stores it in the checkpoint file
