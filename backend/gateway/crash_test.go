@@ -83,6 +83,41 @@ func TestReleaseGatewayKilledMidCall(t *testing.T) {
 	}
 }
 
+// The gateway is killed with SIGKILL right after it answered an approved
+// call, with the call's outcome queued for the next group commit and not
+// yet durable (a flush delay of an hour holds it there: the window a
+// crash can hit). After a restart the call reads STATUS_UNKNOWN (never
+// RETRY_SAFE, never unknown to the journal), its key still names it (a
+// retry is refused, not sent again), and the receiver saw it once.
+func TestReleaseGatewayKilledBeforeTheOutcomeIsDurable(t *testing.T) {
+	t.Setenv("YETT_GW_RESULT_DELAY", "1h")
+	w := newWorld(t, worldOpts{})
+	w.stop()
+	w.vault.Close()
+	g1 := startGatewayProc(t, w, "")
+	a := startAgent(t, w.runDir)
+	a.connect()
+	answered := tag("answered")
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(answered))
+	g1.approve()
+	mustContain(t, wait(), `"status":200`)
+	g1.kill()
+
+	g2 := startGatewayProc(t, w, "")
+	a.do(agentCmd{Op: "close"})
+	a.connect()
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(answered)), "REAUTH_REQUIRED gateway_restarted")
+	if l := g2.approve(); l != `approved "gateway restarted" <nil>` {
+		t.Fatalf("card: %s", l)
+	}
+	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-" + answered}), "STATUS_UNKNOWN inspect_activity_journal")
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(answered)), "STATUS_UNKNOWN")
+	w.settleAbsent("nothing")
+	if n := w.recv.count(t, answered); n != 1 {
+		t.Fatalf("the answered call arrived %d times", n)
+	}
+}
+
 // 9, with the gateway in a process of its own: it stops and starts again
 // while an approved agent lives; the agent's next call is answered
 // REAUTH_REQUIRED gateway_restarted and the card says "gateway restarted".

@@ -53,6 +53,11 @@ type Config struct {
 	// chooses it when it records events of this start before the gateway
 	// exists (the vault's unlock that starts it).
 	BootID string
+	// ResultDelay bounds how long the journal holds a call's outcome for
+	// a group commit that another call leads (journal.Options.ResultDelay);
+	// 0 means the journal's default. The audit log's own is set where it
+	// is opened.
+	ResultDelay time.Duration
 	// ApprovalTimeout bounds every pending approval; 0 means 120 s.
 	ApprovalTimeout time.Duration
 	HTTP            action.Config
@@ -171,7 +176,7 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g.lock = lock
-	if g.journal, err = journal.Open(filepath.Join(cfg.DataDir, journal.FileName)); err != nil {
+	if g.journal, err = journal.OpenWith(filepath.Join(cfg.DataDir, journal.FileName), journal.Options{Logger: cfg.Logger, ResultDelay: cfg.ResultDelay}); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.audit = cfg.Audit

@@ -48,14 +48,16 @@ func gatewayHelperMain() int {
 		fmt.Println("shim:", err)
 		return 1
 	}
-	log, _, err := audit.Open(audit.Options{Dir: filepath.Join(os.Getenv("YETT_GW_DATA"), AuditDir), Recipient: id.Recipient()})
+	// YETT_GW_RESULT_DELAY holds outcomes for a group commit that long.
+	delay, _ := time.ParseDuration(os.Getenv("YETT_GW_RESULT_DELAY"))
+	log, _, err := audit.Open(audit.Options{Dir: filepath.Join(os.Getenv("YETT_GW_DATA"), AuditDir), Recipient: id.Recipient(), ResultDelay: delay})
 	if err != nil {
 		fmt.Println("audit:", err)
 		return 1
 	}
 	defer log.Close()
 	gw, err := New(Config{Vault: v, DataDir: os.Getenv("YETT_GW_DATA"), RuntimeDir: os.Getenv("YETT_GW_RUN"),
-		Audit: log, ShimSHA256: [][32]byte{sha256.Sum256(shim)}})
+		Audit: log, ShimSHA256: [][32]byte{sha256.Sum256(shim)}, ResultDelay: delay})
 	if err != nil {
 		fmt.Println("gateway:", err)
 		return 1

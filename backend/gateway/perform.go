@@ -59,26 +59,27 @@ func (d *dispatchedCall) notSent(r *refusal) *mcp.CallToolResult {
 	return d.g.refuse(d.c, d.act, d.sess.ID, r)
 }
 
-// outcome records an action's outcome in the journal and the audit log at
-// the same time: neither depends on the other, and each is one fsync on the
-// path back to the agent. Every channel's outcome goes through here; a
-// record either store refuses is logged (by request id, never a value).
+// outcome records an action's outcome in the journal and the audit log
+// and returns without waiting for either to be on disk: the intent was
+// durable before anything left, and the outcome rides the next group
+// commit (the next call's intent, usually), at the latest within twice
+// the stores' ResultDelay (10 ms). So a call's path has one durable step.
+// A crash in that window loses only the outcome: yett.status then answers
+// STATUS_UNKNOWN for the call and its key stays in use; the audit log
+// shows it requested with no result. Every channel's outcome goes through
+// here; a record either store refuses is logged (by request id, never a
+// value).
 func (d *dispatchedCall) outcome(jr journal.Result, ar audit.Result, reason audit.Reason, ssh *audit.SSHFacts) {
 	g, bg := d.g, context.WithoutCancel(d.ctx)
-	jdone := make(chan struct{})
-	go func() {
-		defer close(jdone)
-		if err := g.journal.Finish(bg, d.id, jr); err != nil {
-			g.log.Error("journal refused a result", "request", d.id)
-		}
-	}()
-	if _, err := g.audit.Append(bg, audit.Event{
+	if err := g.journal.FinishSoon(bg, d.id, jr); err != nil {
+		g.log.Error("journal refused a result", "request", d.id)
+	}
+	if _, err := g.audit.AppendSoon(bg, audit.Event{
 		Type: audit.EventActionResult, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: d.sess.VaultEpoch,
 		SessionID: d.sess.ID, Action: d.act, Reason: reason, Result: &ar, SSH: ssh,
 	}); err != nil {
 		g.log.Error("audit log refused a result", "request", d.id)
 	}
-	<-jdone
 }
 
 // httpAction is an http.request or a named operation: the request of its

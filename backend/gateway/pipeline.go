@@ -336,7 +336,8 @@ func (o *outgoing) digest() string {
 // (after any wait on a card); one durable step (the journal's dispatch
 // record and the audit log's intent entry, written at the same time, each
 // group-committed with other calls'); the credential read once; the
-// request; one durable step for the outcome; the answer.
+// request; the outcome recorded (durable with the next group commit, not
+// waited for: see outcome); the answer.
 func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approval.Session, act *audit.Action) *mcp.CallToolResult {
 	id := ids.New("q-")
 	key := call.key
@@ -422,7 +423,7 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 		return d.notSent(ref)
 	}
 	defer p.release()
-	// 9. Perform, and 10. the outcome durable, then the answer. The agent
+	// 9. Perform, and 10. the outcome recorded, then the answer. The agent
 	// going away no longer cancels the action: from here its outcome is
 	// recorded, not abandoned. A vault lock does cancel it.
 	return p.perform(dctx, d)
