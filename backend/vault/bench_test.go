@@ -107,3 +107,44 @@ func BenchmarkOpenUnlockList1000(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkSecretOf is what a call pays to read its credential's secret
+// (one authenticated decryption and the secret's decode), against the
+// full decode and validation of the same record (what unlock does once).
+func BenchmarkSecretOf(b *testing.B) {
+	v, _ := newUnlocked(b, testOptions(newFakeClock()))
+	view, err := v.Credentials().Add(NewCredential{
+		Name: "bench", Secret: NewSecret(bytes.Repeat([]byte("s"), 40)), Injection: Injection{Format: InjectBearer},
+		Hosts: []string{"api.example.com", "*.example.org:8443"}, PathPrefixes: []string{"/v1/"}, Approval: ApprovalSession,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("secret-of", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			s, err := v.Credentials().SecretOf(view.ID, view.Version)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.Wipe()
+		}
+	})
+	c := v.Credentials()
+	c.mu.Lock()
+	pt, err := openRecord(c.keys, c.hdr.VaultID, c.refs[view.ID], c.creds[view.ID].sealed)
+	c.mu.Unlock()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("baseline-full-decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, s, err := decodeCredential(view.ID, view.Version, pt); err != nil {
+				b.Fatal(err)
+			} else {
+				s.Wipe()
+			}
+		}
+	})
+}

@@ -225,6 +225,25 @@ func decodeSecretField(raw json.RawMessage) ([]byte, error) {
 	return out[:n], nil
 }
 
+// decodeSecret reads only the secret of a credential record that was
+// decoded and validated in full when it was verified (at unlock, or when
+// this process wrote it): what a call needs, without building and checking
+// the rest again.
+func decodeSecret(plaintext []byte) (Secret, error) {
+	var r struct {
+		Secret json.RawMessage `json:"secret"`
+	}
+	if err := json.Unmarshal(plaintext, &r); err != nil {
+		return Secret{}, errors.New("credential record is not valid JSON of the expected shape")
+	}
+	secret, err := decodeSecretField(r.Secret)
+	clear(r.Secret)
+	if err != nil {
+		return Secret{}, err
+	}
+	return Secret{b: secret}, nil
+}
+
 // credentialTimes are the times a credential record carries.
 type credentialTimes struct{ created, updated, secretSet time.Time }
 

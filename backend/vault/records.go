@@ -339,7 +339,7 @@ func (v *Credentials) SecretOf(id string, version uint64) (*Secret, error) {
 		v.mu.Unlock()
 		return nil, fmt.Errorf("vault: the credential's record does not open: %w", err)
 	}
-	_, secret, err := decodeCredential(ref.ID, ref.Version, pt)
+	secret, err := decodeSecret(pt)
 	clear(pt)
 	v.mu.Unlock()
 	if err != nil {
