@@ -8,12 +8,6 @@ import (
 	"time"
 )
 
-func (l *Log) syncCount() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.syncs
-}
-
 // A record written with AppendSoon is in the file at once and durable with
 // the next Append's commit: sequential intent-then-result pairs cost one
 // fsync each. Subscribers hear of it once it is durable.
@@ -30,7 +24,7 @@ func TestAppendSoonRidesTheNextCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 40
-	before, heardBefore := l.syncCount(), heard.Load()
+	before, heardBefore := l.Syncs(), heard.Load()
 	for i := range n {
 		if _, err := l.Append(ctx, sampleEvent(1)); err != nil {
 			t.Fatal(err)
@@ -48,7 +42,7 @@ func TestAppendSoonRidesTheNextCommit(t *testing.T) {
 			}
 		}
 	}
-	if c := l.syncCount() - before; c != n {
+	if c := l.Syncs() - before; c != n {
 		t.Fatalf("%d fsyncs for %d intent-result pairs, want one each", c, n)
 	}
 	if h := heard.Load() - heardBefore; h != n {
@@ -87,7 +81,7 @@ func TestAppendSoonFlushesByItself(t *testing.T) {
 	l.Append(ctx, sampleEvent(1))
 	heard := make(chan struct{}, 8)
 	defer l.Subscribe(func() { heard <- struct{}{} })()
-	before := l.syncCount()
+	before := l.Syncs()
 	if _, err := l.AppendSoon(ctx, sampleEvent(3)); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +90,7 @@ func TestAppendSoonFlushesByItself(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the record never became durable")
 	}
-	if c := l.syncCount() - before; c != 1 {
+	if c := l.Syncs() - before; c != 1 {
 		t.Fatalf("%d fsyncs for one record", c)
 	}
 }

@@ -454,6 +454,14 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	return cp, nil
 }
 
+// Syncs is how many fsyncs of the log file the writer made, for measuring
+// how many records share one.
+func (l *Log) Syncs() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.syncs
+}
+
 // Head returns the tree head over every record written so far (all of them
 // durable unless an Append is in flight or the log is broken).
 func (l *Log) Head() Head {

@@ -104,6 +104,7 @@ func BenchmarkCallPath(b *testing.B) {
 	// falls on all of them alike.
 	var dFresh, dKept, yett pathFigures
 	n := max(b.N, 200)
+	seqSyncs := w.syncs()
 	b.ResetTimer()
 	for i := 0; i < n; i++ {
 		for _, m := range []struct {
@@ -117,6 +118,8 @@ func BenchmarkCallPath(b *testing.B) {
 			m.f.lat = append(m.f.lat, time.Since(t0))
 		}
 	}
+
+	seqSyncs = w.syncs() - seqSyncs
 
 	// Throughput: 16 direct clients (goroutines here) for a fixed time, then
 	// 16 agent processes through their own shims.
@@ -147,6 +150,7 @@ func BenchmarkCallPath(b *testing.B) {
 		as[i].connect()
 	}
 	per := max(n/2, 150)
+	concSyncs := w.syncs()
 	start := time.Now()
 	var wg sync.WaitGroup
 	var failed atomic.Int64
@@ -166,6 +170,7 @@ func BenchmarkCallPath(b *testing.B) {
 	}
 	wg.Wait()
 	yettRate := float64(per*agents) / time.Since(start).Seconds()
+	concSyncs = w.syncs() - concSyncs
 	b.StopTimer()
 	if failed.Load() != 0 {
 		b.Fatalf("%d agent calls failed: %s", failed.Load(), failText.Load())
@@ -182,4 +187,6 @@ func BenchmarkCallPath(b *testing.B) {
 	b.ReportMetric(keptRate, "direct-kept-16-calls/s")
 	b.ReportMetric(yettRate, "yett-16-calls/s")
 	b.ReportMetric(yettRate/freshRate, "16-x-fresh")
+	b.ReportMetric(float64(seqSyncs)/float64(n), "fsyncs/seq-call")
+	b.ReportMetric(float64(concSyncs)/float64(per*agents), "fsyncs/16-call")
 }

@@ -62,6 +62,7 @@ func BenchmarkApprovedCallVsDirect(b *testing.B) {
 	call(-1) // the session approval is not part of the figure
 	direct := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	var gw, dir []time.Duration
+	syncs := w.syncs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -76,6 +77,7 @@ func BenchmarkApprovedCallVsDirect(b *testing.B) {
 		dir = append(dir, time.Since(t0))
 	}
 	b.StopTimer()
+	w.reportSyncs(b, syncs, b.N)
 	us := func(d time.Duration) float64 { return float64(d.Microseconds()) }
 	b.ReportMetric(us(percentile(gw, .5)), "gw-p50-µs")
 	b.ReportMetric(us(percentile(gw, .99)), "gw-p99-µs")
@@ -113,6 +115,7 @@ func BenchmarkConcurrentAgents16(b *testing.B) {
 		as[i].connect()
 	}
 	per := b.N/agents + 1
+	syncs := w.syncs()
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -135,7 +138,16 @@ func BenchmarkConcurrentAgents16(b *testing.B) {
 	if failed != 0 {
 		b.Fatalf("%d calls failed", failed)
 	}
+	w.reportSyncs(b, syncs, per*agents)
 	b.ReportMetric(float64(per*agents)/el.Seconds(), "calls/s")
+}
+
+// syncs is how many fsyncs the journal's log and the audit log made so far.
+func (w *world) syncs() int64 { return w.gw.journal.Syncs() + w.audit.Syncs() }
+
+// reportSyncs reports the fsyncs of both logs per call since before.
+func (w *world) reportSyncs(b *testing.B, before int64, calls int) {
+	b.ReportMetric(float64(w.syncs()-before)/float64(calls), "fsyncs/call")
 }
 
 func mustJSON(v any) []byte {
