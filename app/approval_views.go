@@ -66,7 +66,7 @@ type ProcessView struct {
 // a credential that needs approval every time.
 type ApprovalCard struct {
 	ID    string    `json:"id"`
-	Kind  string    `json:"kind"`
+	Kind  string    `json:"kind" enum:"ApprovalKind"`
 	Agent AgentView `json:"agent"`
 	// Change is the broker's reason ("agent restarted"); Headline and
 	// Sentence say it in words for the person.
@@ -125,7 +125,7 @@ type ApprovalState struct {
 // it ended, and who answered where.
 type DecisionView struct {
 	ID      string    `json:"id"`
-	Kind    string    `json:"kind"`
+	Kind    string    `json:"kind" enum:"ApprovalKind"`
 	Agent   AgentView `json:"agent"`
 	Change  string    `json:"change"`
 	Channel string    `json:"channel"`
@@ -134,7 +134,7 @@ type DecisionView struct {
 	// Outcome is "approved", "denied", "refused" (approved, but it could
 	// not take effect), "expired" or "withdrawn" (it went away unanswered:
 	// Why says why).
-	Outcome string `json:"outcome"`
+	Outcome string `json:"outcome" enum:"DecisionOutcome"`
 	// Why says in words why a withdrawn card went away ("the agent
 	// exited"), "" for the other outcomes.
 	Why string `json:"why"`

@@ -12,7 +12,7 @@ import (
 // records meanwhile), "intact", "tampered", "unreadable" or "absent" (no log
 // yet: the vault is not set up).
 type AuditStatus struct {
-	State   string `json:"state"`
+	State   string `json:"state" enum:"AuditState"`
 	Writing bool   `json:"writing"` // the app holds the log open for appends
 	// Problem is why the app is not recording (open refused, writes failed);
 	// "" when it records normally. Shown in the banner.
@@ -79,7 +79,7 @@ type ActivityFilter struct {
 
 // ActivityItem is one line of the Activity view: a call or an authority event.
 type ActivityItem struct {
-	Kind       string `json:"kind"` // "call" or "authority"
+	Kind       string `json:"kind" enum:"ActivityKind"` // "call" or "authority"
 	Index      int64  `json:"index"`
 	Time       string `json:"time"`
 	Type       string `json:"type"`

@@ -66,7 +66,7 @@ type NotificationServerView struct {
 // VerificationView is the sealed verification choice for Settings.
 type VerificationView struct {
 	// Mode is "every", "sensitive" or "never".
-	Mode string `json:"mode"`
+	Mode string `json:"mode" enum:"VerificationMode"`
 	// Why says why the default on this desktop is what it is.
 	Why string `json:"why"`
 	// Available: the system can verify the person here now; Problem says
@@ -96,7 +96,7 @@ type NotificationPolicyView struct {
 // kept to the window.
 type SensitiveChoice struct {
 	Ref  string `json:"ref"`
-	Kind string `json:"kind"` // "credential" or "operation"
+	Kind string `json:"kind" enum:"SensitiveKind"` // "credential" or "operation"
 	Name string `json:"name"`
 	// Detail is what it reaches, for the person ("api.example.com").
 	Detail string `json:"detail"`

@@ -141,8 +141,8 @@ func (f ConnectForm) request() (oauth.ConnectRequest, error) {
 // state parameters, not a token; it is cleared once the flow ends.
 type FlowView struct {
 	FlowID                  string `json:"flowId"`
-	Flow                    string `json:"flow"`
-	State                   string `json:"state"`
+	Flow                    string `json:"flow" enum:"GrantFlow"`
+	State                   string `json:"state" enum:"FlowState"`
 	AuthorizationURL        string `json:"authorizationUrl"`
 	UserCode                string `json:"userCode"`
 	VerificationURI         string `json:"verificationUri"`
@@ -163,16 +163,16 @@ type AuthorizationView struct {
 	Owner            string   `json:"owner"`
 	BackupRevoker    string   `json:"backupRevoker"`
 	Environment      string   `json:"environment"`
-	CreatedHow       string   `json:"createdHow"`
+	CreatedHow       string   `json:"createdHow" enum:"GrantFlow"`
 	ConnectedAt      string   `json:"connectedAt"`
 	LastRefresh      string   `json:"lastRefresh"`
 	LastUsed         string   `json:"lastUsed"`
 	ReviewBy         string   `json:"reviewBy"`
 	DisableProcedure string   `json:"disableProcedure"`
 	Operations       []string `json:"operations"`
-	State            string   `json:"state"`
+	State            string   `json:"state" enum:"AuthorizationState"`
 	StateReason      string   `json:"stateReason"` // why it needs reconnection: invalid_grant, response_lost, vault_reset, ...
-	Revocation       string   `json:"revocation"`
+	Revocation       string   `json:"revocation" enum:"RevocationState"`
 	Unattended       bool     `json:"unattended"`
 	DPoP             bool     `json:"dpop"`
 	ClientAuth       string   `json:"clientAuth"`
@@ -198,7 +198,7 @@ type InventoryForm struct {
 
 // RevokeStepView is one step of a revocation.
 type RevokeStepView struct {
-	Step   string `json:"step"`
+	Step   string `json:"step" enum:"RevokeStepName"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 	At     string `json:"at"`
@@ -216,7 +216,7 @@ type RevokeReport struct {
 // ParamView is one typed parameter of an operation.
 type ParamView struct {
 	Name     string   `json:"name"`
-	Type     string   `json:"type"`
+	Type     string   `json:"type" enum:"ParamType"`
 	Allowed  []string `json:"allowed"`
 	Pattern  string   `json:"pattern"`
 	Required bool     `json:"required"`
@@ -227,11 +227,11 @@ type OperationView struct {
 	Name            string      `json:"name"`
 	AuthorizationID string      `json:"authorizationId"`
 	Description     string      `json:"description"`
-	Method          string      `json:"method"`
+	Method          string      `json:"method" enum:"HttpMethod"`
 	URLTemplate     string      `json:"urlTemplate"`
 	Params          []ParamView `json:"params"`
 	BodySchema      string      `json:"bodySchema"` // JSON Schema text or ""
-	Approval        string      `json:"approval"`
+	Approval        string      `json:"approval" enum:"ApprovalMode"`
 }
 
 // SettingsView are the custody policy switches.

@@ -3,10 +3,7 @@ package app
 import (
 	"encoding/json"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"reflect"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -98,26 +95,3 @@ func TestSSHServiceNeverReturnsThePrivateKey(t *testing.T) {
 	}
 }
 
-// Every SSHService method is called from backend.ts, and every call there
-// names a method that exists.
-func TestSSHServiceMatchesBackendTS(t *testing.T) {
-	src, err := os.ReadFile("../frontend/src/lib/backend.ts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	called := map[string]bool{}
-	for _, m := range regexp.MustCompile(`\bSSHService\.([A-Z][A-Za-z]+)\(`).FindAllStringSubmatch(string(src), -1) {
-		called[m[1]] = true
-	}
-	typ := reflect.TypeOf(&SSHService{})
-	for name := range called {
-		if _, ok := typ.MethodByName(name); !ok {
-			t.Errorf("backend.ts calls SSHService.%s, which is not a bound method", name)
-		}
-	}
-	for i := 0; i < typ.NumMethod(); i++ {
-		if !called[typ.Method(i).Name] {
-			t.Errorf("SSHService.%s is bound but never called from backend.ts", typ.Method(i).Name)
-		}
-	}
-}

@@ -10,7 +10,7 @@ import (
 // SSHSettingsForm is what a person sets on a host besides where it is and
 // its key.
 type SSHSettingsForm struct {
-	Approval string `json:"approval"` // "per_call" (the default) or "session"
+	Approval string `json:"approval" enum:"ApprovalMode"` // "per_call" (the default) or "session"
 	// Rules is the command rules' text: one per line, "exact: ..." or
 	// "prefix: ..."; empty allows any command (each approved).
 	Rules          string `json:"rules"`

@@ -9,7 +9,7 @@ import (
 // VaultStatus is what the UI knows about the vault. It carries no key
 // material and no secret.
 type VaultStatus struct {
-	State            string `json:"state"`
+	State            string `json:"state" enum:"VaultState"`
 	Epoch            uint64 `json:"epoch"`
 	KeyringEnabled   bool   `json:"keyringEnabled"`
 	KeyringAvailable bool   `json:"keyringAvailable"`
@@ -26,13 +26,13 @@ type VaultStatus struct {
 type CredentialView struct {
 	ID           string   `json:"id"`
 	Name         string   `json:"name"`
-	Format       string   `json:"format"`
+	Format       string   `json:"format" enum:"CredentialFormat"`
 	HeaderName   string   `json:"headerName"`
 	Template     string   `json:"template"`
 	Username     string   `json:"username"`
 	Hosts        []string `json:"hosts"`
 	PathPrefixes []string `json:"pathPrefixes"`
-	Approval     string   `json:"approval"`
+	Approval     string   `json:"approval" enum:"ApprovalMode"`
 	CreatedAt    string   `json:"createdAt"`
 	// UpdatedAt: the last edit or rotation; SecretSetAt: when the current
 	// secret was entered.
@@ -67,7 +67,7 @@ type BindingOverlap struct {
 	Host       string `json:"host"`
 	Path       string `json:"path"`
 	Example    string `json:"example"`
-	Winner     string `json:"winner"`
+	Winner     string `json:"winner" enum:"OverlapWinner"`
 	WinnerName string `json:"winnerName"`
 }
 

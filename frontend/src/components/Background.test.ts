@@ -219,10 +219,10 @@ describe('the notification server', () => {
   });
 
   it('refuses settings without the server’s trust', async () => {
-    const { parseDesktopSettings } = await import('../lib/backend');
+    const { parseView } = await import('../lib/backend');
     const { desktopSettingsFixture } = await import('../test/fakeDesktop');
     const bad = { ...desktopSettingsFixture(), notificationServer: { current: 'x', name: ':1.1', why: '' } };
-    expect(() => parseDesktopSettings(bad)).toThrow();
+    expect(() => parseView('DesktopSettings', bad)).toThrow();
   });
 });
 

@@ -90,15 +90,15 @@ describe('OAuth parsers', () => {
   });
 
   const bad: { name: string; run: () => unknown }[] = [
-    { name: 'an unknown authorization state', run: () => backend.parseAuthorizationView(authorization({ state: 'paused' as never })) },
-    { name: 'an unknown revocation state', run: () => backend.parseAuthorizationView(authorization({ revocation: 'maybe' as never })) },
-    { name: 'a missing controlled flag', run: () => backend.parseAuthorizationView({ ...authorization(), controlled: undefined }) },
-    { name: 'an unknown flow state', run: () => backend.parseFlowView(flowView({ state: 'done' as never })) },
-    { name: 'an unknown grant', run: () => backend.parseFlowView(flowView({ flow: 'password' as never })) },
-    { name: 'an unknown method', run: () => backend.parseOperationView(operation({ method: 'TRACE' as never })) },
-    { name: 'an unknown parameter type', run: () => backend.parseOperationView(operation({ params: [{ name: 'p', type: 'float' as never, allowed: [], pattern: '', required: true }] })) },
-    { name: 'an unknown revoke step', run: () => backend.parseRevokeReport({ authorizationId: 'a', retryPending: false, steps: [{ step: 'shred', ok: true, detail: '', at: '' }] }) },
-    { name: 'a client key without its JWKS', run: () => backend.parseClientKeyView({ keyId: 'k', publicJwk: '{}' }) },
+    { name: 'an unknown authorization state', run: () => backend.parseView('AuthorizationView', authorization({ state: 'paused' as never })) },
+    { name: 'an unknown revocation state', run: () => backend.parseView('AuthorizationView', authorization({ revocation: 'maybe' as never })) },
+    { name: 'a missing controlled flag', run: () => backend.parseView('AuthorizationView', { ...authorization(), controlled: undefined }) },
+    { name: 'an unknown flow state', run: () => backend.parseView('FlowView', flowView({ state: 'done' as never })) },
+    { name: 'an unknown grant', run: () => backend.parseView('FlowView', flowView({ flow: 'password' as never })) },
+    { name: 'an unknown method', run: () => backend.parseView('OperationView', operation({ method: 'TRACE' as never })) },
+    { name: 'an unknown parameter type', run: () => backend.parseView('OperationView', operation({ params: [{ name: 'p', type: 'float' as never, allowed: [], pattern: '', required: true }] })) },
+    { name: 'an unknown revoke step', run: () => backend.parseView('RevokeReport', { authorizationId: 'a', retryPending: false, steps: [{ step: 'shred', ok: true, detail: '', at: '' }] }) },
+    { name: 'a client key without its JWKS', run: () => backend.parseView('ClientKeyView', { keyId: 'k', publicJwk: '{}' }) },
   ];
   for (const c of bad) {
     it(`refuse ${c.name}`, () => expect(c.run).toThrow(ProtocolError));

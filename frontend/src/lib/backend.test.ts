@@ -95,7 +95,7 @@ describe('errors', () => {
 describe('credential views', () => {
   it('keeps only the known fields, so an unexpected secret field never reaches the UI', () => {
     const raw = { ...credentialView(), secret: 'CANARY-unit-extra', value: 'CANARY-unit-value' };
-    const view = backend.parseCredentialView(raw);
+    const view = backend.parseView('CredentialView', raw);
     expect(JSON.stringify(view)).not.toContain('CANARY');
     expect(view.name).toBe('github-api');
   });
@@ -104,12 +104,12 @@ describe('credential views', () => {
     const bridge = installBridge();
     bridge.VaultService.ListCredentials.mockResolvedValueOnce(null);
     expect(await backend.listCredentials()).toEqual([]);
-    expect(backend.parseCredentialView({ ...credentialView(), pathPrefixes: null }).pathPrefixes).toEqual([]);
+    expect(backend.parseView('CredentialView', { ...credentialView(), pathPrefixes: null }).pathPrefixes).toEqual([]);
   });
 
   it('refuses a view with an unknown format or approval', () => {
-    expect(() => backend.parseCredentialView({ ...credentialView(), format: 'cookie' })).toThrow(ProtocolError);
-    expect(() => backend.parseCredentialView({ ...credentialView(), approval: 'never' })).toThrow(ProtocolError);
+    expect(() => backend.parseView('CredentialView', { ...credentialView(), format: 'cookie' })).toThrow(ProtocolError);
+    expect(() => backend.parseView('CredentialView', { ...credentialView(), approval: 'never' })).toThrow(ProtocolError);
   });
 });
 

@@ -1,27 +1,20 @@
 // The only module that talks to the Go side. Wails v2 binds the Go services
 // of package app at window.go.app (VaultService, ApprovalService, …) and its
 // runtime at window.runtime; everything else in the UI imports typed
-// functions from here. The services' methods are typed by what Wails
-// generates from the Go side (./wailsjs, checked by the Go test
-// TestUIContractIsGenerated), so a renamed method or a changed form fails
-// the type check; the views that come back are still checked at run time by
-// the parsers below, which narrow Go's strings to the window's unions.
+// functions from here. The contract is generated from the Go side, twice
+// over and each checked by a Go test: the services' methods and forms by
+// Wails (./wailsjs, TestUIContractIsGenerated), the views they send and the
+// closed sets of their fields by app/contract_views_test.go
+// (./contract.gen.ts, TestWindowEnumsAreGenerated). A renamed method, form
+// field or view field fails the type check; every view that comes back is
+// checked at run time by parseView against its generated description.
 //
 // No secret ever comes back through this module: the Go adapter only returns
-// redacted views. The one secret going out is NewCredentialForm.secret, and the
+// redacted views (TestNoViewFieldIsNamedLikeASecret stops a view field named
+// like one). The one secret going out is NewCredentialForm.secret, and the
 // passphrase arguments of Create and Unlock.
-import {
-  AUTHORIZATION_STATES,
-  FLOW_STATES,
-  GRANT_FLOWS,
-  REVOCATION_STATES,
-  REVOKE_STEP_NAMES,
-  type AuthorizationState,
-  type FlowState,
-  type GrantFlow,
-  type RevocationState,
-  type RevokeStepName,
-} from './contract.gen';
+import { VIEWS } from './contract.gen';
+import type * as V from './contract.gen';
 import type * as VaultServiceBindings from './wailsjs/go/app/VaultService';
 import type * as ApprovalServiceBindings from './wailsjs/go/app/ApprovalService';
 import type * as AuditServiceBindings from './wailsjs/go/app/AuditService';
@@ -31,102 +24,115 @@ import type * as DesktopServiceBindings from './wailsjs/go/app/DesktopService';
 import type * as InventoryServiceBindings from './wailsjs/go/app/InventoryService';
 import type * as SSHServiceBindings from './wailsjs/go/app/SSHService';
 
-export type VaultState = 'uninitialised' | 'locked' | 'unlocked' | 'damaged';
+// ---- The views, generated from Go (contract.gen.ts) ----
+// Every view the Go side sends has a TypeScript interface and a field list
+// generated from its Go type (app/contract_views_test.go). parseView checks
+// an answer against that list and copies exactly its fields, so a value the
+// window does not know (a state added in Go, a field of the wrong type)
+// is refused, never shown as something else.
 
-export interface VaultStatus {
-  state: VaultState;
-  epoch: number;
-  keyringEnabled: boolean;
-  keyringAvailable: boolean;
-  keyringNote: string;
-  autoLockMinutes: number;
-  /** RFC 3339 time at which the idle auto-lock fires, or '' when none is armed. */
-  lockDeadline: string;
-  /** Why the vault cannot be opened; only meaningful in state 'damaged'. */
-  damaged: string;
-  /** How long unlock attempts are refused after repeated wrong passphrases. */
-  retryAfterMs: number;
-  kdf: string;
+export * from './contract.gen';
+export type AgentParent = V.ParentView;
+export type AgentProcess = V.ProcessView;
+export type Decision = V.DecisionView;
+export type DrillReport = V.DrillReportView;
+export type DrillStep = V.DrillStepView;
+export type InventoryRow = V.InventoryRowView;
+export type InventorySettings = V.InventorySettingsView;
+export type NotificationPolicy = V.NotificationPolicyView;
+export type NotificationServerStatus = V.NotificationServerView;
+export type NotificationStatus = V.NotificationStatusView;
+export type OAuthSettings = V.SettingsView;
+export type OperationParam = V.ParamView;
+export type PassphraseChange = V.PassphraseChangeView;
+export type RevokeStep = V.RevokeStepView;
+export type SSHPin = V.SSHPinView;
+export type SSHSettings = V.SSHSettingsForm;
+export type VerificationSettings = V.VerificationView;
+
+type ViewName = keyof typeof VIEWS;
+type FieldSpec = string | readonly string[];
+
+/** Checks v against the generated description of view name, and copies its fields. */
+export function parseView<K extends ViewName>(name: K, v: unknown, what: string = VIEWS[name].what): V.Views[K] {
+  if (!isRecord(v)) throw new ProtocolError(what);
+  const out: Record<string, unknown> = {};
+  for (const [field, spec] of Object.entries(VIEWS[name].fields as Record<string, FieldSpec>)) {
+    out[field] = parseField(spec, v[field], what);
+  }
+  return out as unknown as V.Views[K];
 }
 
-export type CredentialFormat = 'bearer' | 'header' | 'basic';
-export type ApprovalMode = 'session' | 'per_call';
-
-export interface CredentialView {
-  id: string;
-  name: string;
-  format: CredentialFormat;
-  headerName: string;
-  template: string;
-  username: string;
-  hosts: string[];
-  pathPrefixes: string[];
-  approval: ApprovalMode;
-  createdAt: string;
-  /** The last edit or rotation. */
-  updatedAt: string;
-  /** When the current secret was entered. */
-  secretSetAt: string;
-  version: number;
-  /** Other credentials whose hosts and paths cover some of the same requests. */
-  overlapsWith: string[];
+/** Checks a list of view name (Go's nil slice is null, read as empty). */
+export function parseViews<K extends ViewName>(name: K, v: unknown, what: string = VIEWS[name].what): V.Views[K][] {
+  return parseField(`${name}[]`, v, what) as V.Views[K][];
 }
+
+function parseField(spec: FieldSpec, v: unknown, what: string): unknown {
+  if (typeof spec !== 'string') {
+    if (typeof v !== 'string' || !spec.includes(v)) throw new ProtocolError(what);
+    return v;
+  }
+  if (spec.endsWith('?')) {
+    spec = spec.slice(0, -1);
+    if (v === undefined) return spec.endsWith('[]') ? [] : ({ s: '', n: 0, b: false } as Record<string, unknown>)[spec];
+  }
+  if (spec.endsWith('[]')) {
+    if (v === null) return [];
+    if (!Array.isArray(v)) throw new ProtocolError(what);
+    const item = spec.slice(0, -2);
+    return v.map((x) => parseField(item, x, what));
+  }
+  switch (spec) {
+    case 's':
+      if (typeof v !== 'string') throw new ProtocolError(what);
+      return v;
+    case 'n':
+      if (typeof v !== 'number') throw new ProtocolError(what);
+      return v;
+    case 'b':
+      if (typeof v !== 'boolean') throw new ProtocolError(what);
+      return v;
+  }
+  return parseView(spec as ViewName, v, what);
+}
+
 
 /** The edit form: everything but the secret (rotateSecret replaces that). */
 export type CredentialEditForm = Omit<NewCredentialForm, 'secret'>;
 
-/**
- * Another credential whose bindings meet a candidate's, and who an agent's
- * call to `example` would use: 'candidate' (the one being saved), 'other',
- * 'third' (winnerName) or 'none' (equally specific: refused until narrowed).
- */
-export interface BindingOverlap {
-  otherId: string;
-  otherName: string;
-  duplicate: boolean;
-  host: string;
-  path: string;
-  example: string;
-  winner: 'candidate' | 'other' | 'third' | 'none';
-  winnerName: string;
-}
-
-export interface PassphraseChange {
-  keyringRewrapped: boolean;
-  keyringCleared: boolean;
-  status: VaultStatus;
-}
-
-export interface BackupExport {
-  saved: boolean;
-  path: string;
-  size: number;
-}
-
-export interface BackupChoice {
-  chosen: boolean;
-  path: string;
-  name: string;
-  size: number;
-  modified: string;
-}
-
 export interface NewCredentialForm {
   name: string;
   secret: string;
-  format: CredentialFormat;
+  format: V.CredentialFormat;
   headerName: string;
   template: string;
   username: string;
   hosts: string[];
   pathPrefixes: string[];
-  approval: ApprovalMode;
+  approval: V.ApprovalMode;
 }
 
 export const VAULT_STATUS_EVENT = 'vault:status';
 
-/** The bound Go app.VaultService, as Wails generates it (wailsjs/go/app/VaultService.d.ts). */
-type VaultServiceBinding = typeof VaultServiceBindings;
+
+/** The bound Go services of package app, as Wails generates them (./wailsjs/go/app). */
+interface Services {
+  VaultService: typeof VaultServiceBindings;
+  ApprovalService: typeof ApprovalServiceBindings;
+  AuditService: typeof AuditServiceBindings;
+  OAuthService: typeof OAuthServiceBindings;
+  ConnectService: typeof ConnectServiceBindings;
+  DesktopService: typeof DesktopServiceBindings;
+  InventoryService: typeof InventoryServiceBindings;
+  SSHService: typeof SSHServiceBindings;
+}
+
+function service<K extends keyof Services>(name: K): Services[K] {
+  const s = window.go?.app?.[name];
+  if (!s) throw new BackendUnavailableError();
+  return s as Services[K];
+}
 
 interface WailsRuntime {
   EventsOn(name: string, callback: (...data: unknown[]) => void): (() => void) | void;
@@ -137,7 +143,7 @@ interface WailsRuntime {
 
 declare global {
   interface Window {
-    go?: { app?: { VaultService?: VaultServiceBinding } };
+    go?: { app?: Partial<Services> };
     runtime?: WailsRuntime;
   }
 }
@@ -169,11 +175,6 @@ export class ProtocolError extends BackendError {
   }
 }
 
-function bound(): { VaultService: VaultServiceBinding } {
-  const app = window.go?.app;
-  if (!app?.VaultService) throw new BackendUnavailableError();
-  return app as { VaultService: VaultServiceBinding };
-}
 
 /** True once the Wails bindings are installed in this window. */
 export function isConnected(): boolean {
@@ -212,222 +213,106 @@ async function call<T>(invoke: () => Promise<T>): Promise<T> {
   }
 }
 
-const STATES: readonly VaultState[] = ['uninitialised', 'locked', 'unlocked', 'damaged'];
-
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function isStringArray(v: unknown): v is string[] {
-  return Array.isArray(v) && v.every((s) => typeof s === 'string');
+export function status(): Promise<V.VaultStatus> {
+  return call(async () => parseView('VaultStatus', await service('VaultService').Status()));
 }
 
-/**
- * Checks a status payload before any screen renders it: a state this UI does
- * not know must not be shown as one it does.
- */
-export function parseVaultStatus(v: unknown): VaultStatus {
-  if (
-    !isRecord(v) ||
-    !STATES.includes(v.state as VaultState) ||
-    typeof v.epoch !== 'number' ||
-    typeof v.keyringEnabled !== 'boolean' ||
-    typeof v.keyringAvailable !== 'boolean' ||
-    typeof v.keyringNote !== 'string' ||
-    typeof v.autoLockMinutes !== 'number' ||
-    typeof v.lockDeadline !== 'string' ||
-    typeof v.damaged !== 'string' ||
-    typeof v.retryAfterMs !== 'number' ||
-    typeof v.kdf !== 'string'
-  ) {
-    throw new ProtocolError('a vault status');
-  }
-  return {
-    state: v.state as VaultState,
-    epoch: v.epoch,
-    keyringEnabled: v.keyringEnabled,
-    keyringAvailable: v.keyringAvailable,
-    keyringNote: v.keyringNote,
-    autoLockMinutes: v.autoLockMinutes,
-    lockDeadline: v.lockDeadline,
-    damaged: v.damaged,
-    retryAfterMs: v.retryAfterMs,
-    kdf: v.kdf,
-  };
+export function create(passphrase: string, useKeyring: boolean): Promise<V.VaultStatus> {
+  return call(async () => parseView('VaultStatus', await service('VaultService').Create(passphrase, useKeyring)));
 }
 
-const FORMATS: readonly CredentialFormat[] = ['bearer', 'header', 'basic'];
-const APPROVALS: readonly ApprovalMode[] = ['session', 'per_call'];
-
-/**
- * Copies only the known, non-secret fields of a credential view, so even a
- * backend bug that added a field could not put it on screen.
- */
-export function parseCredentialView(v: unknown): CredentialView {
-  if (
-    !isRecord(v) ||
-    typeof v.id !== 'string' ||
-    typeof v.name !== 'string' ||
-    !FORMATS.includes(v.format as CredentialFormat) ||
-    typeof v.headerName !== 'string' ||
-    typeof v.template !== 'string' ||
-    typeof v.username !== 'string' ||
-    !isStringArray(v.hosts) ||
-    // Go encodes a nil slice as null.
-    !(v.pathPrefixes === null || isStringArray(v.pathPrefixes)) ||
-    !APPROVALS.includes(v.approval as ApprovalMode) ||
-    typeof v.createdAt !== 'string' ||
-    typeof v.updatedAt !== 'string' ||
-    typeof v.secretSetAt !== 'string' ||
-    typeof v.version !== 'number' ||
-    !(v.overlapsWith === null || isStringArray(v.overlapsWith))
-  ) {
-    throw new ProtocolError('a credential');
-  }
-  return {
-    id: v.id,
-    name: v.name,
-    format: v.format as CredentialFormat,
-    headerName: v.headerName,
-    template: v.template,
-    username: v.username,
-    hosts: [...v.hosts],
-    pathPrefixes: v.pathPrefixes === null ? [] : [...(v.pathPrefixes as string[])],
-    approval: v.approval as ApprovalMode,
-    createdAt: v.createdAt,
-    updatedAt: v.updatedAt,
-    secretSetAt: v.secretSetAt,
-    version: v.version,
-    overlapsWith: v.overlapsWith === null ? [] : [...(v.overlapsWith as string[])],
-  };
+export function unlock(passphrase: string): Promise<V.VaultStatus> {
+  return call(async () => parseView('VaultStatus', await service('VaultService').Unlock(passphrase)));
 }
 
-export function status(): Promise<VaultStatus> {
-  return call(async () => parseVaultStatus(await bound().VaultService.Status()));
+export function unlockWithKeyring(): Promise<V.VaultStatus> {
+  return call(async () => parseView('VaultStatus', await service('VaultService').UnlockWithKeyring()));
 }
 
-export function create(passphrase: string, useKeyring: boolean): Promise<VaultStatus> {
-  return call(async () => parseVaultStatus(await bound().VaultService.Create(passphrase, useKeyring)));
+export function lock(): Promise<V.VaultStatus> {
+  return call(async () => parseView('VaultStatus', await service('VaultService').Lock()));
 }
 
-export function unlock(passphrase: string): Promise<VaultStatus> {
-  return call(async () => parseVaultStatus(await bound().VaultService.Unlock(passphrase)));
+export function setAutoLockMinutes(minutes: number): Promise<V.VaultStatus> {
+  return call(async () => parseView('VaultStatus', await service('VaultService').SetAutoLockMinutes(minutes)));
 }
 
-export function unlockWithKeyring(): Promise<VaultStatus> {
-  return call(async () => parseVaultStatus(await bound().VaultService.UnlockWithKeyring()));
-}
-
-export function lock(): Promise<VaultStatus> {
-  return call(async () => parseVaultStatus(await bound().VaultService.Lock()));
-}
-
-export function setAutoLockMinutes(minutes: number): Promise<VaultStatus> {
-  return call(async () => parseVaultStatus(await bound().VaultService.SetAutoLockMinutes(minutes)));
-}
-
-export function enableKeyring(on: boolean): Promise<VaultStatus> {
-  return call(async () => parseVaultStatus(await bound().VaultService.EnableKeyring(on)));
+export function enableKeyring(on: boolean): Promise<V.VaultStatus> {
+  return call(async () => parseView('VaultStatus', await service('VaultService').EnableKeyring(on)));
 }
 
 /** Restarts the idle auto-lock timer. Callers throttle it (see activity.ts). */
 export function touch(): Promise<void> {
-  return call(() => bound().VaultService.Touch());
+  return call(() => service('VaultService').Touch());
 }
 
-export function listCredentials(): Promise<CredentialView[]> {
+export function listCredentials(): Promise<V.CredentialView[]> {
   return call(async () => {
-    const list = await bound().VaultService.ListCredentials();
+    const list = await service('VaultService').ListCredentials();
     // Go encodes an empty nil slice as null.
     if (list === null) return [];
     if (!Array.isArray(list)) throw new ProtocolError('a credential list');
-    return list.map(parseCredentialView);
+    return list.map((v: unknown) => parseView('CredentialView', v));
   });
 }
 
-export function addCredential(form: NewCredentialForm): Promise<CredentialView> {
-  return call(async () => parseCredentialView(await bound().VaultService.AddCredential(form)));
+export function addCredential(form: NewCredentialForm): Promise<V.CredentialView> {
+  return call(async () => parseView('CredentialView', await service('VaultService').AddCredential(form)));
 }
 
 export function removeCredential(id: string): Promise<void> {
-  return call(() => bound().VaultService.RemoveCredential(id));
+  return call(() => service('VaultService').RemoveCredential(id));
 }
 
 /** Edits everything but the secret; version is the one the form was opened on. */
-export function updateCredential(id: string, version: number, form: CredentialEditForm): Promise<CredentialView> {
-  return call(async () => parseCredentialView(await bound().VaultService.UpdateCredential(id, version, form)));
+export function updateCredential(id: string, version: number, form: CredentialEditForm): Promise<V.CredentialView> {
+  return call(async () => parseView('CredentialView', await service('VaultService').UpdateCredential(id, version, form)));
 }
 
 /** Replaces the secret (write-only, like the first one); the version goes up. */
-export function rotateSecret(id: string, version: number, secret: string): Promise<CredentialView> {
-  return call(async () => parseCredentialView(await bound().VaultService.RotateSecret(id, version, secret)));
-}
-
-const WINNERS = ['candidate', 'other', 'third', 'none'] as const;
-
-export function parseBindingOverlap(v: unknown): BindingOverlap {
-  const o = pick<BindingOverlap>(
-    v,
-    {
-      otherId: 'string', otherName: 'string', duplicate: 'boolean', host: 'string', path: 'string',
-      example: 'string', winner: 'string', winnerName: 'string',
-    },
-    'a binding overlap',
-  );
-  if (!(WINNERS as readonly string[]).includes(o.winner)) throw new ProtocolError('a binding overlap');
-  return o;
+export function rotateSecret(id: string, version: number, secret: string): Promise<V.CredentialView> {
+  return call(async () => parseView('CredentialView', await service('VaultService').RotateSecret(id, version, secret)));
 }
 
 /** Which stored credentials these hosts and paths duplicate or overlap (except: the one being edited). */
-export function checkBindings(hosts: string[], paths: string[], except = ''): Promise<BindingOverlap[]> {
+export function checkBindings(hosts: string[], paths: string[], except = ''): Promise<V.BindingOverlap[]> {
   return call(async () =>
-    list(await bound().VaultService.CheckBindings(hosts, paths, except), 'a binding check').map(parseBindingOverlap),
+    parseViews('BindingOverlap', await service('VaultService').CheckBindings(hosts, paths, except)),
   );
 }
 
 export function changePassphrase(current: string, next: string): Promise<PassphraseChange> {
   return call(async () => {
-    // What came over the bridge is checked, not trusted to match its type.
-    const v: unknown = await bound().VaultService.ChangePassphrase(current, next);
-    const head = pick<Omit<PassphraseChange, 'status'>>(
-      v,
-      { keyringRewrapped: 'boolean', keyringCleared: 'boolean' },
-      'a passphrase change',
-    );
-    return { ...head, status: parseVaultStatus((v as Record<string, unknown>).status) };
+    return parseView('PassphraseChangeView', await service('VaultService').ChangePassphrase(current, next));
   });
 }
 
 /** Asks where to save, then writes an encrypted backup; saved=false when the person cancels. */
-export function exportBackup(passphrase: string): Promise<BackupExport> {
+export function exportBackup(passphrase: string): Promise<V.BackupExport> {
   return call(async () =>
-    pick<BackupExport>(
-      await bound().VaultService.ExportBackup(passphrase),
-      { saved: 'boolean', path: 'string', size: 'number' },
-      'a backup export',
-    ),
+    parseView('BackupExport', await service('VaultService').ExportBackup(passphrase)),
   );
 }
 
 /** Asks which backup to restore; chosen=false when the person cancels. */
-export function chooseBackup(): Promise<BackupChoice> {
+export function chooseBackup(): Promise<V.BackupChoice> {
   return call(async () =>
-    pick<BackupChoice>(
-      await bound().VaultService.ChooseBackup(),
-      { chosen: 'boolean', path: 'string', name: 'string', size: 'number', modified: 'string' },
-      'a backup choice',
-    ),
+    parseView('BackupChoice', await service('VaultService').ChooseBackup()),
   );
 }
 
 /** Replaces the vault's contents with the backup and unlocks it with the backup's passphrase. */
-export function restoreBackup(path: string, passphrase: string): Promise<VaultStatus> {
-  return call(async () => parseVaultStatus(await bound().VaultService.RestoreBackup(path, passphrase)));
+export function restoreBackup(path: string, passphrase: string): Promise<V.VaultStatus> {
+  return call(async () => parseView('VaultStatus', await service('VaultService').RestoreBackup(path, passphrase)));
 }
 
 /** Stops waiting for the system keyring; the call that waited returns and changes nothing. */
 export function cancelKeyringWait(): Promise<void> {
-  return call(() => bound().VaultService.CancelKeyringWait());
+  return call(() => service('VaultService').CancelKeyringWait());
 }
 
 /**
@@ -436,10 +321,10 @@ export function cancelKeyringWait(): Promise<void> {
  * Returns the unsubscribe function.
  */
 export function onVaultStatus(
-  onStatus: (s: VaultStatus) => void,
+  onStatus: (s: V.VaultStatus) => void,
   onError: (e: BackendError) => void = () => {},
 ): () => void {
-  return subscribe(VAULT_STATUS_EVENT, parseVaultStatus, onStatus, onError);
+  return subscribe(VAULT_STATUS_EVENT, (v: unknown) => parseView('VaultStatus', v), onStatus, onError);
 }
 
 /**
@@ -483,332 +368,36 @@ function subscribe<T>(
 // adapter sends redacted views (no command line, no secret); the parsers
 // below copy only the known fields, so nothing else can reach the screen.
 
-export type ApprovalKind = 'session' | 'call';
-
-export interface AgentParent {
-  name: string;
-  pid: number;
-}
-
-/** Who asks, from the kernel: never from what the agent says. */
-export interface AgentView {
-  name: string;
-  /** Base name of the running executable. */
-  executable: string;
-  path: string;
-  /** The code signer, or 'unsigned' / 'signature not checked'. */
-  signer: string;
-  signed: boolean;
-  pid: number;
-  /** A short prefix of the executable's SHA-256 ("sha256:0123456789ab"). */
-  exeHash: string;
-  startedAt: string;
-  /** Nearest parent first. */
-  parents: AgentParent[];
-  /** The program that connected for the agent (normally `yett mcp`). */
-  via: string;
-  /** The `yett mcp` process that connected, and when it started. */
-  shimPid: number;
-  shimStartedAt: string;
-  /** The process that started `yett mcp`: not always the agent. */
-  shimParent: AgentProcess;
-  /** 'held', 'held-not-parent', 'not-held' or 'not-checked'. */
-  stdio: string;
-  /** Who holds `yett mcp`'s input and output, in a sentence. */
-  stdioText: string;
-  /** True only when the agent started `yett mcp` and holds both. */
-  stdioOk: boolean;
-}
-
-/** A process shown with its start time and (redacted) command line. */
-export interface AgentProcess {
-  name: string;
-  pid: number;
-  startedAt: string;
-  cmdline: string;
-}
-
-export interface ApprovalCard {
-  id: string;
-  kind: ApprovalKind;
-  agent: AgentView;
-  /** The broker's reason, e.g. 'agent restarted' (session cards). */
-  change: string;
-  headline: string;
-  /** What Yett knows of this program's other runs, or '' (session cards). */
-  detail: string;
-  /** What changed and what approving does, in a sentence. */
-  sentence: string;
-  channel: string;
-  /** host[:port] */
-  target: string;
-  /** Call cards: the HTTP method and path of the one call. */
-  method: string;
-  path: string;
-  /** The credential's name (never its value). */
-  credential: string;
-  /** Cards about a named operation: its name, and what it does in the person's words. */
-  operation: string;
-  description: string;
-  /** ssh.exec cards: the command exactly as it will run, the start of its input and the input's size. */
-  command: string;
-  stdin: string;
-  stdinBytes: number;
-  deadline: string;
-  /** Seconds left when the backend sent the card. */
-  secondsLeft: number;
-  /** What approving covers: this run (until the process exits…) or this call only. */
-  scope: string;
-  /** Approving waits for the person's system verification (password, fingerprint). */
-  verifies: boolean;
-}
-
-export interface LiveSession {
-  id: string;
-  agent: AgentView;
-  channel: string;
-  approvedAt: string;
-  surface: string;
-  vaultEpoch: number;
-}
-
-export interface ApprovalState {
-  cards: ApprovalCard[];
-  sessions: LiveSession[];
-  /** Recent answers and expiries, newest first. */
-  decisions: Decision[];
-}
-
-export type DecisionOutcome = 'approved' | 'denied' | 'refused' | 'expired' | 'withdrawn';
-
-/** One recent answer to a card (or its expiry): what, how it ended, who answered where. */
-export interface Decision {
-  id: string;
-  kind: ApprovalKind;
-  agent: AgentView;
-  change: string;
-  channel: string;
-  method: string;
-  target: string;
-  outcome: DecisionOutcome;
-  /** Why a withdrawn card went away ("the agent exited"), '' otherwise. */
-  why: string;
-  /** "in the window", "from a notification", "at the yett serve terminal", or '' (expired, withdrawn). */
-  where: string;
-  /** The local account that answered. */
-  by: string;
-  at: string;
-}
-
 export const APPROVAL_CHANGED_EVENT = 'approval:changed';
 
-/** The bound Go app.ApprovalService, as Wails generates it (wailsjs/go/app/ApprovalService.d.ts). */
-type ApprovalServiceBinding = typeof ApprovalServiceBindings;
 
-function boundApprovals(): { ApprovalService: ApprovalServiceBinding } {
-  const app = window.go?.app as { ApprovalService?: ApprovalServiceBinding } | undefined;
-  if (!app?.ApprovalService) throw new BackendUnavailableError();
-  return app as { ApprovalService: ApprovalServiceBinding };
-}
 
-function approvalList(v: unknown, what: string): unknown[] {
-  // Go encodes a nil slice as null.
-  if (v === null) return [];
-  if (!Array.isArray(v)) throw new ProtocolError(what);
-  return v;
-}
-
-export function parseAgentView(v: unknown): AgentView {
-  if (
-    !isRecord(v) ||
-    typeof v.name !== 'string' ||
-    typeof v.executable !== 'string' ||
-    typeof v.path !== 'string' ||
-    typeof v.signer !== 'string' ||
-    typeof v.signed !== 'boolean' ||
-    typeof v.pid !== 'number' ||
-    typeof v.exeHash !== 'string' ||
-    typeof v.startedAt !== 'string' ||
-    typeof v.via !== 'string' ||
-    typeof v.shimPid !== 'number' ||
-    typeof v.shimStartedAt !== 'string' ||
-    typeof v.stdio !== 'string' ||
-    typeof v.stdioText !== 'string' ||
-    typeof v.stdioOk !== 'boolean'
-  ) {
-    throw new ProtocolError('an agent description');
-  }
-  const sp = v.shimParent;
-  if (
-    !isRecord(sp) ||
-    typeof sp.name !== 'string' ||
-    typeof sp.pid !== 'number' ||
-    typeof sp.startedAt !== 'string' ||
-    typeof sp.cmdline !== 'string'
-  ) {
-    throw new ProtocolError('an agent description');
-  }
-  const parents = approvalList(v.parents, 'an agent description').map((p) => {
-    if (!isRecord(p) || typeof p.name !== 'string' || typeof p.pid !== 'number') {
-      throw new ProtocolError('an agent description');
-    }
-    return { name: p.name, pid: p.pid };
-  });
-  return {
-    name: v.name,
-    executable: v.executable,
-    path: v.path,
-    signer: v.signer,
-    signed: v.signed,
-    pid: v.pid,
-    exeHash: v.exeHash,
-    startedAt: v.startedAt,
-    parents,
-    via: v.via,
-    shimPid: v.shimPid,
-    shimStartedAt: v.shimStartedAt,
-    shimParent: { name: sp.name, pid: sp.pid, startedAt: sp.startedAt, cmdline: sp.cmdline },
-    stdio: v.stdio,
-    stdioText: v.stdioText,
-    stdioOk: v.stdioOk,
-  };
-}
-
-const APPROVAL_KINDS: readonly ApprovalKind[] = ['session', 'call'];
-
-export function parseApprovalCard(v: unknown): ApprovalCard {
-  if (
-    !isRecord(v) ||
-    typeof v.id !== 'string' ||
-    !APPROVAL_KINDS.includes(v.kind as ApprovalKind) ||
-    typeof v.change !== 'string' ||
-    typeof v.headline !== 'string' ||
-    typeof v.sentence !== 'string' ||
-    typeof v.channel !== 'string' ||
-    typeof v.target !== 'string' ||
-    typeof v.method !== 'string' ||
-    typeof v.path !== 'string' ||
-    typeof v.credential !== 'string' ||
-    typeof v.deadline !== 'string' ||
-    typeof v.secondsLeft !== 'number'
-  ) {
-    throw new ProtocolError('an approval request');
-  }
-  return {
-    id: v.id,
-    kind: v.kind as ApprovalKind,
-    agent: parseAgentView(v.agent),
-    change: v.change,
-    headline: v.headline,
-    detail: typeof v.detail === 'string' ? v.detail : '',
-    sentence: v.sentence,
-    channel: v.channel,
-    target: v.target,
-    method: v.method,
-    path: v.path,
-    credential: v.credential,
-    operation: typeof v.operation === 'string' ? v.operation : '',
-    description: typeof v.description === 'string' ? v.description : '',
-    command: typeof v.command === 'string' ? v.command : '',
-    stdin: typeof v.stdin === 'string' ? v.stdin : '',
-    stdinBytes: typeof v.stdinBytes === 'number' ? v.stdinBytes : 0,
-    deadline: v.deadline,
-    secondsLeft: v.secondsLeft,
-    scope: typeof v.scope === 'string' ? v.scope : '',
-    verifies: v.verifies === true,
-  };
-}
-
-const DECISION_OUTCOMES: readonly DecisionOutcome[] = ['approved', 'denied', 'refused', 'expired', 'withdrawn'];
-
-export function parseDecision(v: unknown): Decision {
-  if (
-    !isRecord(v) ||
-    typeof v.id !== 'string' ||
-    !APPROVAL_KINDS.includes(v.kind as ApprovalKind) ||
-    typeof v.change !== 'string' ||
-    typeof v.channel !== 'string' ||
-    typeof v.method !== 'string' ||
-    typeof v.target !== 'string' ||
-    !DECISION_OUTCOMES.includes(v.outcome as DecisionOutcome) ||
-    typeof v.where !== 'string' ||
-    typeof v.by !== 'string' ||
-    typeof v.at !== 'string'
-  ) {
-    throw new ProtocolError('a recent decision');
-  }
-  return {
-    id: v.id,
-    kind: v.kind as ApprovalKind,
-    agent: parseAgentView(v.agent),
-    change: v.change,
-    channel: v.channel,
-    method: v.method,
-    target: v.target,
-    outcome: v.outcome as DecisionOutcome,
-    why: typeof v.why === 'string' ? v.why : '',
-    where: v.where,
-    by: v.by,
-    at: v.at,
-  };
-}
-
-export function parseLiveSession(v: unknown): LiveSession {
-  if (
-    !isRecord(v) ||
-    typeof v.id !== 'string' ||
-    typeof v.channel !== 'string' ||
-    typeof v.approvedAt !== 'string' ||
-    typeof v.surface !== 'string' ||
-    typeof v.vaultEpoch !== 'number'
-  ) {
-    throw new ProtocolError('a live session');
-  }
-  return {
-    id: v.id,
-    agent: parseAgentView(v.agent),
-    channel: v.channel,
-    approvedAt: v.approvedAt,
-    surface: v.surface,
-    vaultEpoch: v.vaultEpoch,
-  };
-}
-
-export function parseApprovalState(v: unknown): ApprovalState {
-  if (!isRecord(v)) throw new ProtocolError('an approval update');
-  return {
-    cards: approvalList(v.cards, 'an approval update').map(parseApprovalCard),
-    sessions: approvalList(v.sessions, 'an approval update').map(parseLiveSession),
-    decisions: approvalList(v.decisions ?? null, 'an approval update').map(parseDecision),
-  };
-}
-
-export function pendingApprovals(): Promise<ApprovalCard[]> {
+export function pendingApprovals(): Promise<V.ApprovalCard[]> {
   return call(async () =>
-    approvalList(await boundApprovals().ApprovalService.Pending(), 'an approval list').map(parseApprovalCard),
+    parseViews('ApprovalCard', await service('ApprovalService').Pending()),
   );
 }
 
 /** Approves or denies a card; the card leaves when the backend says so. */
 export function answerApproval(id: string, approve: boolean): Promise<void> {
-  return call(() => boundApprovals().ApprovalService.Answer(id, approve));
+  return call(() => service('ApprovalService').Answer(id, approve));
 }
 
-export function liveSessions(): Promise<LiveSession[]> {
+export function liveSessions(): Promise<V.LiveSession[]> {
   return call(async () =>
-    approvalList(await boundApprovals().ApprovalService.Sessions(), 'a session list').map(parseLiveSession),
+    parseViews('LiveSession', await service('ApprovalService').Sessions()),
   );
 }
 
 /** The recent answers and expiries of this run of Yett, newest first. */
 export function recentDecisions(): Promise<Decision[]> {
   return call(async () =>
-    approvalList(await boundApprovals().ApprovalService.Decisions(), 'a decision list').map(parseDecision),
+    parseViews('DecisionView', await service('ApprovalService').Decisions()),
   );
 }
 
 export function revokeSession(sessionId: string): Promise<void> {
-  return call(() => boundApprovals().ApprovalService.Revoke(sessionId));
+  return call(() => service('ApprovalService').Revoke(sessionId));
 }
 
 /**
@@ -817,10 +406,10 @@ export function revokeSession(sessionId: string): Promise<void> {
  * be understood. Returns the unsubscribe function.
  */
 export function onApprovalChanged(
-  onState: (s: ApprovalState) => void,
+  onState: (s: V.ApprovalState) => void,
   onError: (e: BackendError) => void = () => {},
 ): () => void {
-  return subscribe(APPROVAL_CHANGED_EVENT, parseApprovalState, onState, onError);
+  return subscribe(APPROVAL_CHANGED_EVENT, (v: unknown) => parseView('ApprovalState', v), onState, onError);
 }
 
 // ---- Audit log (app.AuditService) ----
@@ -834,54 +423,11 @@ export function onApprovalChanged(
  * (on a long log it takes seconds); the app records meanwhile and the state
  * changes (with an audit:changed event) when it is done.
  */
-export type AuditState = 'verifying' | 'intact' | 'tampered' | 'unreadable' | 'absent';
-
-export interface AuditStatus {
-  state: AuditState;
-  /** The app holds the log open and records vault lock and unlock. */
-  writing: boolean;
-  /** Why the app is not recording; '' when it records normally. */
-  problem: string;
-  entries: number;
-  treeHead: string;
-  signedSize: number;
-  firstBad: number;
-  reason: string;
-  torn: string;
-  notes: string[];
-}
-
-export interface LoggedSession {
-  id: string;
-  executable: string;
-  pid: number;
-  exeSha256: string;
-  signer: string;
-  bootId: string;
-  vaultEpoch: number;
-  approvedAt: string;
-  approvedBy: string;
-  surface: string;
-  ended: boolean;
-  endedAt: string;
-  endReason: string;
-  endInferred: boolean;
-  calls: number;
-}
 
 /** One page of a view, newest first: what comes before the log index `before` (0: from the newest), at most `limit` (0: 100). */
 export interface PageRequest {
   before: number;
   limit: number;
-}
-
-/** More older entries exist when `more`; `next` is the `before` of the page that holds them. */
-export interface SessionsView {
-  readable: boolean;
-  note: string;
-  sessions: LoggedSession[];
-  more: boolean;
-  next: number;
 }
 
 export interface ActivityFilter extends PageRequest {
@@ -893,165 +439,30 @@ export interface ActivityFilter extends PageRequest {
   to: string;
 }
 
-export interface ActivityItem {
-  kind: 'call' | 'authority';
-  index: number;
-  time: string;
-  type: string;
-  sessionId: string;
-  reason: string;
-  vaultEpoch: number;
-  requestId: string;
-  channel: string;
-  operation: string;
-  target: string;
-  state: string;
-  class: string;
-  status: number;
-  bytes: number;
-  durationMs: number;
-  /** A call's path, without its query. */
-  path: string;
-  /** The credential (or OAuth authorization) a call used, or a credential event is about: an id. */
-  credentialRef: string;
-  /** A credential event's credential name, as it was then. */
-  credentialName: string;
-  /** OAuth custody and drill entries: the step, its outcome ('ok', 'failed' or ''), the error code, the authorization and the drill. */
-  step: string;
-  outcome: string;
-  code: string;
-  authorizationId: string;
-  drillId: string;
-  drillKind: string;
-  /** A call of Yett's own revocation drill client, not an agent's. */
-  drill: boolean;
-}
-
-export interface ActivityView {
-  readable: boolean;
-  note: string;
-  items: ActivityItem[];
-  more: boolean;
-  next: number;
-}
-
-export interface CheckpointExport {
-  saved: boolean;
-  path: string;
-  size: number;
-  treeHead: string;
-}
-
 export const AUDIT_CHANGED_EVENT = 'audit:changed';
 
-/** The bound Go app.AuditService, as Wails generates it (wailsjs/go/app/AuditService.d.ts). */
-type AuditServiceBinding = typeof AuditServiceBindings;
 
-function boundAudit(): { AuditService: AuditServiceBinding } {
-  const app = window.go?.app as { AuditService?: AuditServiceBinding } | undefined;
-  if (!app?.AuditService) throw new BackendUnavailableError();
-  return app as { AuditService: AuditServiceBinding };
-}
 
-type FieldType = 'string' | 'number' | 'boolean';
-
-/** Copies exactly the named fields, each of the given type, or throws. */
-function pick<T>(v: unknown, fields: Record<string, FieldType>, what: string): T {
-  if (!isRecord(v)) throw new ProtocolError(what);
-  const out: Record<string, unknown> = {};
-  for (const [name, type] of Object.entries(fields)) {
-    if (typeof v[name] !== type) throw new ProtocolError(what);
-    out[name] = v[name];
-  }
-  return out as T;
-}
-
-function list(v: unknown, what: string): unknown[] {
-  // Go encodes a nil slice as null.
-  if (v === null) return [];
-  if (!Array.isArray(v)) throw new ProtocolError(what);
-  return v;
-}
-
-const AUDIT_STATES: readonly AuditState[] = ['verifying', 'intact', 'tampered', 'unreadable', 'absent'];
-
-export function parseAuditStatus(v: unknown): AuditStatus {
-  const s = pick<Omit<AuditStatus, 'notes'>>(
-    v,
-    {
-      state: 'string', writing: 'boolean', problem: 'string', entries: 'number', treeHead: 'string',
-      signedSize: 'number', firstBad: 'number', reason: 'string', torn: 'string',
-    },
-    'an audit status',
-  );
-  const notes = list((v as Record<string, unknown>).notes, 'an audit status');
-  if (!AUDIT_STATES.includes(s.state) || !isStringArray(notes)) throw new ProtocolError('an audit status');
-  return { ...s, notes: [...notes] };
-}
-
-type ViewHead = { readable: boolean; note: string; more: boolean; next: number };
-const VIEW_HEAD: Record<string, FieldType> = { readable: 'boolean', note: 'string', more: 'boolean', next: 'number' };
-
-export function parseSessionsView(v: unknown): SessionsView {
-  const head = pick<ViewHead>(v, VIEW_HEAD, 'a sessions view');
-  const sessions = list((v as Record<string, unknown>).sessions, 'a sessions view').map((s) =>
-    pick<LoggedSession>(
-      s,
-      {
-        id: 'string', executable: 'string', pid: 'number', exeSha256: 'string', signer: 'string', bootId: 'string',
-        vaultEpoch: 'number', approvedAt: 'string', approvedBy: 'string', surface: 'string', ended: 'boolean',
-        endedAt: 'string', endReason: 'string', endInferred: 'boolean', calls: 'number',
-      },
-      'a session',
-    ),
-  );
-  return { ...head, sessions };
-}
-
-export function parseActivityView(v: unknown): ActivityView {
-  const head = pick<ViewHead>(v, VIEW_HEAD, 'an activity view');
-  const items = list((v as Record<string, unknown>).items, 'an activity view').map((it) => {
-    const item = pick<ActivityItem>(
-      it,
-      {
-        kind: 'string', index: 'number', time: 'string', type: 'string', sessionId: 'string', reason: 'string',
-        vaultEpoch: 'number', requestId: 'string', channel: 'string', operation: 'string', target: 'string',
-        state: 'string', class: 'string', status: 'number', bytes: 'number', durationMs: 'number',
-        path: 'string', credentialRef: 'string', credentialName: 'string', step: 'string', outcome: 'string',
-        code: 'string', authorizationId: 'string', drillId: 'string', drillKind: 'string', drill: 'boolean',
-      },
-      'an activity item',
-    );
-    if (item.kind !== 'call' && item.kind !== 'authority') throw new ProtocolError('an activity item');
-    return item;
-  });
-  return { ...head, items };
-}
-
-export function auditStatus(): Promise<AuditStatus> {
-  return call(async () => parseAuditStatus(await boundAudit().AuditService.Status()));
+export function auditStatus(): Promise<V.AuditStatus> {
+  return call(async () => parseView('AuditStatus', await service('AuditService').Status()));
 }
 
 /** The page size the views ask for, and the most a reload asks for at once. */
 export const AUDIT_PAGE = 100;
 export const AUDIT_MAX_PAGE = 1000;
 
-export function loggedSessions(page: PageRequest = { before: 0, limit: AUDIT_PAGE }): Promise<SessionsView> {
-  return call(async () => parseSessionsView(await boundAudit().AuditService.Sessions(page)));
+export function loggedSessions(page: PageRequest = { before: 0, limit: AUDIT_PAGE }): Promise<V.SessionsView> {
+  return call(async () => parseView('SessionsView', await service('AuditService').Sessions(page)));
 }
 
-export function activity(filter: ActivityFilter): Promise<ActivityView> {
-  return call(async () => parseActivityView(await boundAudit().AuditService.Activity(filter)));
+export function activity(filter: ActivityFilter): Promise<V.ActivityView> {
+  return call(async () => parseView('ActivityView', await service('AuditService').Activity(filter)));
 }
 
 /** Opens a save dialog; resolves with saved=false if the person cancels. */
-export function exportCheckpoint(): Promise<CheckpointExport> {
+export function exportCheckpoint(): Promise<V.CheckpointExport> {
   return call(async () =>
-    pick<CheckpointExport>(
-      await boundAudit().AuditService.ExportCheckpoint(),
-      { saved: 'boolean', path: 'string', size: 'number', treeHead: 'string' },
-      'a checkpoint export',
-    ),
+    parseView('CheckpointExport', await service('AuditService').ExportCheckpoint()),
   );
 }
 
@@ -1072,40 +483,6 @@ export type OAuthProvider = 'github' | 'google' | 'gitlab' | 'microsoft' | 'slac
 export type ClientAuth = 'none' | 'client_secret' | 'private_key_jwt';
 export type Environment = 'development' | 'staging' | 'production';
 // The closed sets of states come from the Go side (contract.gen.ts).
-export type { GrantFlow, FlowState, AuthorizationState, RevocationState, RevokeStepName };
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export type ParamType = 'string' | 'integer';
-
-export interface PresetView {
-  id: string;
-  name: string;
-  defaultScopes: string[];
-  tenant: boolean;
-  notes: string;
-  hasDevice: boolean;
-  hasRevocation: boolean;
-  /** Where the provider's API is: its accounts' operations may send their tokens only there. */
-  apiHosts: string[];
-}
-
-export interface DiscoveryView {
-  issuer: string;
-  authorizationEndpoint: string;
-  tokenEndpoint: string;
-  revocationEndpoint: string;
-  introspectionEndpoint: string;
-  deviceAuthorizationEndpoint: string;
-  scopesSupported: string[];
-  dpop: boolean;
-  authMethods: string[];
-}
-
-/** A public key to register with the provider; the private half stays in the vault. */
-export interface ClientKeyView {
-  keyId: string;
-  publicJwk: string;
-  jwks: string;
-}
 
 export interface ConnectForm {
   name: string;
@@ -1125,7 +502,7 @@ export interface ConnectForm {
   scopes: string[];
   environment: Environment;
   unattended: boolean;
-  flow: GrantFlow;
+  flow: V.GrantFlow;
   owner: string;
   backupRevoker: string;
   /** YYYY-MM-DD, or '' for none. */
@@ -1136,57 +513,6 @@ export interface ConnectForm {
   apiHosts?: string[];
 }
 
-export interface FlowView {
-  flowId: string;
-  flow: GrantFlow;
-  state: FlowState;
-  authorizationUrl: string;
-  userCode: string;
-  verificationUri: string;
-  verificationUriComplete: string;
-  /** RFC 3339. */
-  expiresAt: string;
-  authorizationId: string;
-  error: string;
-}
-
-export interface AuthorizationView {
-  id: string;
-  name: string;
-  provider: string;
-  providerHost: string;
-  accountRef: string;
-  scopes: string[];
-  owner: string;
-  backupRevoker: string;
-  environment: string;
-  createdHow: GrantFlow;
-  connectedAt: string;
-  lastRefresh: string;
-  lastUsed: string;
-  /** RFC 3339, or '' for none. */
-  reviewBy: string;
-  disableProcedure: string;
-  operations: string[];
-  state: AuthorizationState;
-  /** Why it needs reconnection (invalid_grant, response_lost, vault_reset, ...), or ''. */
-  stateReason: string;
-  revocation: RevocationState;
-  unattended: boolean;
-  dpop: boolean;
-  clientAuth: string;
-  controlled: boolean;
-  /** Sentences for a person, e.g. "no backup revoker". */
-  problems: string[];
-  /** Where its operations may send its token. */
-  apiHosts: string[];
-  /** Where it is revoked (RFC 7009) and verified (RFC 7662) at the provider; '' for none. */
-  revocationEndpoint: string;
-  introspectionEndpoint: string;
-  /** Its tokens still waiting to be revoked at the provider. */
-  waitingRevocations: number;
-}
-
 export interface InventoryUpdate {
   owner: string;
   backupRevoker: string;
@@ -1195,264 +521,89 @@ export interface InventoryUpdate {
   disableProcedure: string;
 }
 
-export interface RevokeStep {
-  step: RevokeStepName;
-  ok: boolean;
-  detail: string;
-  at: string;
-  /** The provider gave no way to check this step (no introspection endpoint). */
-  unverified: boolean;
-}
-
-export interface RevokeReport {
-  authorizationId: string;
-  steps: RevokeStep[];
-  /** The provider could not be reached; Yett retries. */
-  retryPending: boolean;
-}
-
-export interface OperationParam {
-  name: string;
-  type: ParamType;
-  /** Empty: any value that matches pattern. */
-  allowed: string[];
-  pattern: string;
-  required: boolean;
-}
-
-export interface OperationView {
-  name: string;
-  authorizationId: string;
-  description: string;
-  method: HttpMethod;
-  urlTemplate: string;
-  params: OperationParam[];
-  /** JSON Schema text, or ''. */
-  bodySchema: string;
-  approval: ApprovalMode;
-}
-
-export interface OAuthSettings {
-  blockUncontrolled: boolean;
-}
-
 export const OAUTH_CHANGED_EVENT = 'oauth:changed';
 export const OAUTH_FLOW_EVENT = 'oauth:flow';
 
-/** The bound Go app.OAuthService, as Wails generates it (wailsjs/go/app/OAuthService.d.ts). */
-type OAuthServiceBinding = typeof OAuthServiceBindings;
 
-function boundOAuth(): { OAuthService: OAuthServiceBinding } {
-  const app = window.go?.app as { OAuthService?: OAuthServiceBinding } | undefined;
-  if (!app?.OAuthService) throw new BackendUnavailableError();
-  return app as { OAuthService: OAuthServiceBinding };
-}
 
-function oneOf<T extends string>(v: unknown, allowed: readonly T[], what: string): T {
-  if (!allowed.includes(v as T)) throw new ProtocolError(what);
-  return v as T;
-}
-
-function strings(v: unknown, what: string): string[] {
-  const l = list(v, what);
-  if (!isStringArray(l)) throw new ProtocolError(what);
-  return [...l];
-}
-
-export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
-const PARAM_TYPES: readonly ParamType[] = ['string', 'integer'];
-
-export function parsePresetView(v: unknown): PresetView {
-  const p = pick<Omit<PresetView, 'defaultScopes'>>(
-    v,
-    { id: 'string', name: 'string', tenant: 'boolean', notes: 'string', hasDevice: 'boolean', hasRevocation: 'boolean' },
-    'a provider preset',
-  );
-  const r = v as Record<string, unknown>;
-  return {
-    ...p,
-    defaultScopes: strings(r.defaultScopes, 'a provider preset'),
-    apiHosts: strings(r.apiHosts, 'a provider preset'),
-  };
-}
-
-export function parseDiscoveryView(v: unknown): DiscoveryView {
-  const what = 'a discovery result';
-  const d = pick<Omit<DiscoveryView, 'scopesSupported' | 'authMethods'>>(
-    v,
-    {
-      issuer: 'string', authorizationEndpoint: 'string', tokenEndpoint: 'string', revocationEndpoint: 'string',
-      introspectionEndpoint: 'string', deviceAuthorizationEndpoint: 'string', dpop: 'boolean',
-    },
-    what,
-  );
-  const r = v as Record<string, unknown>;
-  return { ...d, scopesSupported: strings(r.scopesSupported, what), authMethods: strings(r.authMethods, what) };
-}
-
-export function parseClientKeyView(v: unknown): ClientKeyView {
-  return pick<ClientKeyView>(v, { keyId: 'string', publicJwk: 'string', jwks: 'string' }, 'a client key');
-}
-
-export function parseFlowView(v: unknown): FlowView {
-  const what = 'a connection flow';
-  const f = pick<FlowView>(
-    v,
-    {
-      flowId: 'string', flow: 'string', state: 'string', authorizationUrl: 'string', userCode: 'string',
-      verificationUri: 'string', verificationUriComplete: 'string', expiresAt: 'string', authorizationId: 'string',
-      error: 'string',
-    },
-    what,
-  );
-  oneOf(f.flow, GRANT_FLOWS, what);
-  oneOf(f.state, FLOW_STATES, what);
-  return f;
-}
-
-export function parseAuthorizationView(v: unknown): AuthorizationView {
-  const what = 'an authorization';
-  const a = pick<Omit<AuthorizationView, 'scopes' | 'operations' | 'problems' | 'apiHosts'>>(
-    v,
-    {
-      id: 'string', name: 'string', provider: 'string', providerHost: 'string', accountRef: 'string', owner: 'string',
-      backupRevoker: 'string', environment: 'string', createdHow: 'string', connectedAt: 'string',
-      lastRefresh: 'string', lastUsed: 'string', reviewBy: 'string', disableProcedure: 'string', state: 'string',
-      stateReason: 'string', revocation: 'string', unattended: 'boolean', dpop: 'boolean', clientAuth: 'string', controlled: 'boolean',
-      revocationEndpoint: 'string', introspectionEndpoint: 'string', waitingRevocations: 'number',
-    },
-    what,
-  );
-  oneOf(a.createdHow, GRANT_FLOWS, what);
-  oneOf(a.state, AUTHORIZATION_STATES, what);
-  oneOf(a.revocation, REVOCATION_STATES, what);
-  const r = v as Record<string, unknown>;
-  return {
-    ...a,
-    scopes: strings(r.scopes, what),
-    operations: strings(r.operations, what),
-    problems: strings(r.problems, what),
-    apiHosts: strings(r.apiHosts, what),
-  };
-}
-
-export function parseRevokeReport(v: unknown): RevokeReport {
-  const what = 'a revocation report';
-  const head = pick<{ authorizationId: string; retryPending: boolean }>(
-    v,
-    { authorizationId: 'string', retryPending: 'boolean' },
-    what,
-  );
-  const steps = list((v as Record<string, unknown>).steps, what).map((s) => {
-    const step = pick<RevokeStep>(s, { step: 'string', ok: 'boolean', detail: 'string', at: 'string', unverified: 'boolean' }, what);
-    oneOf(step.step, REVOKE_STEP_NAMES, what);
-    return step;
-  });
-  return { ...head, steps };
-}
-
-export function parseOperationView(v: unknown): OperationView {
-  const what = 'a named operation';
-  const op = pick<Omit<OperationView, 'params'>>(
-    v,
-    {
-      name: 'string', authorizationId: 'string', description: 'string', method: 'string', urlTemplate: 'string',
-      bodySchema: 'string', approval: 'string',
-    },
-    what,
-  );
-  oneOf(op.method, HTTP_METHODS, what);
-  oneOf(op.approval, APPROVALS, what);
-  const params = list((v as Record<string, unknown>).params, what).map((p) => {
-    const param = pick<Omit<OperationParam, 'allowed'>>(
-      p,
-      { name: 'string', type: 'string', pattern: 'string', required: 'boolean' },
-      what,
-    );
-    oneOf(param.type, PARAM_TYPES, what);
-    return { ...param, allowed: strings((p as Record<string, unknown>).allowed, what) };
-  });
-  return { ...op, params };
-}
-
-export function oauthPresets(): Promise<PresetView[]> {
-  return call(async () => list(await boundOAuth().OAuthService.Presets(), 'a preset list').map(parsePresetView));
+export function oauthPresets(): Promise<V.PresetView[]> {
+  return call(async () => parseViews('PresetView', await service('OAuthService').Presets()));
 }
 
 /** Reads the issuer's metadata (RFC 8414 / OpenID discovery). */
-export function discoverIssuer(issuer: string): Promise<DiscoveryView> {
-  return call(async () => parseDiscoveryView(await boundOAuth().OAuthService.Discover(issuer)));
+export function discoverIssuer(issuer: string): Promise<V.DiscoveryView> {
+  return call(async () => parseView('DiscoveryView', await service('OAuthService').Discover(issuer)));
 }
 
 /** Makes a key pair for private_key_jwt and returns only its public half. */
-export function newClientKey(): Promise<ClientKeyView> {
-  return call(async () => parseClientKeyView(await boundOAuth().OAuthService.NewClientKey()));
+export function newClientKey(): Promise<V.ClientKeyView> {
+  return call(async () => parseView('ClientKeyView', await service('OAuthService').NewClientKey()));
 }
 
 /** Starts a connection; for authorization_code the backend opens the browser once. */
-export function connectOAuth(form: ConnectForm): Promise<FlowView> {
-  return call(async () => parseFlowView(await boundOAuth().OAuthService.Connect(form)));
+export function connectOAuth(form: ConnectForm): Promise<V.FlowView> {
+  return call(async () => parseView('FlowView', await service('OAuthService').Connect(form)));
 }
 
-export function reconnectOAuth(id: string): Promise<FlowView> {
-  return call(async () => parseFlowView(await boundOAuth().OAuthService.Reconnect(id)));
+export function reconnectOAuth(id: string): Promise<V.FlowView> {
+  return call(async () => parseView('FlowView', await service('OAuthService').Reconnect(id)));
 }
 
-export function oauthFlow(flowId: string): Promise<FlowView> {
-  return call(async () => parseFlowView(await boundOAuth().OAuthService.Flow(flowId)));
+export function oauthFlow(flowId: string): Promise<V.FlowView> {
+  return call(async () => parseView('FlowView', await service('OAuthService').Flow(flowId)));
 }
 
 export function cancelOAuthFlow(flowId: string): Promise<void> {
-  return call(() => boundOAuth().OAuthService.CancelFlow(flowId));
+  return call(() => service('OAuthService').CancelFlow(flowId));
 }
 
-export function oauthAuthorizations(): Promise<AuthorizationView[]> {
+export function oauthAuthorizations(): Promise<V.AuthorizationView[]> {
   return call(async () =>
-    list(await boundOAuth().OAuthService.Authorizations(), 'an authorization list').map(parseAuthorizationView),
+    parseViews('AuthorizationView', await service('OAuthService').Authorizations()),
   );
 }
 
 export function updateInventory(id: string, inv: InventoryUpdate): Promise<void> {
-  return call(() => boundOAuth().OAuthService.UpdateInventory(id, inv));
+  return call(() => service('OAuthService').UpdateInventory(id, inv));
 }
 
 /** Disables locally, revokes at the provider, then verifies; reports each step. */
-export function revokeAuthorization(id: string): Promise<RevokeReport> {
-  return call(async () => parseRevokeReport(await boundOAuth().OAuthService.Revoke(id)));
+export function revokeAuthorization(id: string): Promise<V.RevokeReport> {
+  return call(async () => parseView('RevokeReport', await service('OAuthService').Revoke(id)));
 }
 
 /** Sets where an authorization is revoked and verified at its provider ('' removes one). */
 export function setAuthorizationEndpoints(id: string, revocation: string, introspection: string): Promise<void> {
-  return call(() => boundOAuth().OAuthService.SetEndpoints(id, revocation, introspection));
+  return call(() => service('OAuthService').SetEndpoints(id, revocation, introspection));
 }
 
 /** Switches a suspended authorization back on. */
 export function resumeAuthorization(id: string): Promise<void> {
-  return call(() => boundOAuth().OAuthService.Resume(id));
+  return call(() => service('OAuthService').Resume(id));
 }
 
-export function oauthOperations(): Promise<OperationView[]> {
+export function oauthOperations(): Promise<V.OperationView[]> {
   return call(async () =>
-    list(await boundOAuth().OAuthService.Operations(), 'an operation list').map(parseOperationView),
+    parseViews('OperationView', await service('OAuthService').Operations()),
   );
 }
 
-export function saveOperation(op: OperationView): Promise<void> {
-  return call(() => boundOAuth().OAuthService.SaveOperation(op));
+export function saveOperation(op: V.OperationView): Promise<void> {
+  return call(() => service('OAuthService').SaveOperation(op));
 }
 
 export function removeOperation(name: string): Promise<void> {
-  return call(() => boundOAuth().OAuthService.RemoveOperation(name));
+  return call(() => service('OAuthService').RemoveOperation(name));
 }
 
 export function oauthSettings(): Promise<OAuthSettings> {
   return call(async () =>
-    pick<OAuthSettings>(await boundOAuth().OAuthService.Settings(), { blockUncontrolled: 'boolean' }, 'OAuth settings'),
+    parseView('SettingsView', await service('OAuthService').Settings()),
   );
 }
 
 export function setBlockUncontrolled(on: boolean): Promise<void> {
-  return call(() => boundOAuth().OAuthService.SetBlockUncontrolled(on));
+  return call(() => service('OAuthService').SetBlockUncontrolled(on));
 }
 
 /** Calls onChange when authorizations or operations changed: listeners re-read. */
@@ -1462,10 +613,10 @@ export function onOAuthChanged(onChange: () => void): () => void {
 
 /** Calls onFlow with every flow update the backend pushes. */
 export function onOAuthFlow(
-  onFlow: (f: FlowView) => void,
+  onFlow: (f: V.FlowView) => void,
   onError: (e: BackendError) => void = () => {},
 ): () => void {
-  return subscribe(OAUTH_FLOW_EVENT, parseFlowView, onFlow, onError);
+  return subscribe(OAUTH_FLOW_EVENT, (v: unknown) => parseView('FlowView', v), onFlow, onError);
 }
 
 /** Opens an https URL in the system browser, never inside Yett's window. */
@@ -1494,51 +645,10 @@ export async function copyText(text: string): Promise<void> {
 // What the "Connect an agent" page shows: the commands that add Yett to an
 // MCP client, with the real path of the yett command this app runs with.
 
-export interface ClientSetup {
-  id: string;
-  name: string;
-  /** One line to paste in a terminal. */
-  command: string;
-  /** The configuration it writes, for doing it by hand. */
-  config: string;
-  configFile: string;
-}
 
-export interface ConnectInfo {
-  cliPath: string;
-  cliFound: boolean;
-  /** The gateway accepts agents now; problem says why not. */
-  listening: boolean;
-  problem: string;
-  /** This computer's user name. */
-  user: string;
-  clients: ClientSetup[];
-}
 
-/** The bound Go app.ConnectService, as Wails generates it (wailsjs/go/app/ConnectService.d.ts). */
-type ConnectServiceBinding = typeof ConnectServiceBindings;
-
-function boundConnect(): { ConnectService: ConnectServiceBinding } {
-  const app = window.go?.app as { ConnectService?: ConnectServiceBinding } | undefined;
-  if (!app?.ConnectService) throw new BackendUnavailableError();
-  return app as { ConnectService: ConnectServiceBinding };
-}
-
-export function parseConnectInfo(v: unknown): ConnectInfo {
-  const what = 'the agent setup';
-  const head = pick<Omit<ConnectInfo, 'clients'>>(
-    v,
-    { cliPath: 'string', cliFound: 'boolean', listening: 'boolean', problem: 'string', user: 'string' },
-    what,
-  );
-  const clients = list((v as Record<string, unknown>).clients, what).map((c) =>
-    pick<ClientSetup>(c, { id: 'string', name: 'string', command: 'string', config: 'string', configFile: 'string' }, what),
-  );
-  return { ...head, clients };
-}
-
-export function connectInfo(): Promise<ConnectInfo> {
-  return call(async () => parseConnectInfo(await boundConnect().ConnectService.Info()));
+export function connectInfo(): Promise<V.ConnectInfo> {
+  return call(async () => parseView('ConnectInfo', await service('ConnectService').Info()));
 }
 
 // ---- Yett in the background (app.DesktopService) ----
@@ -1546,152 +656,48 @@ export function connectInfo(): Promise<ConnectInfo> {
 // cards reach the person as native notifications, within a policy the
 // backend enforces (this module only reads and stores the choice).
 
-export interface NotificationStatus {
-  available: boolean;
-  /** Notifications carry Approve and Deny. */
-  actions: boolean;
-  server: string;
-  /** Why notifications (or their buttons) are not available; '' when they are. */
-  problem: string;
-}
-
-export interface NotificationPolicy {
-  sessionCards: boolean;
-  callCards: boolean;
-  /** Refs of the credentials and operations whose per-call cards are answered only in the window. */
-  windowOnly: string[];
-}
-
-export interface SensitiveChoice {
-  ref: string;
-  kind: 'credential' | 'operation';
-  name: string;
-  detail: string;
-}
-
-export type VerificationMode = 'every' | 'sensitive' | 'never';
-
-/** When Yett asks the system to confirm it is the person before an approval takes effect. */
-export interface VerificationSettings {
-  mode: VerificationMode;
-  /** Why the default on this desktop is what it is. */
-  why: string;
-  available: boolean;
-  problem: string;
-  /** The vault is unlocked: the choice is sealed in it. */
-  editable: boolean;
-}
-
-/** Whether the server showing notifications now is trusted with Approve and Deny. */
-export interface NotificationServerStatus {
-  /** The server that owns the name now: product, bus name, pid and program; '' for none. */
-  current: string;
-  /** Its bus name, what acceptNotificationServer takes. */
-  name: string;
-  trusted: boolean;
-  /** Why it is not trusted ('' when it is). */
-  why: string;
-}
-
-export interface DesktopSettings {
-  autostart: boolean;
-  autostartAvailable: boolean;
-  autostartWhere: string;
-  autostartProblem: string;
-  notifications: NotificationStatus;
-  policy: NotificationPolicy;
-  sensitive: SensitiveChoice[];
-  verification: VerificationSettings;
-  notificationServer: NotificationServerStatus;
-}
-
 export const DESKTOP_CHANGED_EVENT = 'desktop:changed';
 export const SHOW_CARD_EVENT = 'app:show-card';
 export const CLOSE_REQUESTED_EVENT = 'app:close-requested';
 
-/** The bound Go app.DesktopService, as Wails generates it (wailsjs/go/app/DesktopService.d.ts). */
-type DesktopServiceBinding = typeof DesktopServiceBindings;
 
-function boundDesktop(): { DesktopService: DesktopServiceBinding } {
-  const app = window.go?.app as { DesktopService?: DesktopServiceBinding } | undefined;
-  if (!app?.DesktopService) throw new BackendUnavailableError();
-  return app as { DesktopService: DesktopServiceBinding };
-}
-
-const SENSITIVE_KINDS: readonly SensitiveChoice['kind'][] = ['credential', 'operation'];
-
-export function parseDesktopSettings(v: unknown): DesktopSettings {
-  const what = 'the background and notification settings';
-  const head = pick<Omit<DesktopSettings, 'notifications' | 'policy' | 'sensitive' | 'verification' | 'notificationServer'>>(
-    v,
-    { autostart: 'boolean', autostartAvailable: 'boolean', autostartWhere: 'string', autostartProblem: 'string' },
-    what,
-  );
-  const r = v as Record<string, unknown>;
-  const notifications = pick<NotificationStatus>(
-    r.notifications,
-    { available: 'boolean', actions: 'boolean', server: 'string', problem: 'string' },
-    what,
-  );
-  const policyHead = pick<Omit<NotificationPolicy, 'windowOnly'>>(r.policy, { sessionCards: 'boolean', callCards: 'boolean' }, what);
-  const windowOnly = strings((r.policy as Record<string, unknown>).windowOnly, what);
-  const sensitive = list(r.sensitive, what).map((c) => {
-    const choice = pick<SensitiveChoice>(c, { ref: 'string', kind: 'string', name: 'string', detail: 'string' }, what);
-    oneOf(choice.kind, SENSITIVE_KINDS, what);
-    return choice;
-  });
-  const verification = pick<VerificationSettings>(
-    r.verification,
-    { mode: 'string', why: 'string', available: 'boolean', problem: 'string', editable: 'boolean' },
-    what,
-  );
-  oneOf(verification.mode, VERIFICATION_MODES, what);
-  const notificationServer = pick<NotificationServerStatus>(
-    r.notificationServer,
-    { current: 'string', name: 'string', trusted: 'boolean', why: 'string' },
-    what,
-  );
-  return { ...head, notifications, policy: { ...policyHead, windowOnly }, sensitive, verification, notificationServer };
-}
 
 /** Trusts the notification server Settings shows (by bus name); the system may ask to confirm it is you. */
-export function acceptNotificationServer(name: string): Promise<DesktopSettings> {
-  return call(async () => parseDesktopSettings(await boundDesktop().DesktopService.AcceptNotificationServer(name)));
+export function acceptNotificationServer(name: string): Promise<V.DesktopSettings> {
+  return call(async () => parseView('DesktopSettings', await service('DesktopService').AcceptNotificationServer(name)));
 }
-
-const VERIFICATION_MODES: readonly VerificationMode[] = ['every', 'sensitive', 'never'];
 
 /** Chooses when Yett asks the system to confirm it is the person (sealed in the vault). */
-export function setVerification(mode: VerificationMode): Promise<DesktopSettings> {
-  return call(async () => parseDesktopSettings(await boundDesktop().DesktopService.SetVerification(mode)));
+export function setVerification(mode: V.VerificationMode): Promise<V.DesktopSettings> {
+  return call(async () => parseView('DesktopSettings', await service('DesktopService').SetVerification(mode)));
 }
 
-export function desktopSettings(): Promise<DesktopSettings> {
-  return call(async () => parseDesktopSettings(await boundDesktop().DesktopService.Settings()));
+export function desktopSettings(): Promise<V.DesktopSettings> {
+  return call(async () => parseView('DesktopSettings', await service('DesktopService').Settings()));
 }
 
 /** Turns "Start Yett when I log in" on or off. */
-export function setAutostart(on: boolean): Promise<DesktopSettings> {
-  return call(async () => parseDesktopSettings(await boundDesktop().DesktopService.SetAutostart(on)));
+export function setAutostart(on: boolean): Promise<V.DesktopSettings> {
+  return call(async () => parseView('DesktopSettings', await service('DesktopService').SetAutostart(on)));
 }
 
 /** Stores which cards a notification may answer; the backend enforces it. */
-export function setNotificationPolicy(p: NotificationPolicy): Promise<DesktopSettings> {
-  return call(async () => parseDesktopSettings(await boundDesktop().DesktopService.SetNotificationPolicy(p)));
+export function setNotificationPolicy(p: NotificationPolicy): Promise<V.DesktopSettings> {
+  return call(async () => parseView('DesktopSettings', await service('DesktopService').SetNotificationPolicy(p)));
 }
 
 /** Hides the window; Yett keeps serving agents and answering through notifications. */
 export function keepRunningInBackground(): Promise<void> {
-  return call(() => boundDesktop().DesktopService.KeepRunningInBackground());
+  return call(() => service('DesktopService').KeepRunningInBackground());
 }
 
 /** Quits Yett: the vault locks, waiting agents are refused, the gateway stops. */
 export function quitYett(): Promise<void> {
-  return call(() => boundDesktop().DesktopService.Quit());
+  return call(() => service('DesktopService').Quit());
 }
 
-export function onDesktopChanged(onSettings: (s: DesktopSettings) => void): () => void {
-  return subscribe(DESKTOP_CHANGED_EVENT, parseDesktopSettings, onSettings, () => {});
+export function onDesktopChanged(onSettings: (s: V.DesktopSettings) => void): () => void {
+  return subscribe(DESKTOP_CHANGED_EVENT, (v: unknown) => parseView('DesktopSettings', v), onSettings, () => {});
 }
 
 /** Calls onShow with a card id ('' for the oldest waiting) the window must bring into view. */
@@ -1726,202 +732,57 @@ export type InventoryStateFilter =
 export type InventoryField = 'owner' | 'backup_revoker' | 'environment' | 'review_by';
 export type DrillKind = 'full' | 'unattended';
 
-export interface InventoryRow {
-  id: string;
-  kind: string;
-  name: string;
-  provider: string;
-  accountRef: string;
-  scopes: string[];
-  environment: string;
-  heldOn: string;
-  owner: string;
-  backupRevoker: string;
-  createdVia: string;
-  connectedAt: string;
-  lastUsed: string;
-  lastRefresh: string;
-  reviewBy: string;
-  lastDrillId: string;
-  lastDrillKind: string;
-  lastDrillAt: string;
-  lastDrillPassed: boolean;
-  nextDrill: string;
-  drillEveryDays: number;
-  drillKind: string;
-  drillable: boolean;
-  operations: string[];
-  disableProcedure: string;
-  state: string;
-  stateReason: string;
-  /** False when a required column is empty; `missing` names them. */
-  controlled: boolean;
-  missing: string[];
-  reviewDue: boolean;
-  drillOverdue: boolean;
-  drilling: boolean;
-}
-
 export interface InventoryFilter {
   text: string;
   state: InventoryStateFilter;
 }
 
-export interface InventorySettings {
-  blockUncontrolled: boolean;
-}
-
-export interface ExportResult {
-  saved: boolean;
-  path: string;
-  size: number;
-}
-
-export interface DrillStep {
-  name: string;
-  title: string;
-  passed: boolean;
-  did: string;
-  /** HTTP statuses, introspection answers, the refused call's code, audit entry indexes. */
-  evidence: string[];
-  startedAt: string;
-  durationMs: number;
-  auditIndex: number;
-}
-
-export interface DrillReport {
-  id: string;
-  authorizationId: string;
-  name: string;
-  provider: string;
-  accountRef: string;
-  kind: string;
-  trigger: string;
-  startedAt: string;
-  finishedAt: string;
-  running: boolean;
-  passed: boolean;
-  steps: DrillStep[];
-  /** The full drill's steps an unattended drill did not exercise, and why. */
-  notExercised: string[];
-  /** What a step that passed could not verify, and why. */
-  notChecked: string[];
-  endState: string;
-  /** An unattended drill switched the authorization back on. */
-  resumed: boolean;
-  advice: string;
-}
-
 export const INVENTORY_CHANGED_EVENT = 'inventory:changed';
 export const INVENTORY_DRILL_EVENT = 'inventory:drill';
 
-/** The bound Go app.InventoryService, as Wails generates it (wailsjs/go/app/InventoryService.d.ts). */
-type InventoryServiceBinding = typeof InventoryServiceBindings;
 
-function boundInventory(): { InventoryService: InventoryServiceBinding } {
-  const app = window.go?.app as { InventoryService?: InventoryServiceBinding } | undefined;
-  if (!app?.InventoryService) throw new BackendUnavailableError();
-  return app as { InventoryService: InventoryServiceBinding };
-}
-
-export function parseInventoryRow(v: unknown): InventoryRow {
-  const what = 'an inventory row';
-  const r = pick<Omit<InventoryRow, 'scopes' | 'operations' | 'missing'>>(
-    v,
-    {
-      id: 'string', kind: 'string', name: 'string', provider: 'string', accountRef: 'string', environment: 'string',
-      heldOn: 'string', owner: 'string', backupRevoker: 'string', createdVia: 'string', connectedAt: 'string',
-      lastUsed: 'string', lastRefresh: 'string', reviewBy: 'string', lastDrillId: 'string', lastDrillKind: 'string',
-      lastDrillAt: 'string', lastDrillPassed: 'boolean', nextDrill: 'string', drillEveryDays: 'number',
-      drillKind: 'string', drillable: 'boolean', disableProcedure: 'string', state: 'string', stateReason: 'string',
-      controlled: 'boolean', reviewDue: 'boolean', drillOverdue: 'boolean', drilling: 'boolean',
-    },
-    what,
-  );
-  const raw = v as Record<string, unknown>;
-  return {
-    ...r,
-    scopes: strings(raw.scopes, what),
-    operations: strings(raw.operations, what),
-    missing: strings(raw.missing, what),
-  };
-}
-
-export function parseDrillReport(v: unknown): DrillReport {
-  const what = 'a drill report';
-  const r = pick<Omit<DrillReport, 'steps' | 'notExercised' | 'notChecked'>>(
-    v,
-    {
-      id: 'string', authorizationId: 'string', name: 'string', provider: 'string', accountRef: 'string',
-      kind: 'string', trigger: 'string', startedAt: 'string', finishedAt: 'string', running: 'boolean',
-      passed: 'boolean', endState: 'string', resumed: 'boolean', advice: 'string',
-    },
-    what,
-  );
-  const raw = v as Record<string, unknown>;
-  const steps = list(raw.steps, what).map((s) => ({
-    ...pick<Omit<DrillStep, 'evidence'>>(
-      s,
-      {
-        name: 'string', title: 'string', passed: 'boolean', did: 'string', startedAt: 'string',
-        durationMs: 'number', auditIndex: 'number',
-      },
-      'a drill step',
-    ),
-    evidence: strings((s as Record<string, unknown>).evidence, 'a drill step'),
-  }));
-  return { ...r, steps, notExercised: strings(raw.notExercised, what), notChecked: strings(raw.notChecked, what) };
-}
-
-function parseExportResult(v: unknown): ExportResult {
-  return pick<ExportResult>(v, { saved: 'boolean', path: 'string', size: 'number' }, 'an export');
-}
 
 export function inventoryRows(): Promise<InventoryRow[]> {
-  return call(async () => list(await boundInventory().InventoryService.Rows(), 'the inventory').map(parseInventoryRow));
+  return call(async () => parseViews('InventoryRowView', await service('InventoryService').Rows()));
 }
 
 /** Edits one column of a row; the backend audits each edit. */
 export function setInventoryField(id: string, field: InventoryField, value: string): Promise<void> {
-  return call(() => boundInventory().InventoryService.SetField(id, field, value));
+  return call(() => service('InventoryService').SetField(id, field, value));
 }
 
 export function setDrillSchedule(id: string, everyDays: number, kind: DrillKind): Promise<void> {
-  return call(() => boundInventory().InventoryService.SetDrillSchedule(id, everyDays, kind));
+  return call(() => service('InventoryService').SetDrillSchedule(id, everyDays, kind));
 }
 
 export function inventorySettings(): Promise<InventorySettings> {
   return call(async () =>
-    pick<InventorySettings>(
-      await boundInventory().InventoryService.Settings(),
-      { blockUncontrolled: 'boolean' },
-      'inventory settings',
-    ),
+    parseView('InventorySettingsView', await service('InventoryService').Settings()),
   );
 }
 
 /** Refuses (on) or only marks (off) every call that would use a row not under control. */
 export function setInventoryBlockUncontrolled(on: boolean): Promise<void> {
-  return call(() => boundInventory().InventoryService.SetBlockUncontrolled(on));
+  return call(() => service('InventoryService').SetBlockUncontrolled(on));
 }
 
 /** Runs a drill and resolves with its report once it ended; onInventoryDrill reports each step meanwhile. */
 export function runDrill(id: string, kind: DrillKind): Promise<DrillReport> {
-  return call(async () => parseDrillReport(await boundInventory().InventoryService.RunDrill(id, kind)));
+  return call(async () => parseView('DrillReportView', await service('InventoryService').RunDrill(id, kind)));
 }
 
 /** A row's drill reports, newest first ('' for every row's). */
 export function drillReports(id: string): Promise<DrillReport[]> {
-  return call(async () => list(await boundInventory().InventoryService.Drills(id), 'drill reports').map(parseDrillReport));
+  return call(async () => parseViews('DrillReportView', await service('InventoryService').Drills(id)));
 }
 
 /** Opens a save dialog; resolves with saved=false if the person cancels. */
-export function exportInventory(format: 'csv' | 'json', filter: InventoryFilter): Promise<ExportResult> {
-  return call(async () => parseExportResult(await boundInventory().InventoryService.Export(format, filter)));
+export function exportInventory(format: 'csv' | 'json', filter: InventoryFilter): Promise<V.ExportResult> {
+  return call(async () => parseView('ExportResult', await service('InventoryService').Export(format, filter)));
 }
 
-export function exportDrillReport(drillId: string): Promise<ExportResult> {
-  return call(async () => parseExportResult(await boundInventory().InventoryService.ExportDrill(drillId)));
+export function exportDrillReport(drillId: string): Promise<V.ExportResult> {
+  return call(async () => parseView('ExportResult', await service('InventoryService').ExportDrill(drillId)));
 }
 
 /** Calls onChange when rows changed: listeners re-read. */
@@ -1931,7 +792,7 @@ export function onInventoryChanged(onChange: () => void): () => void {
 
 /** Calls onReport with a running drill's report after each step, and once it ended. */
 export function onInventoryDrill(onReport: (r: DrillReport) => void): () => void {
-  return subscribe(INVENTORY_DRILL_EVENT, parseDrillReport, onReport, () => {});
+  return subscribe(INVENTORY_DRILL_EVENT, (v: unknown) => parseView('DrillReportView', v), onReport, () => {});
 }
 
 // ---- SSH hosts (app.SSHService) ----
@@ -1939,17 +800,6 @@ export function onInventoryDrill(onReport: (r: DrillReport) => void): () => void
 // in the vault: views carry its public key (for authorized_keys) and
 // fingerprints, and the parsers copy only the known fields. The one secret
 // going out is SSHHostForm.privateKey (an imported key) with its passphrase.
-
-export interface SSHSettings {
-  approval: ApprovalMode;
-  /** One rule per line: 'exact: …', 'prefix: …' (operands only) or 'prefix+options: …'; empty allows any command (each approved). */
-  rules: string;
-  /** 0 means the default. */
-  timeoutSeconds: number;
-  record: boolean;
-  owner: string;
-  backupRevoker: string;
-}
 
 export interface SSHHostForm {
   name: string;
@@ -1962,138 +812,58 @@ export interface SSHHostForm {
   settings: SSHSettings;
 }
 
-export interface SSHPin {
-  type: string;
-  fingerprint: string;
-}
-
-export interface SSHHostView {
-  id: string;
-  name: string;
-  address: string;
-  port: number;
-  user: string;
-  /** The authorized_keys line of the host's key in Yett. */
-  publicKey: string;
-  keyFingerprint: string;
-  pins: SSHPin[];
-  /** A host key the host presented that is not pinned ('' when none). */
-  alertFingerprint: string;
-  alertAt: string;
-  settings: SSHSettings;
-  controlled: boolean;
-  problems: string[];
-  createdAt: string;
-  version: number;
-}
-
-export interface SSHRecordingView {
-  id: string;
-  hostId: string;
-  started: string;
-  bytes: number;
-}
-
-export interface SSHRecordingText extends SSHRecordingView {
-  /** asciicast v2 text. */
-  cast: string;
-  complete: boolean;
-}
-
 export const SSH_CHANGED_EVENT = 'ssh:changed';
 
-/** The bound Go app.SSHService, as Wails generates it (wailsjs/go/app/SSHService.d.ts). */
-type SSHServiceBinding = typeof SSHServiceBindings;
 
-function boundSSH(): { SSHService: SSHServiceBinding } {
-  const app = window.go?.app as { SSHService?: SSHServiceBinding } | undefined;
-  if (!app?.SSHService) throw new BackendUnavailableError();
-  return app as { SSHService: SSHServiceBinding };
-}
 
-function parseSSHSettings(v: unknown): SSHSettings {
-  const s = pick<SSHSettings>(
-    v,
-    { approval: 'string', rules: 'string', timeoutSeconds: 'number', record: 'boolean', owner: 'string', backupRevoker: 'string' },
-    'SSH host settings',
-  );
-  if (s.approval !== 'session' && s.approval !== 'per_call') throw new ProtocolError('SSH host settings');
-  return s;
-}
-
-export function parseSSHHostView(v: unknown): SSHHostView {
-  const h = pick<Omit<SSHHostView, 'pins' | 'settings' | 'problems'>>(
-    v,
-    {
-      id: 'string', name: 'string', address: 'string', port: 'number', user: 'string', publicKey: 'string',
-      keyFingerprint: 'string', alertFingerprint: 'string', alertAt: 'string', controlled: 'boolean',
-      createdAt: 'string', version: 'number',
-    },
-    'an SSH host',
-  );
-  const r = v as Record<string, unknown>;
-  const pins = list(r.pins, 'an SSH host').map((p) => pick<SSHPin>(p, { type: 'string', fingerprint: 'string' }, 'a host key pin'));
-  return { ...h, pins, settings: parseSSHSettings(r.settings), problems: strings(r.problems, 'an SSH host') };
-}
-
-const RECORDING_FIELDS: Record<string, FieldType> = { id: 'string', hostId: 'string', started: 'string', bytes: 'number' };
-
-export function listSSHHosts(): Promise<SSHHostView[]> {
-  return call(async () => list(await boundSSH().SSHService.Hosts(), 'an SSH host list').map(parseSSHHostView));
+export function listSSHHosts(): Promise<V.SSHHostView[]> {
+  return call(async () => parseViews('SSHHostView', await service('SSHService').Hosts()));
 }
 
 /** Adds a host; the view carries the public key to copy into the host's authorized_keys. */
-export function addSSHHost(form: SSHHostForm): Promise<SSHHostView> {
-  return call(async () => parseSSHHostView(await boundSSH().SSHService.AddHost(form)));
+export function addSSHHost(form: SSHHostForm): Promise<V.SSHHostView> {
+  return call(async () => parseView('SSHHostView', await service('SSHService').AddHost(form)));
 }
 
-export function updateSSHHost(id: string, settings: SSHSettings): Promise<SSHHostView> {
-  return call(async () => parseSSHHostView(await boundSSH().SSHService.UpdateHost(id, settings)));
+export function updateSSHHost(id: string, settings: SSHSettings): Promise<V.SSHHostView> {
+  return call(async () => parseView('SSHHostView', await service('SSHService').UpdateHost(id, settings)));
 }
 
 export function removeSSHHost(id: string): Promise<void> {
-  return call(() => boundSSH().SSHService.RemoveHost(id));
+  return call(() => service('SSHService').RemoveHost(id));
 }
 
 /** Pins pasted known_hosts lines, ssh-keyscan output or public keys, replacing the host's pins. */
-export function pinSSHPasted(id: string, text: string): Promise<SSHHostView> {
-  return call(async () => parseSSHHostView(await boundSSH().SSHService.PinPasted(id, text)));
+export function pinSSHPasted(id: string, text: string): Promise<V.SSHHostView> {
+  return call(async () => parseView('SSHHostView', await service('SSHService').PinPasted(id, text)));
 }
 
 /** Pins what ~/.ssh/known_hosts holds for the host; skipped counts its lines Yett could not pin. */
-export function pinSSHFromKnownHosts(id: string): Promise<{ host: SSHHostView; skipped: number }> {
+export function pinSSHFromKnownHosts(id: string): Promise<{ host: V.SSHHostView; skipped: number }> {
   return call(async () => {
-    const r = await boundSSH().SSHService.PinFromKnownHosts(id);
-    if (!isRecord(r) || typeof r.skipped !== 'number') throw new ProtocolError('a known_hosts pin');
-    return { host: parseSSHHostView(r.host), skipped: r.skipped };
+    return parseView('SSHPinResult', await service('SSHService').PinFromKnownHosts(id));
   });
 }
 
 /** Connects, authenticates with the host's key, and pins the host key only once the host accepted it. */
-export function trustSSHOnFirstUse(id: string): Promise<SSHHostView> {
-  return call(async () => parseSSHHostView(await boundSSH().SSHService.TrustOnFirstUse(id)));
+export function trustSSHOnFirstUse(id: string): Promise<V.SSHHostView> {
+  return call(async () => parseView('SSHHostView', await service('SSHService').TrustOnFirstUse(id)));
 }
 
 /** Pins the host key a host presented instead of its pin, after the person checked the change. */
-export function acceptSSHPresented(id: string): Promise<SSHHostView> {
-  return call(async () => parseSSHHostView(await boundSSH().SSHService.AcceptPresented(id)));
+export function acceptSSHPresented(id: string): Promise<V.SSHHostView> {
+  return call(async () => parseView('SSHHostView', await service('SSHService').AcceptPresented(id)));
 }
 
-export function listSSHRecordings(hostId: string): Promise<SSHRecordingView[]> {
+export function listSSHRecordings(hostId: string): Promise<V.SSHRecordingView[]> {
   return call(async () =>
-    list(await boundSSH().SSHService.Recordings(hostId), 'a recording list').map((r) =>
-      pick<SSHRecordingView>(r, RECORDING_FIELDS, 'a recording'),
-    ),
+    parseViews('SSHRecordingView', await service('SSHService').Recordings(hostId)),
   );
 }
 
-export function readSSHRecording(id: string): Promise<SSHRecordingText> {
+export function readSSHRecording(id: string): Promise<V.SSHRecordingText> {
   return call(async () =>
-    pick<SSHRecordingText>(
-      await boundSSH().SSHService.Recording(id),
-      { ...RECORDING_FIELDS, cast: 'string', complete: 'boolean' },
-      'a recording',
-    ),
+    parseView('SSHRecordingText', await service('SSHService').Recording(id)),
   );
 }
 

@@ -313,16 +313,16 @@ describe('sessions view', () => {
 
 describe('audit payload parsing', () => {
   it('refuses a verification state it does not know', async () => {
-    const { parseAuditStatus } = await import('../lib/backend');
-    expect(() => parseAuditStatus({ ...auditStatus(), state: 'probably_fine' })).toThrow(/does not understand/);
-    expect(parseAuditStatus({ ...auditStatus(), notes: null }).notes).toEqual([]);
+    const { parseView } = await import('../lib/backend');
+    expect(() => parseView('AuditStatus', { ...auditStatus(), state: 'probably_fine' })).toThrow(/does not understand/);
+    expect(parseView('AuditStatus', { ...auditStatus(), notes: null }).notes).toEqual([]);
   });
 
   it('copies only known activity fields', async () => {
-    const { parseActivityView } = await import('../lib/backend');
-    const v = parseActivityView({ readable: true, note: '', more: false, next: 0, items: [{ ...item(), token: CANARY }] });
+    const { parseView } = await import('../lib/backend');
+    const v = parseView('ActivityView', { readable: true, note: '', more: false, next: 0, items: [{ ...item(), token: CANARY }] });
     expect(JSON.stringify(v)).not.toContain(CANARY);
-    expect(() => parseActivityView({ readable: true, note: '', more: false, next: 0, items: [{ ...item(), kind: 'secret' }] })).toThrow();
-    expect(() => parseActivityView({ readable: true, note: '', items: [] })).toThrow(/does not understand/);
+    expect(() => parseView('ActivityView', { readable: true, note: '', more: false, next: 0, items: [{ ...item(), kind: 'secret' }] })).toThrow();
+    expect(() => parseView('ActivityView', { readable: true, note: '', items: [] })).toThrow(/does not understand/);
   });
 });
