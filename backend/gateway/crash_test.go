@@ -103,13 +103,7 @@ func TestReleaseGatewayKilledBeforeTheOutcomeIsDurable(t *testing.T) {
 	mustContain(t, wait(), `"status":200`)
 	g1.kill()
 
-	g2 := startGatewayProc(t, w, "")
-	a.do(agentCmd{Op: "close"})
-	a.connect()
-	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(answered)), "REAUTH_REQUIRED gateway_restarted")
-	if l := g2.approve(); l != `approved "gateway restarted" <nil>` {
-		t.Fatalf("card: %s", l)
-	}
+	afterRestart(t, w, a, w.req(answered))
 	mustContain(t, a.call(agentapi.ToolStatus, map[string]string{"idempotency_key": "key-" + answered}), "STATUS_UNKNOWN inspect_activity_journal")
 	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(answered)), "STATUS_UNKNOWN")
 	w.settleAbsent("nothing")
@@ -134,16 +128,26 @@ func TestReleaseGatewayRestartedOutOfProcess(t *testing.T) {
 	g1.stdin.Close() // orderly stop
 	g1.cmd.Wait()
 
-	g2 := startGatewayProc(t, w, "")
-	a.do(agentCmd{Op: "close"})
-	a.connect()
 	after := tag("after")
-	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(after)), "REAUTH_REQUIRED gateway_restarted")
-	if l := g2.approve(); l != `approved "gateway restarted" <nil>` {
-		t.Fatalf("card: %s", l)
-	}
+	afterRestart(t, w, a, w.req(after))
 	mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(after)), `"status":200`)
 	if n := w.recv.count(t, after); n != 1 {
 		t.Fatalf("%d arrivals", n)
 	}
+}
+
+// afterRestart starts the gateway again, reconnects agent a (a new
+// connection of the same run), checks that its call of req is refused with
+// REAUTH_REQUIRED gateway_restarted, and approves the "gateway restarted"
+// card. It returns the new gateway.
+func afterRestart(t *testing.T, w *world, a *agent, req map[string]any) *gatewayProc {
+	t.Helper()
+	g := startGatewayProc(t, w, "")
+	a.do(agentCmd{Op: "close"})
+	a.connect()
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, req), "REAUTH_REQUIRED gateway_restarted")
+	if l := g.approve(); l != `approved "gateway restarted" <nil>` {
+		t.Fatalf("card: %s", l)
+	}
+	return g
 }

@@ -196,28 +196,39 @@ func (w *walFile) wait(seq uint64) error {
 		w.buf, w.spare = w.spare[:0], nil
 		w.syncing = true
 		w.mu.Unlock()
-		_, err := w.f.Write(data)
-		if err == nil && w.hookBeforeSync != nil {
-			w.hookBeforeSync()
-		}
-		if err == nil {
-			err = w.f.Sync()
-		}
+		err := w.writeAndSync(data)
 		w.mu.Lock()
-		w.spare = data[:0]
 		w.syncing = false
-		w.syncs++
-		if err != nil {
-			// After a failed write or fsync the kernel may have dropped
-			// what it held; nothing written since the last good sync can
-			// be trusted, so nothing more is acknowledged.
-			w.broken = fmt.Errorf("%w: %w", ErrBroken, err)
-		} else {
-			w.durable = target
-		}
-		w.cond.Broadcast()
+		w.settle(data, target, err)
 	}
 	return nil
+}
+
+// writeAndSync writes a group's frames with one write and fsyncs them.
+func (w *walFile) writeAndSync(data []byte) error {
+	_, err := w.f.Write(data)
+	if err == nil && w.hookBeforeSync != nil {
+		w.hookBeforeSync()
+	}
+	if err == nil {
+		err = w.f.Sync()
+	}
+	return err
+}
+
+// settle records how a group commit of the frames up to target ended, with
+// w.mu held, and wakes its waiters. After a failed write or fsync the
+// kernel may have dropped what it held; nothing written since the last
+// good sync can be trusted, so nothing more is acknowledged.
+func (w *walFile) settle(data []byte, target uint64, err error) {
+	w.spare = data[:0]
+	w.syncs++
+	if err != nil {
+		w.broken = fmt.Errorf("%w: %w", ErrBroken, err)
+	} else {
+		w.durable = target
+	}
+	w.cond.Broadcast()
 }
 
 // soon makes the frames appended so far durable without making the caller
@@ -270,18 +281,7 @@ func (w *walFile) flushLocked() error {
 	}
 	data, target := w.buf, w.seq
 	w.buf = w.spare[:0]
-	_, err := w.f.Write(data)
-	if err == nil {
-		err = w.f.Sync()
-	}
-	w.spare = data[:0]
-	w.syncs++
-	if err != nil {
-		w.broken = fmt.Errorf("%w: %w", ErrBroken, err)
-	} else {
-		w.durable = target
-	}
-	w.cond.Broadcast()
+	w.settle(data, target, w.writeAndSync(data))
 	return w.broken
 }
 
