@@ -94,4 +94,3 @@ func TestSSHServiceNeverReturnsThePrivateKey(t *testing.T) {
 		t.Errorf("%d %s events for two hosts added: %v", n, EventSSHChanged, sent())
 	}
 }
-
