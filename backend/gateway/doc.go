@@ -30,7 +30,8 @@
 // send performs every call the same way whatever its channel: the last
 // checks, the credential lent once, one durable step (journal dispatch and
 // audit intent), the action under a context the next vault lock cancels,
-// one durable step for the outcome. What differs is a performer
+// the outcome recorded in both and made durable by the next group commit
+// (within 10 ms, not waited for). What differs is a performer
 // (perform.go): httpAction sends an http.request or a named operation;
 // sshAction (sshperform.go) runs an ssh.exec command with the host's key
 // (backend/action/sshaction). ssh.exec adds its host's own checks before any card
@@ -58,8 +59,8 @@
 // journal's dispatch record and the audit intent entry, written at the same
 // time, each group-committed -> the HTTP executor sends, with the
 // Idempotency-Key, under a context the next vault lock cancels (cutting the
-// connection) -> one durable step for the outcome (journal and audit) ->
-// response.
+// connection) -> the outcome written to the journal and the audit log,
+// durable with the next group commit and not waited for -> response.
 //
 // Every tools/call is routed to its pipeline by name (routeCalls), whatever
 // the SDK's tool table holds at that moment, so a call racing a lock reads
