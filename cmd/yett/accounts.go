@@ -64,24 +64,9 @@ func runAccounts(ctx context.Context, env *Env, args []string) error {
 	}
 	var revocation, introspection *string
 	if sub == "endpoints" {
-		fs := flag.NewFlagSet("accounts endpoints", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		rev := fs.String("revocation", "", "")
-		intro := fs.String("introspection", "", "")
-		if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
-			fmt.Fprint(env.Stderr, accountsUsage)
-			return withExitCode(2, errors.New("accounts endpoints: give --revocation URL and/or --introspection URL"))
-		}
-		fs.Visit(func(f *flag.Flag) {
-			switch f.Name {
-			case "revocation":
-				revocation = rev
-			case "introspection":
-				introspection = intro
-			}
-		})
-		if revocation == nil && introspection == nil {
-			return withExitCode(2, errors.New("accounts endpoints: give --revocation URL and/or --introspection URL"))
+		var err error
+		if revocation, introspection, err = endpointFlags(env, args[1:]); err != nil {
+			return err
 		}
 		args = args[:1]
 	}
@@ -139,6 +124,12 @@ func runAccounts(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "%q: revoked at %s, verified at %s.\n", a.Name, orText(rev, "(no revocation endpoint)"), orText(intro, "(no introspection endpoint)"))
 		return s.recorded()
 	}
+	return s.revokeAccount(ctx, env, st.OAuth, a)
+}
+
+// revokeAccount revokes a after the person confirms it, and prints each
+// step of the revocation as it went.
+func (s *setup) revokeAccount(ctx context.Context, env *Env, m *oauth.Custody, a oauth.AuthorizationView) error {
 	ok, err := s.tty.Confirm(ctx, fmt.Sprintf("Revoke %q (%s, %s at %s)? Its operations stop at once.", a.Name, a.ID, orText(a.AccountRef, "account not named"), a.ProviderHost))
 	if err != nil {
 		return fmt.Errorf("accounts revoke: %w", err)
@@ -148,7 +139,7 @@ func runAccounts(ctx context.Context, env *Env, args []string) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	rep, err := st.OAuth.Revoke(rctx, a.ID)
+	rep, err := m.Revoke(rctx, a.ID)
 	if err != nil {
 		return fmt.Errorf("accounts revoke: %w", err)
 	}
@@ -166,6 +157,32 @@ func runAccounts(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(env.Stdout, "The provider could not be reached: the revocation is retried by the app or yett serve, whichever runs next, while the vault is unlocked.")
 	}
 	return s.recorded()
+}
+
+// endpointFlags reads yett accounts endpoints' flags: each of the two
+// endpoints given is returned (an empty one clears it), one not given is
+// nil; usage problems exit 2.
+func endpointFlags(env *Env, args []string) (revocation, introspection *string, err error) {
+	fs := flag.NewFlagSet("accounts endpoints", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	rev := fs.String("revocation", "", "")
+	intro := fs.String("introspection", "", "")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+		fmt.Fprint(env.Stderr, accountsUsage)
+		return nil, nil, withExitCode(2, errors.New("accounts endpoints: give --revocation URL and/or --introspection URL"))
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "revocation":
+			revocation = rev
+		case "introspection":
+			introspection = intro
+		}
+	})
+	if revocation == nil && introspection == nil {
+		return nil, nil, withExitCode(2, errors.New("accounts endpoints: give --revocation URL and/or --introspection URL"))
+	}
+	return revocation, introspection, nil
 }
 
 // findAccount picks by id, or by a name only one account has.

@@ -64,67 +64,9 @@ var connectAuths = map[string]string{
 }
 
 func runConnect(ctx context.Context, env *Env, args []string) error {
-	fs := flag.NewFlagSet("yett connect", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() { fmt.Fprint(env.Stderr, connectUsage) }
-	var req oauth.ConnectRequest
-	var scopes listFlag
-	fs.StringVar(&req.Name, "name", "", "a name for the account")
-	provider := fs.String("provider", "", "a preset provider")
-	fs.StringVar(&req.Tenant, "tenant", "", "the tenant (microsoft)")
-	fs.StringVar(&req.Endpoints.Issuer, "issuer", "", "the issuer (endpoints are discovered)")
-	fs.StringVar(&req.Endpoints.TokenEndpoint, "token-endpoint", "", "token endpoint")
-	fs.StringVar(&req.Endpoints.AuthorizationEndpoint, "authorization-endpoint", "", "authorization endpoint")
-	fs.StringVar(&req.Endpoints.DeviceAuthorizationEndpoint, "device-endpoint", "", "device authorization endpoint")
-	fs.StringVar(&req.Endpoints.RevocationEndpoint, "revocation-endpoint", "", "revocation endpoint")
-	fs.StringVar(&req.Endpoints.IntrospectionEndpoint, "introspection-endpoint", "", "introspection endpoint")
-	fs.StringVar(&req.ClientID, "client-id", "", "the client id registered with the provider")
-	auth := fs.String("client-auth", "none", "none, secret or key")
-	secretFD := fs.Int("client-secret-fd", -1, "read the client secret from this file descriptor")
-	fs.Var(&scopes, "scope", "a scope to ask for (repeat for more)")
-	var apiHosts listFlag
-	fs.Var(&apiHosts, "api-host", "a host of the account's API, where operations may send its token (repeat for more; a preset knows its own)")
-	fs.StringVar(&req.Environment, "environment", "", "development, staging or production")
-	flow := fs.String("flow", "device", "device, code or client-credentials")
-	fs.IntVar(&req.CallbackPort, "callback-port", 0, "code flow: the loopback port to listen on")
-	fs.BoolVar(&req.Unattended, "unattended", false, "keep a refresh token for calls while nobody is at the machine")
-	fs.BoolVar(&req.DPoP, "dpop", false, "bind tokens to a key (DPoP)")
-	fs.StringVar(&req.Owner, "owner", "", "who owns the account")
-	fs.StringVar(&req.BackupRevoker, "backup-revoker", "", "who else may revoke it")
-	reviewBy := fs.String("review-by", "", "review date, YYYY-MM-DD")
-	fs.StringVar(&req.DisableProcedure, "disable-procedure", "", "how to disable it, in words")
-	if err := fs.Parse(args); err != nil {
-		return withExitCode(2, err)
-	}
-	req.Flow, req.ClientAuth = connectFlows[*flow], connectAuths[*auth]
-	req.Provider = "custom"
-	if *provider != "" {
-		req.Provider = *provider
-	}
-	req.Scopes = scopes
-	req.APIHosts = apiHosts
-	bad := func(why string) error {
-		fs.Usage()
-		return withExitCode(2, fmt.Errorf("connect: %s", why))
-	}
-	switch {
-	case fs.NArg() != 0:
-		return bad("unexpected arguments")
-	case req.Flow == "" || req.ClientAuth == "":
-		return bad("--flow is device, code or client-credentials; --client-auth is none, secret or key")
-	case req.Name == "" || req.ClientID == "" || !slices.Contains(oauth.Environments, req.Environment):
-		return bad("--name, --client-id and --environment (development, staging or production) are required")
-	case req.Provider == "custom" && req.Endpoints.Issuer == "" && req.Endpoints.TokenEndpoint == "":
-		return bad("name a --provider, an --issuer or the endpoints")
-	case *secretFD >= 0 && req.ClientAuth != oauth.ClientAuthSecret:
-		return bad("--client-secret-fd goes with --client-auth secret")
-	}
-	if *reviewBy != "" {
-		d, err := time.Parse(time.DateOnly, *reviewBy)
-		if err != nil {
-			return bad("--review-by is a date like 2027-01-31")
-		}
-		req.ReviewBy = d
+	req, secretFD, err := connectRequest(env, args)
+	if err != nil {
+		return err
 	}
 	s, err := openSetup(ctx, env, "connect", setupWiden)
 	if err != nil {
@@ -135,45 +77,16 @@ func runConnect(ctx context.Context, env *Env, args []string) error {
 	if m == nil {
 		return errors.New("connect: OAuth custody did not start (see the messages above)")
 	}
-	switch req.ClientAuth {
-	case oauth.ClientAuthSecret:
-		secret, err := readSecret(ctx, s, *secretFD, "Client secret (not shown as you type): ")
-		if err != nil {
-			return err
-		}
-		req.ClientSecret = secret
-		defer clear(secret)
-	case oauth.ClientAuthPrivateKeyJWT:
-		key, err := m.NewClientKey()
-		if err != nil {
-			return fmt.Errorf("connect: %w", err)
-		}
-		req.ClientKeyID = key.ID
-		s.tty.Printf("Register this public key set (JWKS) with the provider for client %s:\n%s\n", req.ClientID, key.JWKS)
-		if _, err := s.tty.Line(ctx, "Press Enter once it is registered. "); err != nil {
-			return fmt.Errorf("connect: %w", err)
-		}
+	if err := s.clientCredential(ctx, m, &req, secretFD); err != nil {
+		return err
 	}
+	defer clear(req.ClientSecret)
 	if req.Owner == "" || req.BackupRevoker == "" {
 		s.tty.Printf("Without an owner and a backup revoker this account is flagged not under control.\n")
 	}
-	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	f, err := m.Connect(cctx, req)
-	cancel()
+	f, err := s.connectAndWait(ctx, m, req)
 	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	if f.State == oauth.FlowWaiting {
-		s.showFlow(f)
-		end, err := m.WaitFlow(ctx, f.ID)
-		if err != nil || ctx.Err() != nil {
-			m.CancelFlow(f.ID)
-			return errors.New("connect: cancelled; nothing was stored")
-		}
-		f = end
-	}
-	if f.State != oauth.FlowConnected {
-		return fmt.Errorf("connect: the connection %s: %s", f.State, orText(f.Error, "no reason given"))
+		return err
 	}
 	if err := s.recorded(); err != nil {
 		return err
@@ -189,6 +102,123 @@ func runConnect(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "Connected %q (%s)%s. Define what agents may do with it: yett operation add --account %s ...\n",
 		req.Name, f.AuthorizationID, account, f.AuthorizationID)
 	return nil
+}
+
+// connectRequest reads yett connect's flags into a request and checks
+// everything that can be checked before anything opens: usage problems
+// exit 2. secretFD is -1 unless the client secret comes from a descriptor.
+func connectRequest(env *Env, args []string) (req oauth.ConnectRequest, secretFD int, err error) {
+	fs := flag.NewFlagSet("yett connect", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() { fmt.Fprint(env.Stderr, connectUsage) }
+	var scopes, apiHosts listFlag
+	fs.StringVar(&req.Name, "name", "", "a name for the account")
+	provider := fs.String("provider", "", "a preset provider")
+	fs.StringVar(&req.Tenant, "tenant", "", "the tenant (microsoft)")
+	fs.StringVar(&req.Endpoints.Issuer, "issuer", "", "the issuer (endpoints are discovered)")
+	fs.StringVar(&req.Endpoints.TokenEndpoint, "token-endpoint", "", "token endpoint")
+	fs.StringVar(&req.Endpoints.AuthorizationEndpoint, "authorization-endpoint", "", "authorization endpoint")
+	fs.StringVar(&req.Endpoints.DeviceAuthorizationEndpoint, "device-endpoint", "", "device authorization endpoint")
+	fs.StringVar(&req.Endpoints.RevocationEndpoint, "revocation-endpoint", "", "revocation endpoint")
+	fs.StringVar(&req.Endpoints.IntrospectionEndpoint, "introspection-endpoint", "", "introspection endpoint")
+	fs.StringVar(&req.ClientID, "client-id", "", "the client id registered with the provider")
+	auth := fs.String("client-auth", "none", "none, secret or key")
+	fs.IntVar(&secretFD, "client-secret-fd", -1, "read the client secret from this file descriptor")
+	fs.Var(&scopes, "scope", "a scope to ask for (repeat for more)")
+	fs.Var(&apiHosts, "api-host", "a host of the account's API, where operations may send its token (repeat for more; a preset knows its own)")
+	fs.StringVar(&req.Environment, "environment", "", "development, staging or production")
+	flow := fs.String("flow", "device", "device, code or client-credentials")
+	fs.IntVar(&req.CallbackPort, "callback-port", 0, "code flow: the loopback port to listen on")
+	fs.BoolVar(&req.Unattended, "unattended", false, "keep a refresh token for calls while nobody is at the machine")
+	fs.BoolVar(&req.DPoP, "dpop", false, "bind tokens to a key (DPoP)")
+	fs.StringVar(&req.Owner, "owner", "", "who owns the account")
+	fs.StringVar(&req.BackupRevoker, "backup-revoker", "", "who else may revoke it")
+	reviewBy := fs.String("review-by", "", "review date, YYYY-MM-DD")
+	fs.StringVar(&req.DisableProcedure, "disable-procedure", "", "how to disable it, in words")
+	if err := fs.Parse(args); err != nil {
+		return req, -1, withExitCode(2, err)
+	}
+	req.Flow, req.ClientAuth = connectFlows[*flow], connectAuths[*auth]
+	req.Provider = "custom"
+	if *provider != "" {
+		req.Provider = *provider
+	}
+	req.Scopes = scopes
+	req.APIHosts = apiHosts
+	bad := func(why string) (oauth.ConnectRequest, int, error) {
+		fs.Usage()
+		return req, -1, withExitCode(2, fmt.Errorf("connect: %s", why))
+	}
+	switch {
+	case fs.NArg() != 0:
+		return bad("unexpected arguments")
+	case req.Flow == "" || req.ClientAuth == "":
+		return bad("--flow is device, code or client-credentials; --client-auth is none, secret or key")
+	case req.Name == "" || req.ClientID == "" || !slices.Contains(oauth.Environments, req.Environment):
+		return bad("--name, --client-id and --environment (development, staging or production) are required")
+	case req.Provider == "custom" && req.Endpoints.Issuer == "" && req.Endpoints.TokenEndpoint == "":
+		return bad("name a --provider, an --issuer or the endpoints")
+	case secretFD >= 0 && req.ClientAuth != oauth.ClientAuthSecret:
+		return bad("--client-secret-fd goes with --client-auth secret")
+	}
+	if *reviewBy != "" {
+		d, err := time.Parse(time.DateOnly, *reviewBy)
+		if err != nil {
+			return bad("--review-by is a date like 2027-01-31")
+		}
+		req.ReviewBy = d
+	}
+	return req, secretFD, nil
+}
+
+// clientCredential gets what the client authenticates with: its secret, at
+// the terminal or from secretFD, or a key Yett makes, whose public half the
+// person registers with the provider before going on.
+func (s *setup) clientCredential(ctx context.Context, m *oauth.Custody, req *oauth.ConnectRequest, secretFD int) error {
+	switch req.ClientAuth {
+	case oauth.ClientAuthSecret:
+		secret, err := readSecret(ctx, s, secretFD, "Client secret (not shown as you type): ")
+		if err != nil {
+			return err
+		}
+		req.ClientSecret = secret
+	case oauth.ClientAuthPrivateKeyJWT:
+		key, err := m.NewClientKey()
+		if err != nil {
+			return fmt.Errorf("connect: %w", err)
+		}
+		req.ClientKeyID = key.ID
+		s.tty.Printf("Register this public key set (JWKS) with the provider for client %s:\n%s\n", req.ClientID, key.JWKS)
+		if _, err := s.tty.Line(ctx, "Press Enter once it is registered. "); err != nil {
+			return fmt.Errorf("connect: %w", err)
+		}
+	}
+	return nil
+}
+
+// connectAndWait starts the connection and, for a flow that waits on the
+// person, shows what to do and waits for it to end; it returns the flow
+// only once connected.
+func (s *setup) connectAndWait(ctx context.Context, m *oauth.Custody, req oauth.ConnectRequest) (oauth.FlowView, error) {
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	f, err := m.Connect(cctx, req)
+	cancel()
+	if err != nil {
+		return f, fmt.Errorf("connect: %w", err)
+	}
+	if f.State == oauth.FlowWaiting {
+		s.showFlow(f)
+		end, err := m.WaitFlow(ctx, f.ID)
+		if err != nil || ctx.Err() != nil {
+			m.CancelFlow(f.ID)
+			return f, errors.New("connect: cancelled; nothing was stored")
+		}
+		f = end
+	}
+	if f.State != oauth.FlowConnected {
+		return f, fmt.Errorf("connect: the connection %s: %s", f.State, orText(f.Error, "no reason given"))
+	}
+	return f, nil
 }
 
 // showFlow tells the person what to do for a flow that waits on them.
