@@ -63,6 +63,83 @@ func procField(path, name string) float64 {
 	return 0
 }
 
+// benchServe is `yett serve` for a benchmark: a vault under base (the
+// default key derivation unless fastKDF) holding one session credential
+// bound to hosts, unlocked at a pseudo-terminal, with every card to be
+// answered there (approveAgents).
+type benchServe struct {
+	cmd    *exec.Cmd
+	runDir string
+	master *os.File
+	tty    *ttyLog
+	cards  int // cards approved so far
+}
+
+func startBenchServe(b *testing.B, base string, fastKDF bool, hosts ...string) *benchServe {
+	b.Helper()
+	dataDir := filepath.Join(base, "data")
+	var o vault.Options
+	if fastKDF {
+		o.KDF = vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}
+	}
+	v, err := vault.Open(dataDir, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := v.Create(vault.Passphrase(servePassphrase), false); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := v.Credentials().Add(vault.NewCredential{Name: "api", Secret: vault.NewSecret([]byte(serveCanary)),
+		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: hosts, Approval: vault.ApprovalSession}); err != nil {
+		b.Fatal(err)
+	}
+	v.Close()
+	s := &benchServe{runDir: filepath.Join(base, "run"), tty: &ttyLog{}}
+	var slave *os.File
+	s.master, slave = ptytest.Open(b)
+	go io.Copy(s.tty, s.master)
+	s.cmd = exec.Command(yettBin, "serve")
+	s.cmd.Env = append(os.Environ(), "YETT_DATA_DIR="+dataDir, "YETT_RUNTIME_DIR="+s.runDir)
+	ptytest.Attach(s.cmd, slave)
+	if err := s.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
+	s.tty.waitFor(b, "passphrase:")
+	s.master.Write([]byte(servePassphrase + "\n"))
+	s.tty.waitFor(b, "gateway listening")
+	return s
+}
+
+// approveAgents answers the next n session cards at the terminal ("y N
+// CODE") as they show, for at most d.
+func (s *benchServe) approveAgents(n int, d time.Duration) {
+	until := time.Now().Add(d)
+	for last := s.cards + n; s.cards < last && time.Now().Before(until); {
+		if code := cardCode(s.tty.String(), s.cards+1); code != "" {
+			s.cards++
+			s.master.Write([]byte(fmt.Sprintf("y %d %s\n", s.cards, code)))
+			continue
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// quietServer answers every request with a small body and keeps nothing.
+func quietServer(b *testing.B) net.Listener {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte(`{"ok":true}`))
+	})}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return ln
+}
+
 // BenchmarkServeMemory is what `yett serve` holds: resident memory right
 // after the unlock (the default Argon2id key derivation, 64 MiB, has run),
 // and the most it holds while 16 agents make calls back to back for a few
@@ -74,40 +151,9 @@ func BenchmarkServeMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(base)
-	dataDir, runDir := filepath.Join(base, "data"), filepath.Join(base, "run")
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Write([]byte(`{"ok":true}`))
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	v, err := vault.Open(dataDir, vault.Options{}) // the default key derivation
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := v.Create(vault.Passphrase(servePassphrase), false); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := v.Credentials().Add(vault.NewCredential{Name: "api", Secret: vault.NewSecret([]byte(serveCanary)),
-		Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{ln.Addr().String()}, Approval: vault.ApprovalSession}); err != nil {
-		b.Fatal(err)
-	}
-	v.Close()
-
-	master, slave := ptytest.Open(b)
-	var tty ttyLog
-	go io.Copy(&tty, master)
-	cmd := exec.Command(yettBin, "serve")
-	cmd.Env = append(os.Environ(), "YETT_DATA_DIR="+dataDir, "YETT_RUNTIME_DIR="+runDir)
-	ptytest.Attach(cmd, slave)
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	tty.waitFor(b, "passphrase:")
-	master.Write([]byte(servePassphrase + "\n"))
-	tty.waitFor(b, "gateway listening")
+	ln := quietServer(b)
+	s := startBenchServe(b, base, false, ln.Addr().String())
+	cmd, runDir := s.cmd, s.runDir
 	time.Sleep(200 * time.Millisecond)
 	afterUnlock, _ := rssMiB(cmd.Process.Pid)
 
@@ -154,16 +200,8 @@ func BenchmarkServeMemory(b *testing.B) {
 				}
 			}()
 		}
-		// Approve every card as it shows ("y N"), for as long as calls run.
-		approveUntil := time.Now().Add(3 * time.Second)
-		for n := 1; n <= 16 && time.Now().Before(approveUntil); {
-			if code := cardCode(tty.String(), n); code != "" {
-				master.Write([]byte(fmt.Sprintf("y %d %s\n", n, code)))
-				n++
-				continue
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		// Approve every card as it shows, for as long as calls run.
+		s.approveAgents(16, 3*time.Second)
 		wg.Wait()
 	}
 	b.StopTimer()
