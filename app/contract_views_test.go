@@ -18,6 +18,7 @@ import (
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -68,8 +69,8 @@ var enumSets = []enumSet{
 		approval.OutcomeExpired, approval.OutcomeWithdrawn)},
 	{"AuditState", "AuditStatus.State", auditStates},
 	{"ActivityKind", "activity.Item*", names(activity.ItemCall, activity.ItemAuthority)},
-	{"HttpMethod", "operation methods", operationMethods},
-	{"ParamType", "operation parameter types", operationParamTypes},
+	{"HttpMethod", "operation.Methods", operation.Methods},
+	{"ParamType", "operation.ParamTypes", operation.ParamTypes},
 	{"SensitiveKind", "SensitiveChoice.Kind", sensitiveKinds},
 	{"VerificationMode", "keeper.Verify*", []string{keeper.VerifyEvery, keeper.VerifySensitive, keeper.VerifyNever}},
 }
@@ -120,10 +121,8 @@ func windowContract(t *testing.T) string {
 
 // The values of closed sets that exist in Go only as literals.
 var (
-	auditStates         = []string{"verifying", "intact", "tampered", "unreadable", "absent"}
-	operationMethods    = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
-	operationParamTypes = []string{"string", "integer"}
-	sensitiveKinds      = []string{"credential", "operation"}
+	auditStates    = []string{"verifying", "intact", "tampered", "unreadable", "absent"}
+	sensitiveKinds = []string{"credential", "operation"}
 )
 
 // reachableViews are the struct types the services return (and the event

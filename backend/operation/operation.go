@@ -58,8 +58,15 @@ var (
 	opNameRe    = regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$`)
 	paramNameRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 	placeholder = regexp.MustCompile(`\{([^{}]*)\}`)
-	opMethods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 	reserved    = []string{"http.", "yett.", "ssh."}
+)
+
+// Methods are the HTTP methods an operation may use, and ParamTypes the
+// types its parameters may have (the window's closed sets are generated
+// from both).
+var (
+	Methods    = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+	ParamTypes = []string{"string", "integer"}
 )
 
 // ReservedParam names are used by the tool itself.
@@ -82,7 +89,7 @@ func (o *Operation) Validate() error {
 	if err := checkText("description", o.Description, 0, 500); err != nil {
 		return err
 	}
-	if !slices.Contains(opMethods, o.Method) {
+	if !slices.Contains(Methods, o.Method) {
 		return bad("method must be one of GET, POST, PUT, PATCH, DELETE")
 	}
 	if o.Approval != ApprovalSession && o.Approval != ApprovalPerCall {
@@ -107,7 +114,7 @@ func (o *Operation) Validate() error {
 			return bad("parameter %s is listed twice", p.Name)
 		}
 		names[p.Name] = true
-		if p.Type != "string" && p.Type != "integer" {
+		if !slices.Contains(ParamTypes, p.Type) {
 			return bad("parameter %s: type must be string or integer", p.Name)
 		}
 		if p.Pattern != "" {

@@ -54,11 +54,11 @@ export type AuditState = (typeof AUDIT_STATES)[number];
 export const ACTIVITY_KINDS = ['call', 'authority'] as const;
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
 
-/** operation methods */
+/** operation.Methods */
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
-/** operation parameter types */
+/** operation.ParamTypes */
 export const PARAM_TYPES = ['string', 'integer'] as const;
 export type ParamType = (typeof PARAM_TYPES)[number];
 
