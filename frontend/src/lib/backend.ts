@@ -251,13 +251,7 @@ export function touch(): Promise<void> {
 }
 
 export function listCredentials(): Promise<V.CredentialView[]> {
-  return call(async () => {
-    const list = await service('VaultService').ListCredentials();
-    // Go encodes an empty nil slice as null.
-    if (list === null) return [];
-    if (!Array.isArray(list)) throw new ProtocolError('a credential list');
-    return list.map((v: unknown) => parseView('CredentialView', v));
-  });
+  return call(async () => parseViews('CredentialView', await service('VaultService').ListCredentials()));
 }
 
 export function addCredential(form: NewCredentialForm): Promise<V.CredentialView> {
