@@ -16,6 +16,7 @@ import (
 
 	"github.com/yettdev/yett/backend/activity"
 	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
@@ -37,7 +38,7 @@ func boundServices() []any {
 }
 
 // eventViews are views sent as event payloads and not returned by a method.
-var eventViews = []any{ApprovalState{}}
+var eventViews = []any{ApprovalState{}, ShowCard{}}
 
 // enumSet is a closed set of values a string field takes (the field's
 // `enum` tag names it).
@@ -73,6 +74,15 @@ var enumSets = []enumSet{
 	{"ParamType", "operation.ParamTypes", operation.ParamTypes},
 	{"SensitiveKind", "SensitiveChoice.Kind", sensitiveKinds},
 	{"VerificationMode", "keeper.Verify*", []string{keeper.VerifyEvery, keeper.VerifySensitive, keeper.VerifyNever}},
+	{"OAuthProvider", "connectProviders", connectProviders},
+	{"ClientAuth", "oauth.ClientAuth*", []string{oauth.ClientAuthNone, oauth.ClientAuthSecret, oauth.ClientAuthPrivateKeyJWT}},
+	{"Environment", "oauth.Environments", oauth.Environments},
+	{"InventoryStateFilter", "inventory.Filter*", []string{"", inventory.FilterUncontrolled, inventory.FilterDrillOverdue,
+		inventory.FilterReviewDue, inventory.FilterNeedsReconnection, inventory.FilterSuspended, inventory.FilterRevoked}},
+	{"InventoryField", "inventory.Field*", []string{inventory.FieldOwner, inventory.FieldBackupRevoker,
+		inventory.FieldEnvironment, inventory.FieldReviewBy}},
+	{"DrillKind", "inventory.Drill*", []string{inventory.DrillFull, inventory.DrillUnattended}},
+	{"ExportFormat", "inventory.Format*", exportFormats},
 }
 
 // windowContract is contract.gen.ts: the closed sets, then the views.
@@ -116,6 +126,19 @@ func windowContract(t *testing.T) string {
 	}
 	specs.WriteString("} as const;\n")
 	reg.WriteString("}\n")
+	b.WriteString("\n// ---- Forms: what the window sends (no parser: the Go side checks them) ----\n")
+	for _, f := range reachableForms(views) {
+		fmt.Fprintf(&b, "\n%sexport interface %s {\n", tsDoc("", docs[f.Name()][""]), f.Name())
+		for _, fl := range viewFields(t, f) {
+			optional := ""
+			if fl.omitempty {
+				optional, fl.omitempty = "?", false
+			}
+			ts, _ := fl.types(t, sets)
+			fmt.Fprintf(&b, "%s  %s%s: %s;\n", tsDoc("  ", docs[f.Name()][fl.goName]), fl.json, optional, ts)
+		}
+		b.WriteString("}\n")
+	}
 	return b.String() + specs.String() + reg.String()
 }
 
@@ -123,18 +146,37 @@ func windowContract(t *testing.T) string {
 var (
 	auditStates    = []string{"verifying", "intact", "tampered", "unreadable", "absent"}
 	sensitiveKinds = []string{"credential", "operation"}
+	exportFormats  = []string{inventory.FormatCSV, inventory.FormatJSON}
 )
 
 // reachableViews are the struct types the services return (and the event
 // payloads), followed through fields, by name.
 func reachableViews() []reflect.Type {
+	var roots []reflect.Type
+	for _, s := range boundServices() {
+		st := reflect.TypeOf(s)
+		for i := 0; i < st.NumMethod(); i++ {
+			for o := 0; o < st.Method(i).Type.NumOut(); o++ {
+				roots = append(roots, st.Method(i).Type.Out(o))
+			}
+		}
+	}
+	for _, v := range eventViews {
+		roots = append(roots, reflect.TypeOf(v))
+	}
+	return structsOf(roots, nil)
+}
+
+// structsOf are the named struct types roots hold, followed through
+// fields and leaving out skip's, by name.
+func structsOf(roots []reflect.Type, skip map[reflect.Type]bool) []reflect.Type {
 	seen := map[reflect.Type]bool{}
 	var walk func(reflect.Type)
 	walk = func(tp reflect.Type) {
 		for tp.Kind() == reflect.Pointer || tp.Kind() == reflect.Slice {
 			tp = tp.Elem()
 		}
-		if tp.Kind() != reflect.Struct || seen[tp] || tp == reflect.TypeOf(time.Time{}) {
+		if tp.Kind() != reflect.Struct || seen[tp] || skip[tp] || tp == reflect.TypeOf(time.Time{}) {
 			return
 		}
 		seen[tp] = true
@@ -142,16 +184,8 @@ func reachableViews() []reflect.Type {
 			walk(tp.Field(i).Type)
 		}
 	}
-	for _, s := range boundServices() {
-		st := reflect.TypeOf(s)
-		for i := 0; i < st.NumMethod(); i++ {
-			for o := 0; o < st.Method(i).Type.NumOut(); o++ {
-				walk(st.Method(i).Type.Out(o))
-			}
-		}
-	}
-	for _, v := range eventViews {
-		walk(reflect.TypeOf(v))
+	for _, r := range roots {
+		walk(r)
 	}
 	out := make([]reflect.Type, 0, len(seen))
 	for tp := range seen {

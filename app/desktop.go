@@ -36,6 +36,11 @@ const (
 	EventCloseRequested = "app:close-requested"
 )
 
+// ShowCard is EventShowCard's payload: the card to bring into view.
+type ShowCard struct {
+	ID string `json:"id"`
+}
+
 // desktopPrefsFile holds the desktop app's own small preferences (not
 // security relevant: what the person has been told).
 const desktopPrefsFile = "desktop.json"
@@ -189,7 +194,7 @@ func (a *App) raise(card string) {
 			}
 		}
 	}
-	a.events.send(EventShowCard, map[string]string{"id": card})
+	a.events.send(EventShowCard, ShowCard{ID: card})
 }
 
 // raiseQueued shows what asked for the window before it existed.

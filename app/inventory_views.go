@@ -50,7 +50,7 @@ type InventoryRowView struct {
 // needs_reconnection, revoked), "" for any.
 type InventoryFilter struct {
 	Text  string `json:"text"`
-	State string `json:"state"`
+	State string `json:"state" enum:"InventoryStateFilter"`
 }
 
 // InventorySettingsView are the inventory's switches.

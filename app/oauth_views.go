@@ -57,7 +57,7 @@ type ClientKeyView struct {
 // form redacts itself for fmt and slog).
 type ConnectForm struct {
 	Name                        string   `json:"name"`
-	Provider                    string   `json:"provider"`
+	Provider                    string   `json:"provider" enum:"OAuthProvider"`
 	Tenant                      string   `json:"tenant"`
 	Issuer                      string   `json:"issuer"`
 	AuthorizationEndpoint       string   `json:"authorizationEndpoint"`
@@ -66,13 +66,13 @@ type ConnectForm struct {
 	IntrospectionEndpoint       string   `json:"introspectionEndpoint"`
 	DeviceAuthorizationEndpoint string   `json:"deviceAuthorizationEndpoint"`
 	ClientID                    string   `json:"clientId"`
-	ClientAuth                  string   `json:"clientAuth"`
+	ClientAuth                  string   `json:"clientAuth" enum:"ClientAuth"`
 	ClientSecret                string   `json:"clientSecret"`
 	ClientKeyID                 string   `json:"clientKeyId"`
 	Scopes                      []string `json:"scopes"`
-	Environment                 string   `json:"environment"`
+	Environment                 string   `json:"environment" enum:"Environment"`
 	Unattended                  bool     `json:"unattended"`
-	Flow                        string   `json:"flow"`
+	Flow                        string   `json:"flow" enum:"GrantFlow"`
 	Owner                       string   `json:"owner"`
 	BackupRevoker               string   `json:"backupRevoker"`
 	ReviewBy                    string   `json:"reviewBy"`

@@ -47,13 +47,13 @@ type CredentialView struct {
 // CredentialEditForm is the edit form: everything but the secret.
 type CredentialEditForm struct {
 	Name         string   `json:"name"`
-	Format       string   `json:"format"`
+	Format       string   `json:"format" enum:"CredentialFormat"`
 	HeaderName   string   `json:"headerName"`
 	Template     string   `json:"template"`
 	Username     string   `json:"username"`
 	Hosts        []string `json:"hosts"`
 	PathPrefixes []string `json:"pathPrefixes"`
-	Approval     string   `json:"approval"`
+	Approval     string   `json:"approval" enum:"ApprovalMode"`
 }
 
 // BindingOverlap is another credential whose bindings meet a candidate's,
@@ -99,13 +99,13 @@ type BackupChoice struct {
 type NewCredentialForm struct {
 	Name         string   `json:"name"`
 	Secret       string   `json:"secret"`
-	Format       string   `json:"format"`
+	Format       string   `json:"format" enum:"CredentialFormat"`
 	HeaderName   string   `json:"headerName"`
 	Template     string   `json:"template"`
 	Username     string   `json:"username"`
 	Hosts        []string `json:"hosts"`
 	PathPrefixes []string `json:"pathPrefixes"`
-	Approval     string   `json:"approval"`
+	Approval     string   `json:"approval" enum:"ApprovalMode"`
 }
 
 func statusView(s vault.Status, hasKeyring bool) VaultStatus {

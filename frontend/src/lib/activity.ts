@@ -2,7 +2,7 @@
 // restarts. At most one Touch per interval: input events fire hundreds of
 // times a second and each Touch is an IPC round trip.
 
-import { touch } from './backend';
+import { vaultTouch } from './backend';
 
 export const TOUCH_INTERVAL_MS = 30_000;
 
@@ -24,7 +24,7 @@ export function watchActivity(
     last = t;
     // A failed Touch only means the timer was not restarted; the status
     // event tells the UI if the vault locked meanwhile.
-    touch().catch(() => {});
+    vaultTouch().catch(() => {});
   };
   for (const e of EVENTS) target.addEventListener(e, onInput, { passive: true });
   return () => {

@@ -4,13 +4,13 @@
 // exited, vault locked, timeout) is gone with the next push.
 
 import * as backend from './backend';
-import type { ApprovalCard, ApprovalState, Decision, LiveSession } from './backend';
+import type { ApprovalCard, ApprovalState, DecisionView, LiveSession } from './backend';
 
 export class ApprovalStore {
   cards = $state<ApprovalCard[]>([]);
   sessions = $state<LiveSession[]>([]);
   /** Recent answers and expiries, newest first. */
-  decisions = $state<Decision[]>([]);
+  decisions = $state<DecisionView[]>([]);
   /** Date.now() when the state arrived: card countdowns start there. */
   receivedAt = $state(0);
   /** False until the first state arrived. */
@@ -46,9 +46,9 @@ export class ApprovalStore {
       );
       const before = this.pushes;
       const [cards, sessions, decisions] = await Promise.all([
-        backend.pendingApprovals(),
-        backend.liveSessions(),
-        backend.recentDecisions(),
+        backend.approvalPending(),
+        backend.approvalSessions(),
+        backend.approvalDecisions(),
       ]);
       if (this.pushes === before) this.apply({ cards, sessions, decisions });
     } catch (err) {

@@ -25,26 +25,26 @@ describe('OAuthService wrappers', () => {
   const inv = { owner: 'o', backupRevoker: 'b', reviewBy: '2027-01-01', disableProcedure: '' };
   const cases: { method: string; run: () => Promise<unknown>; args: unknown[] }[] = [
     { method: 'Presets', run: () => backend.oauthPresets(), args: [] },
-    { method: 'Discover', run: () => backend.discoverIssuer('https://auth.example.com'), args: ['https://auth.example.com'] },
-    { method: 'NewClientKey', run: () => backend.newClientKey(), args: [] },
-    { method: 'Connect', run: () => backend.connectOAuth(form), args: [form] },
-    { method: 'Reconnect', run: () => backend.reconnectOAuth('auth-1'), args: ['auth-1'] },
+    { method: 'Discover', run: () => backend.oauthDiscover('https://auth.example.com'), args: ['https://auth.example.com'] },
+    { method: 'NewClientKey', run: () => backend.oauthNewClientKey(), args: [] },
+    { method: 'Connect', run: () => backend.oauthConnect(form), args: [form] },
+    { method: 'Reconnect', run: () => backend.oauthReconnect('auth-1'), args: ['auth-1'] },
     { method: 'Flow', run: () => backend.oauthFlow('flow-1'), args: ['flow-1'] },
-    { method: 'CancelFlow', run: () => backend.cancelOAuthFlow('flow-1'), args: ['flow-1'] },
+    { method: 'CancelFlow', run: () => backend.oauthCancelFlow('flow-1'), args: ['flow-1'] },
     { method: 'Authorizations', run: () => backend.oauthAuthorizations(), args: [] },
-    { method: 'UpdateInventory', run: () => backend.updateInventory('auth-1', inv), args: ['auth-1', inv] },
-    { method: 'Revoke', run: () => backend.revokeAuthorization('auth-1'), args: ['auth-1'] },
+    { method: 'UpdateInventory', run: () => backend.oauthUpdateInventory('auth-1', inv), args: ['auth-1', inv] },
+    { method: 'Revoke', run: () => backend.oauthRevoke('auth-1'), args: ['auth-1'] },
     {
       method: 'SetEndpoints',
-      run: () => backend.setAuthorizationEndpoints('auth-1', 'https://idp.example/revoke', 'http://127.0.0.1:4445/introspect'),
+      run: () => backend.oauthSetEndpoints('auth-1', 'https://idp.example/revoke', 'http://127.0.0.1:4445/introspect'),
       args: ['auth-1', 'https://idp.example/revoke', 'http://127.0.0.1:4445/introspect'],
     },
-    { method: 'Resume', run: () => backend.resumeAuthorization('auth-2'), args: ['auth-2'] },
+    { method: 'Resume', run: () => backend.oauthResume('auth-2'), args: ['auth-2'] },
     { method: 'Operations', run: () => backend.oauthOperations(), args: [] },
-    { method: 'SaveOperation', run: () => backend.saveOperation(operation()), args: [operation()] },
-    { method: 'RemoveOperation', run: () => backend.removeOperation('tracker.create_issue'), args: ['tracker.create_issue'] },
+    { method: 'SaveOperation', run: () => backend.oauthSaveOperation(operation()), args: [operation()] },
+    { method: 'RemoveOperation', run: () => backend.oauthRemoveOperation('tracker.create_issue'), args: ['tracker.create_issue'] },
     { method: 'Settings', run: () => backend.oauthSettings(), args: [] },
-    { method: 'SetBlockUncontrolled', run: () => backend.setBlockUncontrolled(true), args: [true] },
+    { method: 'SetBlockUncontrolled', run: () => backend.oauthSetBlockUncontrolled(true), args: [true] },
   ];
   for (const c of cases) {
     it(`calls OAuthService.${c.method} with its arguments`, async () => {
@@ -64,7 +64,7 @@ describe('OAuthService wrappers', () => {
   it('turns a rejection into a readable BackendError', async () => {
     const oauth = setup();
     oauth.OAuthService.Discover.mockRejectedValueOnce('the issuer https://auth.example.com did not answer');
-    await expect(backend.discoverIssuer('https://auth.example.com')).rejects.toThrow(
+    await expect(backend.oauthDiscover('https://auth.example.com')).rejects.toThrow(
       new BackendError('the issuer https://auth.example.com did not answer'),
     );
   });

@@ -10,16 +10,16 @@ describe('bound methods', () => {
     method: string;
     args: unknown[];
   }[] = [
-    { name: 'status', run: () => backend.status(), method: 'Status', args: [] },
-    { name: 'create', run: () => backend.create('p'.repeat(12), true), method: 'Create', args: ['p'.repeat(12), true] },
-    { name: 'unlock', run: () => backend.unlock('right passphrase 1'), method: 'Unlock', args: ['right passphrase 1'] },
-    { name: 'unlockWithKeyring', run: () => backend.unlockWithKeyring(), method: 'UnlockWithKeyring', args: [] },
-    { name: 'lock', run: () => backend.lock(), method: 'Lock', args: [] },
-    { name: 'setAutoLockMinutes', run: () => backend.setAutoLockMinutes(15), method: 'SetAutoLockMinutes', args: [15] },
-    { name: 'enableKeyring', run: () => backend.enableKeyring(true), method: 'EnableKeyring', args: [true] },
-    { name: 'touch', run: () => backend.touch(), method: 'Touch', args: [] },
-    { name: 'listCredentials', run: () => backend.listCredentials(), method: 'ListCredentials', args: [] },
-    { name: 'removeCredential', run: () => backend.removeCredential('cred-9'), method: 'RemoveCredential', args: ['cred-9'] },
+    { name: 'vaultStatus', run: () => backend.vaultStatus(), method: 'Status', args: [] },
+    { name: 'vaultCreate', run: () => backend.vaultCreate('p'.repeat(12), true), method: 'Create', args: ['p'.repeat(12), true] },
+    { name: 'vaultUnlock', run: () => backend.vaultUnlock('right passphrase 1'), method: 'Unlock', args: ['right passphrase 1'] },
+    { name: 'vaultUnlockWithKeyring', run: () => backend.vaultUnlockWithKeyring(), method: 'UnlockWithKeyring', args: [] },
+    { name: 'vaultLock', run: () => backend.vaultLock(), method: 'Lock', args: [] },
+    { name: 'vaultSetAutoLockMinutes', run: () => backend.vaultSetAutoLockMinutes(15), method: 'SetAutoLockMinutes', args: [15] },
+    { name: 'vaultEnableKeyring', run: () => backend.vaultEnableKeyring(true), method: 'EnableKeyring', args: [true] },
+    { name: 'vaultTouch', run: () => backend.vaultTouch(), method: 'Touch', args: [] },
+    { name: 'vaultListCredentials', run: () => backend.vaultListCredentials(), method: 'ListCredentials', args: [] },
+    { name: 'vaultRemoveCredential', run: () => backend.vaultRemoveCredential('cred-9'), method: 'RemoveCredential', args: ['cred-9'] },
   ];
   for (const c of cases) {
     it(`${c.name} calls VaultService.${c.method} with its arguments`, async () => {
@@ -44,7 +44,7 @@ describe('bound methods', () => {
       pathPrefixes: ['/v1/'],
       approval: 'per_call' as const,
     };
-    const view = await backend.addCredential(form);
+    const view = await backend.vaultAddCredential(form);
     expect(bridge.VaultService.AddCredential).toHaveBeenCalledWith(form);
     expect(view.name).toBe('gh');
     expect(JSON.stringify(view)).not.toContain('CANARY');
@@ -52,7 +52,7 @@ describe('bound methods', () => {
 
   it('returns the status the backend sent', async () => {
     installBridge(vaultStatus({ state: 'unlocked', epoch: 42 }));
-    const s = await backend.status();
+    const s = await backend.vaultStatus();
     expect(s.state).toBe('unlocked');
     expect(s.epoch).toBe(42);
   });
@@ -62,7 +62,7 @@ describe('errors', () => {
   it('turns a Wails rejection string into a BackendError with that text', async () => {
     const bridge = installBridge();
     bridge.VaultService.Unlock.mockRejectedValueOnce('wrong passphrase');
-    const err = await backend.unlock('nope').catch((e) => e);
+    const err = await backend.vaultUnlock('nope').catch((e) => e);
     expect(err).toBeInstanceOf(BackendError);
     expect(err.message).toBe('wrong passphrase');
   });
@@ -70,25 +70,25 @@ describe('errors', () => {
   it('uses a generic message when the rejection carries none', async () => {
     const bridge = installBridge();
     bridge.VaultService.Lock.mockRejectedValueOnce(undefined);
-    await expect(backend.lock()).rejects.toThrow('Yett could not complete the request.');
+    await expect(backend.vaultLock()).rejects.toThrow('Yett could not complete the request.');
   });
 
   it('reports a missing bridge instead of pretending', async () => {
-    await expect(backend.status()).rejects.toBeInstanceOf(BackendUnavailableError);
+    await expect(backend.vaultStatus()).rejects.toBeInstanceOf(BackendUnavailableError);
     expect(() => backend.onVaultStatus(() => {})).toThrow(BackendUnavailableError);
   });
 
   it('refuses a status with a state it does not know', async () => {
     const bridge = installBridge();
     bridge.VaultService.Status.mockResolvedValueOnce({ ...vaultStatus(), state: 'half-open' });
-    await expect(backend.status()).rejects.toBeInstanceOf(ProtocolError);
+    await expect(backend.vaultStatus()).rejects.toBeInstanceOf(ProtocolError);
   });
 
   it('refuses a status with a missing field', async () => {
     const bridge = installBridge();
     const { epoch: _epoch, ...noEpoch } = vaultStatus();
     bridge.VaultService.Status.mockResolvedValueOnce(noEpoch);
-    await expect(backend.status()).rejects.toBeInstanceOf(ProtocolError);
+    await expect(backend.vaultStatus()).rejects.toBeInstanceOf(ProtocolError);
   });
 });
 
@@ -103,7 +103,7 @@ describe('credential views', () => {
   it('reads Go nil slices (null) as empty lists', async () => {
     const bridge = installBridge();
     bridge.VaultService.ListCredentials.mockResolvedValueOnce(null);
-    expect(await backend.listCredentials()).toEqual([]);
+    expect(await backend.vaultListCredentials()).toEqual([]);
     expect(backend.parseView('CredentialView', { ...credentialView(), pathPrefixes: null }).pathPrefixes).toEqual([]);
   });
 

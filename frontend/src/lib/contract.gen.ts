@@ -70,6 +70,34 @@ export type SensitiveKind = (typeof SENSITIVE_KINDS)[number];
 export const VERIFICATION_MODES = ['every', 'sensitive', 'never'] as const;
 export type VerificationMode = (typeof VERIFICATION_MODES)[number];
 
+/** connectProviders */
+export const O_AUTH_PROVIDERS = ['github', 'google', 'gitlab', 'microsoft', 'slack', 'atlassian', 'custom'] as const;
+export type OAuthProvider = (typeof O_AUTH_PROVIDERS)[number];
+
+/** oauth.ClientAuth* */
+export const CLIENT_AUTHS = ['none', 'client_secret', 'private_key_jwt'] as const;
+export type ClientAuth = (typeof CLIENT_AUTHS)[number];
+
+/** oauth.Environments */
+export const ENVIRONMENTS = ['development', 'staging', 'production'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+/** inventory.Filter* */
+export const INVENTORY_STATE_FILTERS = ['', 'not_under_control', 'drill_overdue', 'review_due', 'needs_reconnection', 'suspended', 'revoked'] as const;
+export type InventoryStateFilter = (typeof INVENTORY_STATE_FILTERS)[number];
+
+/** inventory.Field* */
+export const INVENTORY_FIELDS = ['owner', 'backup_revoker', 'environment', 'review_by'] as const;
+export type InventoryField = (typeof INVENTORY_FIELDS)[number];
+
+/** inventory.Drill* */
+export const DRILL_KINDS = ['full', 'unattended'] as const;
+export type DrillKind = (typeof DRILL_KINDS)[number];
+
+/** inventory.Format* */
+export const EXPORT_FORMATS = ['csv', 'json'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
 /** ActivityItem is one line of the Activity view: a call or an authority event. */
 export interface ActivityItem {
   /** "call" or "authority" */
@@ -843,6 +871,11 @@ export interface SettingsView {
   blockUncontrolled: boolean;
 }
 
+/** ShowCard is EventShowCard's payload: the card to bring into view. */
+export interface ShowCard {
+  id: string;
+}
+
 /**
  * VaultStatus is what the UI knows about the vault. It carries no key
  * material and no secret.
@@ -874,6 +907,123 @@ export interface VerificationView {
   problem: string;
   /** Editable: the vault is unlocked (the choice is sealed in it). */
   editable: boolean;
+}
+
+// ---- Forms: what the window sends (no parser: the Go side checks them) ----
+
+/**
+ * ActivityFilter narrows the Activity view; empty fields do not filter.
+ * From and To are RFC 3339 times. Before and Limit ask for a page, as in
+ * PageRequest.
+ */
+export interface ActivityFilter {
+  sessionId: string;
+  channel: string;
+  class: string;
+  from: string;
+  to: string;
+  before: number;
+  limit: number;
+}
+
+/**
+ * ConnectForm is the connect-an-account form. ClientSecret only travels
+ * inward: it is sealed at once and never returned, logged or printed (the
+ * form redacts itself for fmt and slog).
+ */
+export interface ConnectForm {
+  name: string;
+  provider: OAuthProvider;
+  tenant: string;
+  issuer: string;
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+  revocationEndpoint: string;
+  introspectionEndpoint: string;
+  deviceAuthorizationEndpoint: string;
+  clientId: string;
+  clientAuth: ClientAuth;
+  clientSecret: string;
+  clientKeyId: string;
+  scopes: string[];
+  environment: Environment;
+  unattended: boolean;
+  flow: GrantFlow;
+  owner: string;
+  backupRevoker: string;
+  reviewBy: string;
+  disableProcedure: string;
+  dpop: boolean;
+  /**
+   * APIHosts are the hosts of the account's API, where its named
+   * operations may send its token; empty: the preset's, or the
+   * provider's own.
+   */
+  apiHosts?: string[];
+}
+
+/** CredentialEditForm is the edit form: everything but the secret. */
+export interface CredentialEditForm {
+  name: string;
+  format: CredentialFormat;
+  headerName: string;
+  template: string;
+  username: string;
+  hosts: string[];
+  pathPrefixes: string[];
+  approval: ApprovalMode;
+}
+
+/**
+ * InventoryFilter is the table's filter, for exports: words to match and
+ * one state (not_under_control, drill_overdue, review_due,
+ * needs_reconnection, revoked), "" for any.
+ */
+export interface InventoryFilter {
+  text: string;
+  state: InventoryStateFilter;
+}
+
+/** InventoryForm is what a person edits on a connected row. */
+export interface InventoryForm {
+  owner: string;
+  backupRevoker: string;
+  /** YYYY-MM-DD or "" */
+  reviewBy: string;
+  disableProcedure: string;
+}
+
+/** NewCredentialForm is the add-credential form. Secret only travels inward. */
+export interface NewCredentialForm {
+  name: string;
+  secret: string;
+  format: CredentialFormat;
+  headerName: string;
+  template: string;
+  username: string;
+  hosts: string[];
+  pathPrefixes: string[];
+  approval: ApprovalMode;
+}
+
+/**
+ * PageRequest asks for one page, newest first: what comes before the log
+ * index Before (0: from the newest), at most Limit (0: 100, at most 1000).
+ */
+export interface PageRequest {
+  before: number;
+  limit: number;
+}
+
+/** SSHHostForm adds a host. PrivateKey empty: Yett makes an Ed25519 key. */
+export interface SSHHostForm {
+  name: string;
+  address: string;
+  port: number;
+  user: string;
+  privateKey: string;
+  passphrase: string;
+  settings: SSHSettingsForm;
 }
 
 /** How each view's fields are checked: 's' string, 'n' number, 'b' boolean, a
@@ -926,6 +1076,7 @@ export const VIEWS = {
   SensitiveChoice: { what: 'a sensitive choice', fields: { ref: 's', kind: SENSITIVE_KINDS, name: 's', detail: 's' } },
   SessionsView: { what: 'a sessions page', fields: { readable: 'b', note: 's', sessions: 'LoggedSession[]', more: 'b', next: 'n' } },
   SettingsView: { what: 'OAuth settings', fields: { blockUncontrolled: 'b' } },
+  ShowCard: { what: 'a show card', fields: { id: 's' } },
   VaultStatus: { what: 'a vault status', fields: { state: VAULT_STATES, epoch: 'n', keyringEnabled: 'b', keyringAvailable: 'b', keyringNote: 's', autoLockMinutes: 'n', lockDeadline: 's', damaged: 's', retryAfterMs: 'n', kdf: 's' } },
   VerificationView: { what: 'a verification', fields: { mode: VERIFICATION_MODES, why: 's', available: 'b', problem: 's', editable: 'b' } },
 } as const;
@@ -978,6 +1129,7 @@ export interface Views {
   SensitiveChoice: SensitiveChoice;
   SessionsView: SessionsView;
   SettingsView: SettingsView;
+  ShowCard: ShowCard;
   VaultStatus: VaultStatus;
   VerificationView: VerificationView;
 }

@@ -2,29 +2,15 @@
 // validates again; this catches the common slips early and with a message
 // next to the field. No message ever includes the secret.
 
-import type {
-  ApprovalMode,
-  BindingOverlap,
-  CredentialEditForm,
-  CredentialFormat,
-  CredentialView,
-  NewCredentialForm,
-} from './backend';
+import type { BindingOverlap, CredentialEditForm, CredentialView, NewCredentialForm } from './backend';
 
-/** What the form fields hold while the person types. */
-export interface CredentialDraft {
-  name: string;
-  secret: string;
-  format: CredentialFormat;
-  headerName: string;
-  template: string;
-  username: string;
+/** What the form fields hold while the person types: the form, with its lists as typed. */
+export type CredentialDraft = Omit<NewCredentialForm, 'hosts' | 'pathPrefixes'> & {
   /** Hosts separated by commas, spaces or new lines. */
   hosts: string;
   /** Path prefixes separated by commas, spaces or new lines. */
   pathPrefixes: string;
-  approval: ApprovalMode;
-}
+};
 
 export const SECRET_PLACEHOLDER = '{secret}';
 

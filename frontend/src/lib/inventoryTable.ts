@@ -3,7 +3,7 @@
 // rules as backend/inventory's Row.Matches, so an export of the filtered
 // table holds the rows on screen), and the edit of one cell.
 
-import type { InventoryField, InventoryRow, InventoryStateFilter } from './backend';
+import type { InventoryField, InventoryRowView, InventoryStateFilter } from './backend';
 
 export type SortKey =
   | 'name'
@@ -77,7 +77,7 @@ export interface Sort {
 }
 
 /** Whether a row passes the filter: one state, and every word somewhere in its columns. */
-export function matches(r: InventoryRow, text: string, state: InventoryStateFilter): boolean {
+export function matches(r: InventoryRowView, text: string, state: InventoryStateFilter): boolean {
   switch (state) {
     case '':
       break;
@@ -113,7 +113,7 @@ export function matches(r: InventoryRow, text: string, state: InventoryStateFilt
   return words.every((w) => hay.includes(w));
 }
 
-function sortValue(r: InventoryRow, key: SortKey): string | number {
+function sortValue(r: InventoryRowView, key: SortKey): string | number {
   switch (key) {
     case 'controlled':
       // Rows nobody controls first when ascending: they need the person.
@@ -130,7 +130,7 @@ function sortValue(r: InventoryRow, key: SortKey): string | number {
  * refreshed is not "the oldest"), ties by name then id, so the order is
  * stable.
  */
-export function sortRows(rows: readonly InventoryRow[], sort: Sort): InventoryRow[] {
+export function sortRows(rows: readonly InventoryRowView[], sort: Sort): InventoryRowView[] {
   const sign = sort.dir === 'asc' ? 1 : -1;
   return [...rows].sort((a, b) => {
     const va = sortValue(a, sort.key);
@@ -151,7 +151,7 @@ export function nextSort(cur: Sort, key: SortKey): Sort {
 }
 
 /** The value a cell's editor starts from: review dates as YYYY-MM-DD. */
-export function editValue(r: InventoryRow, field: InventoryField): string {
+export function editValue(r: InventoryRowView, field: InventoryField): string {
   switch (field) {
     case 'owner':
       return r.owner;
@@ -165,7 +165,7 @@ export function editValue(r: InventoryRow, field: InventoryField): string {
 }
 
 /** The same edit the backend will make, for the row shown until the table re-reads. */
-export function applyEdit(r: InventoryRow, field: InventoryField, value: string): InventoryRow {
+export function applyEdit(r: InventoryRowView, field: InventoryField, value: string): InventoryRowView {
   const v = value.trim();
   switch (field) {
     case 'owner':

@@ -45,7 +45,7 @@ export class VaultStore {
         (s) => this.apply(s),
         (e) => (this.error = e.message),
       );
-      this.apply(await backend.status());
+      this.apply(await backend.vaultStatus());
     } catch (err) {
       this.error = (err as Error).message;
     }
@@ -54,7 +54,7 @@ export class VaultStore {
   /** Re-reads the status, e.g. to learn retryAfterMs after a failed unlock. */
   async refresh(): Promise<void> {
     try {
-      this.apply(await backend.status());
+      this.apply(await backend.vaultStatus());
     } catch (err) {
       this.error = (err as Error).message;
     }

@@ -5,7 +5,7 @@
 // (the card or session leaves, and the new state is pushed).
 
 import { vi } from 'vitest';
-import type { AgentView, ApprovalCard, ApprovalState, Decision, LiveSession } from '../lib/backend';
+import type { AgentView, ApprovalCard, ApprovalState, DecisionView, LiveSession } from '../lib/backend';
 import type { FakeApprovalService } from './bindings';
 
 export function agentView(over: Partial<AgentView> = {}): AgentView {
@@ -60,7 +60,7 @@ export function approvalCard(over: Partial<ApprovalCard> = {}): ApprovalCard {
   };
 }
 
-export function decision(over: Partial<Decision> = {}): Decision {
+export function decision(over: Partial<DecisionView> = {}): DecisionView {
   return {
     id: 'rq-0',
     kind: 'session',

@@ -3,10 +3,10 @@
 // "inventory:drill" as the Go side's EventsEmit would.
 
 import { vi } from 'vitest';
-import type { DrillReport, InventoryFilter, InventoryRow } from '../lib/backend';
+import type { DrillReportView, InventoryFilter, InventoryRowView } from '../lib/backend';
 import type { FakeInventoryService } from './bindings';
 
-export function inventoryRow(over: Partial<InventoryRow> = {}): InventoryRow {
+export function inventoryRow(over: Partial<InventoryRowView> = {}): InventoryRowView {
   return {
     id: 'az-1',
     kind: 'oauth',
@@ -44,7 +44,7 @@ export function inventoryRow(over: Partial<InventoryRow> = {}): InventoryRow {
   };
 }
 
-export function drillReport(over: Partial<DrillReport> = {}): DrillReport {
+export function drillReport(over: Partial<DrillReportView> = {}): DrillReportView {
   return {
     id: 'dr-1',
     authorizationId: 'az-1',
@@ -79,7 +79,7 @@ export function drillReport(over: Partial<DrillReport> = {}): DrillReport {
 
 type Listener = (...data: unknown[]) => void;
 
-export function installInventory(initial: { rows?: InventoryRow[]; reports?: DrillReport[] } = {}) {
+export function installInventory(initial: { rows?: InventoryRowView[]; reports?: DrillReportView[] } = {}) {
   if (!window.go?.app || !window.runtime) throw new Error('installBridge first');
   const state = {
     rows: initial.rows ?? [],
@@ -136,6 +136,6 @@ export function installInventory(initial: { rows?: InventoryRow[]; reports?: Dri
     /** As the Go side's EventsEmit("inventory:changed"). */
     changed: () => emit('inventory:changed'),
     /** As the Go side's EventsEmit("inventory:drill", report). */
-    drill: (r: DrillReport) => emit('inventory:drill', r),
+    drill: (r: DrillReportView) => emit('inventory:drill', r),
   };
 }

@@ -2,7 +2,7 @@
 // installBridge. Tests push "ssh:changed" as the Go side's EventsEmit would.
 
 import { vi } from 'vitest';
-import type { SSHHostForm, SSHHostView, SSHSettings } from '../lib/backend';
+import type { SSHHostForm, SSHHostView, SSHSettingsForm } from '../lib/backend';
 import type { FakeSSHService } from './bindings';
 
 export const HOST_KEY_FP = 'SHA256:hostkeyhostkeyhostkeyhostkeyhostkey0000000';
@@ -56,7 +56,7 @@ export function installSSH(initial: { hosts?: SSHHostView[] } = {}) {
       state.hosts.push(h);
       return structuredClone(h);
     }),
-    UpdateHost: vi.fn(async (id: string, s: SSHSettings): Promise<unknown> => {
+    UpdateHost: vi.fn(async (id: string, s: SSHSettingsForm): Promise<unknown> => {
       const i = find(id);
       state.hosts[i] = { ...state.hosts[i], settings: { ...s }, version: state.hosts[i].version + 1 };
       return structuredClone(state.hosts[i]);
