@@ -15,6 +15,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/procid"
 	"github.com/yettdev/yett/backend/rpcframe"
+	"github.com/yettdev/yett/backend/version"
 )
 
 // conn is one agent connection: one MCP server session, serving one run at
@@ -52,9 +53,6 @@ func (c *conn) current() *boundRun { return c.bound.Load() }
 // process exited.
 const exitGrace = 500 * time.Millisecond
 
-// Version is reported to MCP clients.
-var Version = "0.1.0"
-
 func (g *Gateway) handle(nc net.Conn) {
 	// identify asks the kernel first (CheckPeer, CheckPipeClient): another
 	// user's peer is refused before a byte is read.
@@ -84,7 +82,7 @@ func (g *Gateway) serveConn(nc net.Conn, run *procid.RunRecord, drill bool) {
 	}()
 	c.ctx, c.cancel = context.WithCancel(g.ctx)
 	defer c.cancel()
-	c.server = mcp.NewServer(&mcp.Implementation{Name: "yett", Version: Version}, &mcp.ServerOptions{
+	c.server = mcp.NewServer(&mcp.Implementation{Name: "yett", Title: "Yett", Version: version.Number()}, &mcp.ServerOptions{
 		Instructions: "Yett performs HTTP actions for you with credentials you never see. A person approves each agent run.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})

@@ -33,6 +33,10 @@ const (
 	AuditDir   = "audit"
 )
 
+// Address is where the gateway of runtime directory dir listens: its
+// socket on Unix, its named pipe on Windows.
+func Address(dir string) string { return address(dir) }
+
 // Errors New returns.
 var (
 	ErrAlreadyRunning = errors.New("gateway: another gateway is running for this runtime directory")

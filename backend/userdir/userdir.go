@@ -7,8 +7,13 @@
 // which is how tests and throwaway dev builds get a vault of their own.
 //
 // The runtime directory holds the gateway's socket: $XDG_RUNTIME_DIR/yett on
-// Linux when set, otherwise a "run" folder inside the data directory.
-// YETT_RUNTIME_DIR overrides it.
+// Linux when set; otherwise the user's own runtime directory, /run/user/UID
+// (systemd-logind makes it, owned by the user, mode 0700), when it exists
+// and is private to the user; otherwise a "run" folder inside the data
+// directory. YETT_RUNTIME_DIR overrides it. A client that starts `yett mcp`
+// with a filtered environment (Codex keeps HOME, PATH and little else) so
+// still finds the gateway a desktop session started: RuntimePlaces lists
+// every place the shim tries, with what chose each.
 //
 // Both are created with mode 0700 by Ensure; a directory that exists with
 // wider permissions is tightened, because other users must not even list it.
@@ -53,21 +58,61 @@ func DataDir(getenv Getenv) (string, error) {
 	}
 }
 
-// RuntimeDir returns the directory for the gateway's socket (not created).
+// RuntimeDir returns the directory for the gateway's socket (not created):
+// the first of RuntimePlaces.
 func RuntimeDir(getenv Getenv) (string, error) {
+	places, err := RuntimePlaces(getenv)
+	if err != nil {
+		return "", err
+	}
+	return places[0].Dir, nil
+}
+
+// A Place is a runtime directory and what chose it, in words for the
+// person ("$XDG_RUNTIME_DIR").
+type Place struct {
+	Dir, Why string
+}
+
+// RuntimePlaces are the runtime directories where the gateway may listen,
+// in the order the gateway chooses among them; `yett mcp` tries each. Every
+// one is a directory of this user's alone, chosen from the user id and the
+// platform's fixed places or from the environment the user gave; never a
+// shared directory such as /tmp, where another user could make a socket.
+func RuntimePlaces(getenv Getenv) ([]Place, error) {
 	if d := getenv("YETT_RUNTIME_DIR"); d != "" {
-		return filepath.Abs(d)
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+		return []Place{{abs, "$YETT_RUNTIME_DIR"}}, nil
+	}
+	var out []Place
+	add := func(dir, why string) {
+		for _, p := range out {
+			if p.Dir == dir {
+				return
+			}
+		}
+		out = append(out, Place{dir, why})
 	}
 	if runtime.GOOS != "windows" && runtime.GOOS != "darwin" {
 		if d := getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
-			return filepath.Join(d, "yett"), nil
+			add(filepath.Join(d, "yett"), "$XDG_RUNTIME_DIR")
+		}
+		if d, ok := userRuntimeDir(); ok {
+			add(filepath.Join(d, "yett"), "the user's runtime directory")
 		}
 	}
 	data, err := DataDir(getenv)
 	if err != nil {
-		return "", err
+		if len(out) > 0 {
+			return out, nil
+		}
+		return nil, err
 	}
-	return filepath.Join(data, "run"), nil
+	add(filepath.Join(data, "run"), "the data directory")
+	return out, nil
 }
 
 // Ensure creates dir (and parents) and makes sure it is private to the user.

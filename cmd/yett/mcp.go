@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -29,13 +30,33 @@ func init() {
 const gatewaySocketName = gateway.SocketName
 
 // notRunningMessage is what the agent (and through it the person) reads
-// when there is no gateway to talk to.
+// when there is no gateway to talk to, after where the shim looked.
 const notRunningMessage = "Yett is not running: start the Yett app or `yett serve`, then restart this agent"
+
+// notRunningText is the error the agent reads: the message, then where the
+// shim looked and what chose each place (the client may show only this).
+func notRunningText(cause error) string {
+	return notRunningMessage + " (" + cause.Error() + ")"
+}
 
 // codeNotRunning is a JSON-RPC implementation-defined server error.
 const codeNotRunning = -32000
 
 var errNotRunning = errors.New("mcp: " + notRunningMessage)
+
+const mcpUsage = `usage: yett mcp
+
+The MCP server an agent's client starts (stdio). It carries the agent's
+messages to the running Yett (the app or yett serve) and back, and holds no
+secret and no state. Configure the client to run "yett mcp" with no
+arguments (the Connect page of the app shows the line for each client).
+
+It finds Yett in $YETT_RUNTIME_DIR when set; otherwise in
+$XDG_RUNTIME_DIR/yett, then /run/user/UID/yett, then the data directory
+(~/.local/share/yett/run), so a client that passes it only HOME and PATH
+still finds it. When Yett is not running, every request is answered with an
+error that says where it looked.
+`
 
 // runMCP is the shim the agent's MCP client starts. It is a dumb pipe on
 // purpose: the gateway identifies the agent from the kernel and applies
@@ -43,6 +64,10 @@ var errNotRunning = errors.New("mcp: " + notRunningMessage)
 // and writes nothing to stdout but the gateway's bytes. It logs to stderr
 // only, and ends as soon as either side closes.
 func runMCP(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Fprint(env.Stdout, mcpUsage)
+		return nil
+	}
 	if len(args) != 0 {
 		return withExitCode(2, errors.New("mcp: takes no arguments; configure the agent to run `yett mcp`"))
 	}
@@ -50,15 +75,31 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	// spins the scheduler awake on every message, which costs the agent's
 	// machine CPU for nothing.
 	runtime.GOMAXPROCS(1)
-	dir, err := userdir.RuntimeDir(env.Getenv)
-	if err != nil {
-		return answerNotRunning(env, err)
-	}
-	conn, err := gateway.Dial(ctx, dir)
+	conn, err := dialGateway(ctx, env.Getenv)
 	if err != nil {
 		return answerNotRunning(env, err)
 	}
 	return pipe(ctx, env, conn)
+}
+
+// dialGateway connects to the gateway in the first of the user's runtime
+// places that has one (userdir.RuntimePlaces: a client may start the shim
+// without $XDG_RUNTIME_DIR). The error names every place tried and what
+// chose it, for the agent's error and the person reading it.
+func dialGateway(ctx context.Context, getenv userdir.Getenv) (net.Conn, error) {
+	places, err := userdir.RuntimePlaces(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("no runtime directory: %w", err)
+	}
+	var tried []string
+	for _, p := range places {
+		conn, err := gateway.Dial(ctx, p.Dir)
+		if err == nil {
+			return conn, nil
+		}
+		tried = append(tried, fmt.Sprintf("%s (%s)", gateway.Address(p.Dir), p.Why))
+	}
+	return nil, fmt.Errorf("no gateway at %s", strings.Join(tried, " nor at "))
 }
 
 // pipe copies stdin to the gateway and the gateway to stdout until one
@@ -103,7 +144,8 @@ var notRunningLinger = 10 * time.Second
 // ends, or notRunningLinger after the first answer. It never waits for
 // Yett to appear: a request it cannot carry now is not kept.
 func answerNotRunning(env *Env, cause error) error {
-	fmt.Fprintf(env.Stderr, "yett mcp: cannot reach the gateway (%v)\n", cause)
+	text := notRunningText(cause)
+	fmt.Fprintf(env.Stderr, "yett mcp: %s\n", text)
 	answered := make(chan struct{}, 1)
 	ended := make(chan struct{})
 	go func() {
@@ -114,7 +156,7 @@ func answerNotRunning(env *Env, cause error) error {
 			if err != nil {
 				return
 			}
-			if reply := notRunningReply(msg, rej); reply != nil {
+			if reply := notRunningReply(msg, rej, text); reply != nil {
 				env.Stdout.Write(reply)
 				select {
 				case answered <- struct{}{}:
@@ -136,18 +178,18 @@ func answerNotRunning(env *Env, cause error) error {
 
 // notRunningReply is the error for a request, nil for a notification or a
 // stray response.
-func notRunningReply(msg jsonrpc.Message, rej *rpcframe.Rejection) []byte {
+func notRunningReply(msg jsonrpc.Message, rej *rpcframe.Rejection, text string) []byte {
 	switch {
 	case rej != nil && rej.Reply == nil:
 		return nil // an invalid notification
 	case rej != nil:
 		// A broken frame: answer with a null id, as JSON-RPC does.
-		return rpcframe.ErrorReply(nil, codeNotRunning, notRunningMessage)
+		return rpcframe.ErrorReply(nil, codeNotRunning, text)
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || !req.ID.IsValid() {
 		return nil
 	}
-	enc, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeNotRunning, Message: notRunningMessage}})
+	enc, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeNotRunning, Message: text}})
 	return append(enc, '\n')
 }

@@ -116,7 +116,8 @@ func waitExit(t *testing.T, cmd *exec.Cmd) int {
 }
 
 func TestMCPNotRunningSDKClient(t *testing.T) {
-	cmd := shimCmd(t.TempDir())
+	dir := t.TempDir()
+	cmd := shimCmd(dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "0"}, nil)
@@ -129,6 +130,10 @@ func TestMCPNotRunningSDKClient(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), notRunningMessage) {
 		t.Fatalf("client error %q does not carry %q", err, notRunningMessage)
+	}
+	// The client may show only this error: it says where the shim looked.
+	if !strings.Contains(err.Error(), filepath.Join(dir, gatewaySocketName)+" ($YETT_RUNTIME_DIR)") {
+		t.Fatalf("client error %q does not name the place tried", err)
 	}
 	if cmd.ProcessState == nil {
 		waitExit(t, cmd)
@@ -347,5 +352,62 @@ func TestMCPExitsWhenAgentClosesStdin(t *testing.T) {
 	case <-sawEOF:
 	case <-time.After(10 * time.Second):
 		t.Fatal("gateway did not see the connection end")
+	}
+}
+
+// A client that starts the shim with a filtered environment (Codex keeps
+// HOME, LANG, PATH, SHELL and TERM) still reaches the gateway: without
+// $XDG_RUNTIME_DIR or any YETT_ variable the shim looks in the user's
+// runtime directory and then the data directory under HOME, the places
+// `yett serve` chooses from in that environment.
+func TestMCPFindsTheGatewayWithAFilteredEnvironment(t *testing.T) {
+	home := t.TempDir()
+	run := filepath.Join(home, ".local", "share", "yett", "run")
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(run, gatewaySocketName), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	done := echoGateway(t, ln, 1)
+	cmd := exec.Command(yettBin, "mcp")
+	cmd.Env = []string{"HOME=" + home, "LANG=C.UTF-8", "PATH=" + os.Getenv("PATH"), "SHELL=/bin/sh", "TERM=dumb"}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"
+	io.WriteString(stdin, ping)
+	got, _ := bufio.NewReader(stdout).ReadString('\n')
+	stdin.Close()
+	waitExit(t, cmd)
+	<-done
+	if got != ping {
+		t.Fatalf("the shim did not reach the gateway under HOME: stdout %q, stderr %q", got, stderr.String())
+	}
+}
+
+// `yett mcp --help` explains itself and exits 0 (a client that probes a
+// server with --help must not read an error).
+func TestMCPHelp(t *testing.T) {
+	for _, flag := range []string{"--help", "-h"} {
+		out, err := exec.Command(yettBin, "mcp", flag).Output()
+		if err != nil || !strings.HasPrefix(string(out), "usage: yett mcp\n") || !strings.Contains(string(out), "/run/user/UID/yett") {
+			t.Fatalf("yett mcp %s: %v\n%s", flag, err, out)
+		}
+	}
+	if err := exec.Command(yettBin, "mcp", "extra").Run(); err == nil {
+		t.Fatal("yett mcp with an argument exited 0")
 	}
 }
