@@ -232,6 +232,8 @@ type OperationView struct {
 	Params          []ParamView `json:"params"`
 	BodySchema      string      `json:"bodySchema"` // JSON Schema text or ""
 	Approval        string      `json:"approval" enum:"ApprovalMode"`
+	// ReadOnly: the person says it only reads; agents' clients are told so.
+	ReadOnly bool `json:"readOnly"`
 }
 
 // SettingsView are the custody policy switches.
@@ -301,7 +303,7 @@ func operationView(o operation.Operation) OperationView {
 	v := OperationView{
 		Name: o.Name, AuthorizationID: o.AuthorizationID, Description: o.Description, Method: o.Method,
 		URLTemplate: o.URLTemplate, Params: make([]ParamView, 0, len(o.Params)), BodySchema: string(o.BodySchema),
-		Approval: o.Approval,
+		Approval: o.Approval, ReadOnly: o.ReadOnly,
 	}
 	for _, p := range o.Params {
 		v.Params = append(v.Params, ParamView{Name: p.Name, Type: p.Type, Allowed: nonNil(p.Allowed), Pattern: p.Pattern, Required: p.Required})
@@ -313,7 +315,7 @@ func operationView(o operation.Operation) OperationView {
 func (v OperationView) operation() (operation.Operation, error) {
 	o := operation.Operation{
 		Name: strings.TrimSpace(v.Name), AuthorizationID: v.AuthorizationID, Description: v.Description,
-		Method: v.Method, URLTemplate: strings.TrimSpace(v.URLTemplate), Approval: v.Approval,
+		Method: v.Method, URLTemplate: strings.TrimSpace(v.URLTemplate), Approval: v.Approval, ReadOnly: v.ReadOnly,
 	}
 	for _, p := range v.Params {
 		var allowed []string

@@ -11,7 +11,10 @@ package agentapi
 // Tool names. Named operations add tools of their own names.
 const (
 	ToolHTTPRequest = "http.request"
-	ToolStatus      = "yett.status"
+	// ToolHTTPGet is http.request for reads only (GET or HEAD), which
+	// agents' clients are told changes nothing.
+	ToolHTTPGet = "http.get"
+	ToolStatus  = "yett.status"
 	// ToolSSHExec runs one command on an SSH host a person added to Yett.
 	ToolSSHExec = "ssh.exec"
 )

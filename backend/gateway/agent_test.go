@@ -33,16 +33,20 @@ type agentCmd struct {
 }
 
 type agentReply struct {
-	OK      bool     `json:"ok"`
-	Err     string   `json:"err,omitempty"`
-	Text    string   `json:"text,omitempty"`
-	IsError bool     `json:"is_error,omitempty"`
-	Tools   []string `json:"tools,omitempty"`
-	PID     int      `json:"pid,omitempty"`
-	Changes int      `json:"changes,omitempty"`
-	Failed  int      `json:"failed,omitempty"`
-	Busy    int      `json:"busy,omitempty"`
-	Nanos   int64    `json:"nanos,omitempty"`
+	OK      bool   `json:"ok"`
+	Err     string `json:"err,omitempty"`
+	Text    string `json:"text,omitempty"`
+	IsError bool   `json:"is_error,omitempty"`
+	// Structured is the result's structuredContent; ToolDefs the listed
+	// tools as the client read them.
+	Structured json.RawMessage `json:"structured,omitempty"`
+	ToolDefs   json.RawMessage `json:"tool_defs,omitempty"`
+	Tools      []string        `json:"tools,omitempty"`
+	PID        int             `json:"pid,omitempty"`
+	Changes    int             `json:"changes,omitempty"`
+	Failed     int             `json:"failed,omitempty"`
+	Busy       int             `json:"busy,omitempty"`
+	Nanos      int64           `json:"nanos,omitempty"`
 }
 
 func agentMain() {
@@ -100,7 +104,8 @@ func agentMain() {
 					texts = append(texts, t.Text)
 				}
 			}
-			r = agentReply{OK: true, Text: strings.Join(texts, "\n"), IsError: res.IsError}
+			structured, _ := json.Marshal(res.StructuredContent)
+			r = agentReply{OK: true, Text: strings.Join(texts, "\n"), IsError: res.IsError, Structured: structured}
 		case "loop":
 			// N sequential calls of Tool (http.request by default), each
 			// with its own key.
@@ -225,6 +230,7 @@ func agentMain() {
 			for _, t := range res.Tools {
 				r.Tools = append(r.Tools, t.Name)
 			}
+			r.ToolDefs, _ = json.Marshal(res.Tools)
 			mu.Lock()
 			r.Changes = changes
 			mu.Unlock()

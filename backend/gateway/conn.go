@@ -155,7 +155,7 @@ func (c *conn) close() {
 	})
 }
 
-// setTools lists http.request, ssh.exec and the operations (ops, from
+// setTools lists http.get, http.request, ssh.exec and the operations (ops, from
 // catalogue) only while the vault is unlocked; the SDK
 // tells the client with notifications/tools/list_changed.
 func (c *conn) setTools(unlocked bool, ops []*mcp.Tool) {
@@ -167,10 +167,11 @@ func (c *conn) setTools(unlocked bool, ops []*mcp.Tool) {
 	}
 	c.httpTool = unlocked
 	if unlocked {
+		c.server.AddTool(httpGetTool(), c.httpGet)
 		c.server.AddTool(httpRequestTool(), c.httpRequest)
 		c.server.AddTool(sshExecTool(), c.sshExec)
 	} else {
-		c.server.RemoveTools(agentapi.ToolHTTPRequest, agentapi.ToolSSHExec)
+		c.server.RemoveTools(agentapi.ToolHTTPGet, agentapi.ToolHTTPRequest, agentapi.ToolSSHExec)
 	}
 }
 
@@ -200,12 +201,14 @@ func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		switch name := ctr.Params.Name; {
 		case name == agentapi.ToolHTTPRequest:
 			return c.httpRequest(ctx, ctr)
+		case name == agentapi.ToolHTTPGet:
+			return c.httpGet(ctx, ctr)
 		case name == agentapi.ToolSSHExec:
 			return c.sshExec(ctx, ctr)
 		case name == agentapi.ToolStatus:
 			return c.status(ctx, ctr)
 		case c.g.ops != nil:
-			if _, ok := c.g.ops.Lookup(name); ok {
+			if _, ok := c.g.ops.LookupTool(name); ok {
 				return c.operation(ctx, ctr)
 			}
 		}

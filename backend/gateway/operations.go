@@ -56,11 +56,18 @@ func (g *Gateway) operationTools() []*mcp.Tool {
 		if desc == "" {
 			desc = fmt.Sprintf("%s %s", o.Method, o.URLTemplate)
 		}
+		title := o.Description
+		if title == "" {
+			title = o.Name
+		}
 		out = append(out, &mcp.Tool{
-			Name: o.Name,
+			Name:  operation.ToolName(o.Name),
+			Title: title,
 			Description: desc + ". Performed by Yett with an account a person connected; you supply the parameters only. " +
 				"Give each logical action an idempotency_key and check it with yett.status after a disconnect.",
-			InputSchema: o.InputSchema(),
+			InputSchema:  o.InputSchema(),
+			OutputSchema: httpOutputSchema,
+			Annotations:  operationAnnotations(o, title),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -137,6 +144,11 @@ func (c *conn) syncOperations(tools []*mcp.Tool) {
 func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	g := c.g
 	name := req.Params.Name
+	if g.ops != nil {
+		if op, ok := g.ops.LookupTool(name); ok {
+			name = op.Name // the tool of a long name is a shortened one
+		}
+	}
 	act := &audit.Action{Channel: ChannelOAuth, Operation: name}
 	if g.vault.Status().State != vault.StateUnlocked {
 		act.IdempotencyRef = lockedKey(req.Params.Arguments)
@@ -270,7 +282,8 @@ func toolsSignature(tools []*mcp.Tool) string {
 	h := sha256.New()
 	for _, t := range tools {
 		schema, _ := json.Marshal(t.InputSchema)
-		fmt.Fprintf(h, "%q %q %s\n", t.Name, t.Description, schema)
+		hints, _ := json.Marshal(t.Annotations)
+		fmt.Fprintf(h, "%q %q %s %s\n", t.Name, t.Description, schema, hints)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

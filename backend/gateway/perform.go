@@ -48,6 +48,13 @@ type dispatchedCall struct {
 	act  *audit.Action
 	id   string
 	key  string
+	// entry is the audit entry of the outcome (-1 until recorded).
+	entry int64
+}
+
+// said is outcome o (a code line) about this call and its audit entry.
+func (d *dispatchedCall) said(code string) outcome {
+	return outcomeOf(code).at(d.id, d.key, d.entry)
 }
 
 // notSent records that the action provably did not leave (the journal then
@@ -74,12 +81,15 @@ func (d *dispatchedCall) outcome(jr journal.Result, ar audit.Result, reason audi
 	if err := g.journal.FinishSoon(bg, d.id, jr); err != nil {
 		g.log.Error("journal refused a result", "request", d.id)
 	}
-	if _, err := g.audit.AppendSoon(bg, audit.Event{
+	entry, err := g.audit.AppendSoon(bg, audit.Event{
 		Type: audit.EventActionResult, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: d.sess.VaultEpoch,
 		SessionID: d.sess.ID, Action: d.act, Reason: reason, Result: &ar, SSH: ssh,
-	}); err != nil {
+	})
+	if err != nil {
 		g.log.Error("audit log refused a result", "request", d.id)
+		entry = -1
 	}
+	d.entry = entry
 }
 
 // httpAction is an http.request or a named operation: the request of its

@@ -23,9 +23,20 @@ import (
 	"github.com/yettdev/yett/backend/vault"
 )
 
-// httpRequest is the decision pipeline. Each step is final: a refusal is
-// answered at once and nothing of the call is kept for later.
+// httpRequest is http.request's decision pipeline (httpPipeline).
 func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return c.httpPipeline(ctx, req, parseHTTPArgs)
+}
+
+// httpGet is http.get's: the same pipeline, for GET and HEAD only.
+func (c *conn) httpGet(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return c.httpPipeline(ctx, req, parseHTTPGetArgs)
+}
+
+// httpPipeline is the decision pipeline of an HTTP call whose arguments
+// parse reads. Each step is final: a refusal is answered at once and
+// nothing of the call is kept for later.
+func (c *conn) httpPipeline(ctx context.Context, req *mcp.CallToolRequest, parse func(json.RawMessage) (*httpCall, error)) (*mcp.CallToolResult, error) {
 	g := c.g
 	// 1. Vault gate. Nothing of the call is kept; the refusal is audited
 	// with the method, host and key it named (never its body or path), so
@@ -34,7 +45,7 @@ func (c *conn) httpRequest(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return g.refuse(c, lockedHTTPAction(req.Params.Arguments), "", refusedLocked), nil
 	}
 	// 2. A valid request with a credential bound to its host and path.
-	call, err := parseHTTPArgs(req.Params.Arguments)
+	call, err := parse(req.Params.Arguments)
 	if err != nil {
 		return g.refuse(c, &audit.Action{Channel: "http"}, "", &refusal{agentapi.CodeInvalid, audit.ReasonInvalidRequest, publicArgError(err)}), nil
 	}
@@ -391,8 +402,7 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	case errors.Is(j.err, journal.ErrKeyReused):
 		return g.refuse(c, act, sess.ID, refusedKeyReused)
 	case errors.Is(j.err, journal.ErrKeyInUse):
-		g.denied(c, act, sess.ID, audit.ReasonKeyInUse)
-		return keyInUseAnswer(g, j.prev)
+		return keyInUseAnswer(g, act, g.denied(c, act, sess.ID, audit.ReasonKeyInUse), j.prev)
 	case j.err != nil && ctx.Err() != nil:
 		return g.refuse(c, act, sess.ID, refusedCancelled)
 	case j.err != nil:
@@ -412,7 +422,7 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	if g.hookAfterIntent != nil {
 		g.hookAfterIntent(key)
 	}
-	d := &dispatchedCall{g: g, c: c, ctx: ctx, sess: sess, act: act, id: id, key: key}
+	d := &dispatchedCall{g: g, c: c, ctx: ctx, sess: sess, act: act, id: id, key: key, entry: -1}
 	// 8. The credential, taken only now: for an action that was approved
 	// and whose intent is durable (seed 002: a token is renewed only to
 	// complete an approved action, so every refresh in the audit log

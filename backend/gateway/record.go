@@ -70,7 +70,7 @@ func (r recorder) RequestExpired(req approval.Request) {
 // denied records a refused call. A denial is written even while the vault is
 // locked (the log is blind-write); its failure changes nothing, the call is
 // refused either way.
-func (g *Gateway) denied(c *conn, a *audit.Action, sessionID string, reason audit.Reason) {
+func (g *Gateway) denied(c *conn, a *audit.Action, sessionID string, reason audit.Reason) (entry int64) {
 	b := c.current()
 	ev := audit.Event{
 		Type: audit.EventActionDenied, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: g.vault.Epoch(),
@@ -81,8 +81,11 @@ func (g *Gateway) denied(c *conn, a *audit.Action, sessionID string, reason audi
 		// from agents'.
 		ev.Surface = audit.SurfaceDrill
 	}
-	if _, err := g.audit.Append(context.Background(), ev); err != nil {
+	entry, err := g.audit.Append(context.Background(), ev)
+	if err != nil {
 		g.log.Error("audit log refused a denial", "run", b.id)
+		entry = -1
 	}
 	g.log.Info("call denied", "run", b.id, "reason", string(reason))
+	return entry
 }

@@ -22,13 +22,11 @@ type refusal struct {
 	text   string
 }
 
-func (r *refusal) result() *mcp.CallToolResult { return toolError(r.code, "%s", r.text) }
-
 // refuse records the refusal of a call in the audit log and returns the
-// agent's answer.
+// agent's answer, which names the call (once it has an id) and the entry.
 func (g *Gateway) refuse(c *conn, act *audit.Action, sessionID string, r *refusal) *mcp.CallToolResult {
-	g.denied(c, act, sessionID, r.reason)
-	return r.result()
+	entry := g.denied(c, act, sessionID, r.reason)
+	return outcomeOf(r.code).at(act.RequestID, act.IdempotencyRef, entry).refused(r.text)
 }
 
 // The refusals every channel shares.

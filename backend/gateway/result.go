@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 	"unicode/utf8"
 
@@ -20,15 +20,15 @@ import (
 // preSend are executor errors that provably happen before any byte is sent.
 var preSend = []error{action.ErrInvalidRequest, action.ErrForbiddenHeader, action.ErrInsecureScheme, action.ErrForbiddenTarget, action.ErrNoSecret}
 
+// httpAnswer is what the agent reads of a request that was answered.
 type httpAnswer struct {
-	RequestID      string              `json:"request_id"`
-	IdempotencyKey string              `json:"idempotency_key"`
-	Status         int                 `json:"status"`
-	StatusText     string              `json:"status_text"`
-	Headers        map[string][]string `json:"headers,omitempty"`
-	Body           string              `json:"body,omitempty"`
-	BodyBase64     string              `json:"body_base64,omitempty"`
-	Truncated      bool                `json:"truncated,omitempty"`
+	outcome
+	Status     int                 `json:"status"`
+	StatusText string              `json:"status_text"`
+	Headers    map[string][]string `json:"headers,omitempty"`
+	Body       string              `json:"body,omitempty"`
+	BodyBase64 string              `json:"body_base64,omitempty"`
+	Truncated  bool                `json:"truncated,omitempty"`
 }
 
 func resultClass(status int) audit.ResultClass {
@@ -62,7 +62,8 @@ func (d *dispatchedCall) finish(start time.Time, resp *action.Response, err erro
 		if errors.Is(err, action.ErrTimeout) {
 			what = "the request timed out"
 		}
-		return toolError(agentapi.CodeStatusUnknown, "%s after it was sent; it may or may not have reached the server. Inspect the target before retrying with idempotency_key %s", what, d.key)
+		return d.said(agentapi.CodeStatusUnknown).refused(fmt.Sprintf("%s after it was sent; it may or may not have reached the server. "+
+			"Inspect the target before retrying with idempotency_key %s", what, d.key))
 	}
 	sum := sha256.Sum256(resp.Body)
 	class := resultClass(resp.Status)
@@ -70,17 +71,14 @@ func (d *dispatchedCall) finish(start time.Time, resp *action.Response, err erro
 		Status: resp.Status, Class: string(class), ResponseBytes: int64(len(resp.Body)),
 		ResponseSHA256: hex.EncodeToString(sum[:]), Truncated: resp.Truncated,
 	}, audit.Result{Class: class, Status: resp.Status, Bytes: int64(len(resp.Body)), DurationMS: dur}, "", nil)
-	ans := httpAnswer{RequestID: d.id, IdempotencyKey: d.key, Status: resp.Status, StatusText: resp.StatusText,
-		Headers: resp.Header, Truncated: resp.Truncated}
+	ans := httpAnswer{outcome: d.said(fmt.Sprintf("%s status=%d", agentapi.CodeCompleted, resp.Status)),
+		Status: resp.Status, StatusText: resp.StatusText, Headers: resp.Header, Truncated: resp.Truncated}
 	if utf8.Valid(resp.Body) {
 		ans.Body = string(resp.Body)
 	} else {
 		ans.BodyBase64 = base64.StdEncoding.EncodeToString(resp.Body)
 	}
-	out, _ := json.Marshal(ans)
-	res := toolText(string(out))
-	res.IsError = resp.Status >= 400
-	return res
+	return toolAnswer("", ans, resp.Status >= 400)
 }
 
 // cutByLock records a call whose connection Yett cut because the vault
@@ -89,8 +87,8 @@ func (d *dispatchedCall) finish(start time.Time, resp *action.Response, err erro
 func (d *dispatchedCall) cutByLock(start time.Time) *mcp.CallToolResult {
 	d.outcome(journal.Result{Class: string(audit.ResultUnknown)},
 		audit.Result{Class: audit.ResultUnknown, DurationMS: time.Since(start).Milliseconds()}, audit.ReasonCutByLock, nil)
-	return toolError(agentapi.CodeStatusUnknown, "the vault was locked while this request was in flight, and Yett cut its connection; "+
-		"it may or may not have reached the server. Inspect the target before retrying with idempotency_key %s", d.key)
+	return d.said(agentapi.CodeStatusUnknown).refused("the vault was locked while this request was in flight, and Yett cut its connection; " +
+		"it may or may not have reached the server. Inspect the target before retrying with idempotency_key " + d.key)
 }
 
 // ClassWithheld is the journal's result class of a call whose answer the
@@ -110,9 +108,9 @@ func (d *dispatchedCall) withheld(dur int64, w *action.WithheldError) *mcp.CallT
 	}
 	d.outcome(journal.Result{Status: w.Status, Class: ClassWithheld},
 		audit.Result{Class: resultClass(w.Status), Status: w.Status, DurationMS: dur}, audit.Reason(reason), nil)
-	return toolError(agentapi.CodeResponseRefused+" "+reason, "the request was sent and the server answered (status %d) %s; "+
+	return d.said(agentapi.CodeResponseRefused + " " + reason).refused(fmt.Sprintf("the request was sent and the server answered (status %d) %s; "+
 		"Yett withheld the answer because it could carry the credential in a form Yett cannot redact. "+
-		"The action completed: do not send it again with idempotency_key %s", w.Status, why, d.key)
+		"The action completed: do not send it again with idempotency_key %s", w.Status, why, d.key))
 }
 
 func refusalText(e error) string {
@@ -131,9 +129,12 @@ func refusalText(e error) string {
 
 // keyInUseAnswer answers a call whose idempotency key names an earlier call
 // that left or is in flight: it is never sent again.
-func keyInUseAnswer(g *Gateway, prev *journal.Entry) *mcp.CallToolResult {
+// The answer names the earlier call (its request id) and the audit entry
+// of this refusal.
+func keyInUseAnswer(g *Gateway, act *audit.Action, entry int64, prev *journal.Entry) *mcp.CallToolResult {
 	if prev == nil {
-		return toolError(agentapi.CodeInvalid, "idempotency_key already used")
+		return outcomeOf(agentapi.CodeInvalid).at("", act.IdempotencyRef, entry).refused("idempotency_key already used")
 	}
-	return toolError(fateLine(g, *prev), "this idempotency_key names an earlier call, which is not sent again. Use a new key for a new action")
+	return outcomeOf(fateLine(g, *prev)).at(prev.ID, act.IdempotencyRef, entry).refused(
+		"this idempotency_key names an earlier call, which is not sent again. Use a new key for a new action")
 }

@@ -56,6 +56,9 @@ func sshExecTool() *mcp.Tool {
 		"idempotency_key": {"type": "string", "description": "names the logical action (letters, digits, . _ : -; at most 128)", "maxLength": 128}
 	}
 }`),
+		OutputSchema: sshOutputSchema,
+		Title:        "Run a command on an SSH host Yett holds the key of",
+		Annotations:  writeAnnotations("Run a command on an SSH host Yett holds the key of"),
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,17 +104,17 @@ func (a *sshAction) perform(dctx context.Context, d *dispatchedCall) *mcp.CallTo
 	switch {
 	case res != nil && res.Ended == sshaction.EndedCancelled:
 		d.outcome(journal.Result{Class: string(audit.ResultUnknown)}, a.auditResult(audit.ResultUnknown, res), audit.ReasonCutByLock, &f)
-		return a.unknown(ans, "the vault was locked while the command ran: Yett closed the session at once and %s. "+
+		return a.unknown(d, ans, "the vault was locked while the command ran: Yett closed the session at once and %s. "+
 			"The command may have done part of its work or all of it", hangupWords(res))
 	case err != nil:
 		d.outcome(journal.Result{Class: string(audit.ResultTransport)}, a.auditResult(audit.ResultTransport, res), audit.ReasonConnectionLost, &f)
-		return a.unknown(ans, "the connection broke after the command was sent; it may not have run, or run in part or in full")
+		return a.unknown(d, ans, "the connection broke after the command was sent; it may not have run, or run in part or in full")
 	case res.Ended == sshaction.EndedTimeout:
 		d.outcome(journal.Result{Class: string(audit.ResultUnknown)}, a.auditResult(audit.ResultUnknown, res), audit.ReasonTimedOut, &f)
-		return a.unknown(ans, "the command did not finish within %v: Yett ended it and %s", a.timeout, hangupWords(res))
+		return a.unknown(d, ans, "the command did not finish within %v: Yett ended it and %s", a.timeout, hangupWords(res))
 	case res.Ended == sshaction.EndedOutputCap:
 		d.outcome(journal.Result{Class: string(audit.ResultUnknown)}, a.auditResult(audit.ResultUnknown, res), audit.ReasonOutputCap, &f)
-		return a.unknown(ans, "the command's output reached Yett's cap: Yett kept the start of it, ended the command and %s", hangupWords(res))
+		return a.unknown(d, ans, "the command's output reached Yett's cap: Yett kept the start of it, ended the command and %s", hangupWords(res))
 	}
 	sum := sha256.Sum256(append(append([]byte(nil), res.Stdout...), res.Stderr...))
 	jr := journal.Result{Status: res.ExitCode, Class: string(audit.ResultSuccess), ResponseBytes: int64(len(res.Stdout) + len(res.Stderr)),
@@ -128,10 +127,12 @@ func (a *sshAction) perform(dctx context.Context, d *dispatchedCall) *mcp.CallTo
 		class, jr.Class = audit.ResultServerError, string(audit.ResultServerError)
 	}
 	d.outcome(jr, a.auditResult(class, res), "", &f)
-	out, _ := json.Marshal(ans)
-	result := toolText(string(out))
-	result.IsError = class != audit.ResultSuccess
-	return result
+	code := fmt.Sprintf("%s exit=%d", agentapi.CodeCompleted, res.ExitCode)
+	if !res.Exited {
+		code = fmt.Sprintf("%s signal=%s", agentapi.CodeCompleted, res.Signal)
+	}
+	ans.outcome = d.said(code)
+	return toolAnswer("", ans, class != audit.ResultSuccess)
 }
 
 // notRun answers a command that provably did not run. A host key that is
@@ -187,11 +188,10 @@ func (a *sshAction) auditResult(class audit.ResultClass, res *sshaction.Result) 
 
 // sshAnswer is what the agent reads of a command that ran.
 type sshAnswer struct {
-	RequestID      string `json:"request_id"`
-	IdempotencyKey string `json:"idempotency_key"`
-	Host           string `json:"host"`
-	ExitCode       *int   `json:"exit_code,omitempty"`
-	Signal         string `json:"signal,omitempty"`
+	outcome
+	Host     string `json:"host"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
 	// EndedBy says Yett ended the command: "timeout", "output_cap" or
 	// "vault_lock".
 	EndedBy            string `json:"ended_by,omitempty"`
@@ -205,7 +205,7 @@ type sshAnswer struct {
 }
 
 func (a *sshAction) answer(d *dispatchedCall, res *sshaction.Result) sshAnswer {
-	ans := sshAnswer{RequestID: d.id, IdempotencyKey: d.key, Host: a.host.Name}
+	ans := sshAnswer{outcome: d.said(agentapi.CodeStatusUnknown), Host: a.host.Name}
 	if res == nil {
 		return ans
 	}
@@ -235,10 +235,11 @@ func textOrBase64(b []byte) (string, string) {
 
 // unknown answers a command whose effects are not known, with what it
 // printed before Yett lost or ended it.
-func (a *sshAction) unknown(ans sshAnswer, format string, args ...any) *mcp.CallToolResult {
-	out, _ := json.Marshal(ans)
-	return toolError(agentapi.CodeStatusUnknown, format+". Read the host's state before acting again; sending this call again with "+
-		"idempotency_key %s does not run it again.\n%s", append(args, ans.IdempotencyKey, out)...)
+func (a *sshAction) unknown(d *dispatchedCall, ans sshAnswer, format string, args ...any) *mcp.CallToolResult {
+	ans.outcome = d.said(agentapi.CodeStatusUnknown)
+	ans.Message = fmt.Sprintf(format+". Read the host's state before acting again; sending this call again with "+
+		"idempotency_key %s does not run it again", append(args, d.key)...)
+	return toolAnswer(agentapi.CodeStatusUnknown+": "+ans.Message+"\n", ans, true)
 }
 
 func hangupWords(res *sshaction.Result) string {

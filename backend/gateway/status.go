@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -45,7 +44,7 @@ func fateLine(g *Gateway, e journal.Entry) string {
 }
 
 type statusAnswer struct {
-	IdempotencyKey string `json:"idempotency_key"`
+	outcome
 	Fate           string `json:"fate"`
 	Authority      string `json:"authority"`
 	Method         string `json:"method,omitempty"`
@@ -79,7 +78,7 @@ func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		if why := g.continuity(ctx, run); why.OwnAuthorityEnded() {
 			authority = reauthFor(why).code
 		}
-		return toolText(fmt.Sprintf("%s\nauthority: %s\nYett tells what happened to a call only to an approved agent run, "+
+		return toolText(outcome{Outcome: agentapi.CodeApprovalRequired, IdempotencyKey: key}, fmt.Sprintf("%s\nauthority: %s\nYett tells what happened to a call only to an approved agent run, "+
 			"and asking with yett.status raises no card. Only a call that needs a credential asks the person. "+
 			"Careful: sending the original call again with the same idempotency_key is that call, not a query: "+
 			"once the person approves this run, Yett performs it if no call with this key was sent before, "+
@@ -89,14 +88,15 @@ func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if errors.Is(err, journal.ErrNotFound) {
 		// Yett records a call as dispatched, durably, before it sends it:
 		// no record means nothing with this key left through Yett.
-		return toolText(fmt.Sprintf("%s\n%s: Yett holds no record of a call with this idempotency_key from this program, "+
+		return toolText(outcome{Outcome: agentapi.CodeNotFound, Detail: "previous_action_not_started", IdempotencyKey: key}, fmt.Sprintf("%s\n%s: Yett holds no record of a call with this idempotency_key from this program, "+
 			"and it records every call before sending it, so nothing with this key was sent (a call refused while the vault "+
 			"was locked is not kept)\nauthority: OK", agentapi.CodeNotFound, agentapi.CodeRetrySafe)), nil
 	}
 	if err != nil {
 		return toolError(agentapi.CodeUnavailable, "the activity journal could not be read"), nil
 	}
-	ans := statusAnswer{IdempotencyKey: key, Fate: fateLine(g, e), Authority: "OK", Method: e.Method, Target: e.Target}
+	fate := fateLine(g, e)
+	ans := statusAnswer{outcome: outcomeOf(fate).at(e.ID, key, -1), Fate: fate, Authority: "OK", Method: e.Method, Target: e.Target}
 	if e.State == journal.StateResult {
 		ans.Status, ans.ResponseBytes, ans.ResponseSHA256 = e.Result.Status, e.Result.ResponseBytes, e.Result.ResponseSHA256
 		if e.Method == MethodSSH {
@@ -110,6 +110,5 @@ func (c *conn) status(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 			}
 		}
 	}
-	out, _ := json.Marshal(ans)
-	return toolText(ans.Fate + "\n" + string(out)), nil
+	return toolAnswer(ans.Fate+"\n", ans, false), nil
 }

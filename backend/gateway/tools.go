@@ -15,6 +15,7 @@ import (
 	"github.com/yettdev/yett/backend/action"
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/journal"
+	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/target"
 	"github.com/yettdev/yett/backend/toolargs"
 )
@@ -27,26 +28,102 @@ const (
 	maxValueLen   = 8192
 )
 
+// hint is a pointer to b, for the annotations' optional hints.
+func hint(b bool) *bool { return &b }
+
+// The annotations tell an agent's client what a tool can do (Claude
+// Code's plan mode and Codex's approval modes decide from them). They are
+// hints to the client and change nothing in Yett: every call still goes
+// through the vault gate, the live-process check and the person's
+// approvals.
+var (
+	readAnnotations = func(title string, openWorld bool) *mcp.ToolAnnotations {
+		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: hint(openWorld)}
+	}
+	writeAnnotations = func(title string) *mcp.ToolAnnotations {
+		return &mcp.ToolAnnotations{Title: title, DestructiveHint: hint(true), OpenWorldHint: hint(true)}
+	}
+)
+
+// operationAnnotations are a named operation's: read-only when the person
+// marked it so, otherwise a write that may destroy.
+func operationAnnotations(o operation.Operation, title string) *mcp.ToolAnnotations {
+	if o.ReadOnly {
+		return readAnnotations(title, true)
+	}
+	return writeAnnotations(title)
+}
+
+// The tools' own output fields, beside the outcome's (outputSchema).
+var (
+	httpOutputSchema = outputSchema(`"status": {"type": "integer", "description": "the HTTP status the server answered"},
+		"status_text": {"type": "string"},
+		"headers": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+		"body": {"type": "string", "description": "the answer's body, when it is UTF-8 (the credential redacted)"},
+		"body_base64": {"type": "string", "description": "the answer's body otherwise"},
+		"truncated": {"type": "boolean", "description": "the body reached Yett's cap and was cut"}`)
+	sshOutputSchema = outputSchema(`"host": {"type": "string"},
+		"exit_code": {"type": "integer"},
+		"signal": {"type": "string"},
+		"ended_by": {"type": "string", "description": "Yett ended the command: timeout, output_cap or vault_lock"},
+		"stdout": {"type": "string"}, "stderr": {"type": "string"},
+		"stdout_base64": {"type": "string"}, "stderr_base64": {"type": "string"},
+		"truncated": {"type": "boolean"},
+		"host_key_fingerprint": {"type": "string"},
+		"duration_ms": {"type": "integer"}`)
+	statusOutputSchema = outputSchema(`"fate": {"type": "string", "description": "what happened to the call, as yett.status's first line"},
+		"authority": {"type": "string"},
+		"method": {"type": "string"}, "target": {"type": "string"},
+		"status": {"type": "integer"}, "exit_code": {"type": "integer"}, "signal": {"type": "string"},
+		"response_bytes": {"type": "integer"}, "response_sha256": {"type": "string"}`)
+)
+
+const httpArgs = `"url": {"type": "string", "description": "absolute http or https URL", "maxLength": 8192},
+		"params": {"type": "object", "description": "added to the URL query", "additionalProperties": {"type": "string"}},
+		"headers": {"type": "object", "description": "request headers; Authorization, Cookie, Host and hop-by-hop headers are set by Yett only", "additionalProperties": {"type": "string"}},
+		"idempotency_key": {"type": "string", "description": "names the logical action (letters, digits, . _ : -; at most 128)", "maxLength": 128}`
+
 func httpRequestTool() *mcp.Tool {
 	return &mcp.Tool{
 		Name: agentapi.ToolHTTPRequest,
 		Description: "Perform an HTTP request through Yett. Yett chooses and injects the credential bound to the URL's host and path; " +
 			"you never see or send it. The first request of this agent run needs the person's approval. " +
 			"Give every logical action an idempotency_key and reuse it only when retrying that same action; " +
-			"ask yett.status with it after a disconnect before you retry.",
+			"ask yett.status with it after a disconnect before you retry. For a GET or HEAD, http.get says to your client that it only reads.",
 		InputSchema: json.RawMessage(`{
 	"type": "object",
 	"additionalProperties": false,
 	"required": ["method", "url"],
 	"properties": {
 		"method": {"type": "string", "enum": ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]},
-		"url": {"type": "string", "description": "absolute http or https URL", "maxLength": 8192},
-		"params": {"type": "object", "description": "added to the URL query", "additionalProperties": {"type": "string"}},
-		"headers": {"type": "object", "description": "request headers; Authorization, Cookie, Host and hop-by-hop headers are set by Yett only", "additionalProperties": {"type": "string"}},
 		"body": {"description": "a string is sent as is; any other JSON value is sent as JSON"},
-		"idempotency_key": {"type": "string", "description": "names the logical action (letters, digits, . _ : -; at most 128)", "maxLength": 128}
+		` + httpArgs + `
 	}
 }`),
+		OutputSchema: httpOutputSchema,
+		Title:        "HTTP request with a credential Yett holds",
+		Annotations:  writeAnnotations("HTTP request with a credential Yett holds"),
+	}
+}
+
+func httpGetTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name: agentapi.ToolHTTPGet,
+		Description: "Read a URL through Yett with GET (or HEAD): http.request limited to reads. Yett chooses and injects the credential " +
+			"bound to the URL's host and path; you never see or send it. The same approvals apply: the first request of this agent run " +
+			"needs the person's approval, and a credential the person set to approve every call asks every time.",
+		InputSchema: json.RawMessage(`{
+	"type": "object",
+	"additionalProperties": false,
+	"required": ["url"],
+	"properties": {
+		"method": {"type": "string", "enum": ["GET", "HEAD"], "description": "GET when absent"},
+		` + httpArgs + `
+	}
+}`),
+		OutputSchema: httpOutputSchema,
+		Title:        "HTTP GET with a credential Yett holds",
+		Annotations:  readAnnotations("HTTP GET with a credential Yett holds", true),
 	}
 }
 
@@ -55,7 +132,7 @@ func statusTool() *mcp.Tool {
 		Name: agentapi.ToolStatus,
 		Description: "What happened to a call you sent before, by its idempotency_key: COMPLETED with its outcome, " +
 			"RETRY_SAFE previous_action_not_started, STATUS_UNKNOWN inspect_activity_journal, or REAUTH_REQUIRED <reason> " +
-			"when this agent run must be approved again before it may act.",
+			"when this agent run must be approved again before it may act. It never acts and never asks the person.",
 		InputSchema: json.RawMessage(`{
 	"type": "object",
 	"additionalProperties": false,
@@ -64,6 +141,9 @@ func statusTool() *mcp.Tool {
 		"idempotency_key": {"type": "string", "maxLength": 128}
 	}
 }`),
+		OutputSchema: statusOutputSchema,
+		Title:        "What happened to an earlier call",
+		Annotations:  readAnnotations("What happened to an earlier call", false),
 	}
 }
 
@@ -136,6 +216,31 @@ func parseHTTPArgs(raw json.RawMessage) (*httpCall, error) {
 	if err != nil {
 		return nil, err
 	}
+	return httpArgsOf(obj)
+}
+
+// parseHTTPGetArgs validates http.get arguments: no body, GET or HEAD.
+func parseHTTPGetArgs(raw json.RawMessage) (*httpCall, error) {
+	obj, err := toolArgs(raw, "method", "url", "params", "headers", "idempotency_key")
+	if err != nil {
+		return nil, err
+	}
+	method, err := stringArg(obj, "method")
+	if err != nil {
+		return nil, err
+	}
+	switch strings.ToUpper(method) {
+	case "":
+		obj["method"] = json.RawMessage(`"GET"`)
+	case "GET", "HEAD":
+	default:
+		return nil, argErr("http.get reads only: method must be GET or HEAD (http.request sends the others)")
+	}
+	return httpArgsOf(obj)
+}
+
+// httpArgsOf validates the fields of an HTTP call.
+func httpArgsOf(obj map[string]json.RawMessage) (*httpCall, error) {
 	method, err := stringArg(obj, "method")
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the tool schema golden files")
 // TestToolSchemasGolden pins what agents see: an accidental change to a
 // tool's name, description or schema fails here.
 func TestToolSchemasGolden(t *testing.T) {
-	for _, tool := range []*mcp.Tool{httpRequestTool(), statusTool(), sshExecTool()} {
+	for _, tool := range []*mcp.Tool{httpGetTool(), httpRequestTool(), statusTool(), sshExecTool()} {
 		t.Run(tool.Name, func(t *testing.T) {
 			got, err := json.MarshalIndent(tool, "", "  ")
 			if err != nil {

@@ -178,7 +178,7 @@ func staysRefused(ctx context.Context, d *drill) (bool, string, []string, string
 		} else {
 			var odd []string
 			for _, n := range names {
-				if !slices.Contains(d.inv.catalogueNames(), n) && n != agentapi.ToolHTTPRequest && n != agentapi.ToolStatus && !strings.HasPrefix(n, "ssh.") {
+				if !slices.Contains(d.inv.catalogueNames(), n) && n != agentapi.ToolHTTPRequest && n != agentapi.ToolHTTPGet && n != agentapi.ToolStatus && !strings.HasPrefix(n, "ssh.") {
 					odd = append(odd, n)
 				}
 			}

@@ -64,6 +64,7 @@ type Change struct {
 // one.
 type listing struct {
 	byName map[string]Operation
+	byTool map[string]string // ToolName -> name
 	sorted []Operation
 }
 
@@ -107,8 +108,17 @@ func (c *Catalogue) load() error {
 		l.byName[o.Name] = o
 		l.sorted = append(l.sorted, o)
 	}
+	l.index()
 	c.current.Store(l)
 	return nil
+}
+
+// index fills byTool from byName.
+func (l *listing) index() {
+	l.byTool = make(map[string]string, len(l.byName))
+	for name := range l.byName {
+		l.byTool[ToolName(name)] = name
+	}
 }
 
 // Save creates or replaces an operation (by name). It must be valid and its
@@ -143,9 +153,15 @@ func (c *Catalogue) save(o Operation, replace bool) error {
 		return fmt.Errorf("operation: %w", err)
 	}
 	c.mu.Lock()
-	if _, taken := c.current.Load().byName[o.Name]; taken && !replace {
+	cur := c.current.Load()
+	if _, taken := cur.byName[o.Name]; taken && !replace {
 		c.mu.Unlock()
 		return errNameTaken(o.Name)
+	}
+	if other, ok := cur.byTool[ToolName(o.Name)]; ok && other != o.Name {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: %q would be listed to agents as the same tool as %q (%s): choose a name that differs in its first %d characters",
+			ErrInvalid, o.Name, other, ToolName(o.Name), MaxToolName-9)
 	}
 	onConflict := ` ON CONFLICT(name) DO UPDATE SET authorization_id = excluded.authorization_id, spec = excluded.spec, updated_at = excluded.updated_at`
 	if !replace {
@@ -230,6 +246,7 @@ func (c *Catalogue) replace(o Operation, gone string) {
 		l.sorted = append(l.sorted, x)
 	}
 	slices.SortFunc(l.sorted, func(a, b Operation) int { return strings.Compare(a.Name, b.Name) })
+	l.index()
 	c.current.Store(l)
 }
 
@@ -237,6 +254,13 @@ func (c *Catalogue) replace(o Operation, gone string) {
 // shares its slices with the catalogue: read it, do not modify it.
 func (c *Catalogue) Lookup(name string) (Operation, bool) {
 	o, ok := c.current.Load().byName[name]
+	return o, ok
+}
+
+// LookupTool returns the operation listed to agents as tool (ToolName).
+func (c *Catalogue) LookupTool(tool string) (Operation, bool) {
+	l := c.current.Load()
+	o, ok := l.byName[l.byTool[tool]]
 	return o, ok
 }
 

@@ -268,3 +268,48 @@ func TestAddNeverRebindsAnOperation(t *testing.T) {
 		t.Fatalf("Save did not replace: %s", o.AuthorizationID)
 	}
 }
+
+// An operation's tool name fits the 55 characters a client leaves beside
+// "yett": a longer name is shortened the same way every time (its start
+// and a digest of the whole), found again by LookupTool, and a second
+// operation that would shorten to the same tool is refused.
+func TestToolNamesAreShortenedPredictably(t *testing.T) {
+	short := "tracker.list_issues"
+	if ToolName(short) != short {
+		t.Fatalf("a short name was changed: %q", ToolName(short))
+	}
+	long := "tracker.list_every_issue_of_every_project_in_the_org_now"
+	tool := ToolName(long)
+	if len(tool) != MaxToolName || !strings.HasPrefix(tool, long[:MaxToolName-9]+"_") || ToolName(long) != tool {
+		t.Fatalf("ToolName(%q) = %q", long, tool)
+	}
+	dir := t.TempDir()
+	c := openCatalogue(t, dir)
+	o := listOp(long, "az-1")
+	o.ReadOnly = true
+	if err := c.Save(o); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := c.LookupTool(tool); !ok || got.Name != long || !got.ReadOnly {
+		t.Fatalf("LookupTool(%q) = %+v, %v", tool, got, ok)
+	}
+	if _, ok := c.LookupTool(long); ok {
+		t.Fatal("a long name is a tool of its own")
+	}
+	twin := listOp(long[:MaxToolName-9]+"_"+tool[MaxToolName-8:], "az-1")
+	if err := c.Save(twin); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "same tool") {
+		t.Fatalf("a name listed as the same tool: %v", err)
+	}
+	// The read-only mark and the tool index survive a reopen.
+	c.Close()
+	c = openCatalogue(t, dir)
+	if got, ok := c.LookupTool(tool); !ok || !got.ReadOnly {
+		t.Fatalf("after a reopen: %+v, %v", got, ok)
+	}
+	if err := c.Remove(long); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.LookupTool(tool); ok {
+		t.Fatal("a removed operation's tool is still found")
+	}
+}

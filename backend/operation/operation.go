@@ -1,6 +1,8 @@
 package operation
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +48,28 @@ type Operation struct {
 	// match (see CheckBody); without one the operation takes no body.
 	BodySchema json.RawMessage `json:"body_schema,omitempty"`
 	Approval   string          `json:"approval"` // session or per_call
+	// ReadOnly is the person's word that the operation only reads (a GET
+	// of a profile, a search): agents' clients are told so (the tool's
+	// read-only hint) and may call it without asking their own user. It
+	// changes nothing in Yett's approvals.
+	ReadOnly bool `json:"read_only,omitempty"`
+}
+
+// MaxToolName is the longest tool name an operation is listed under: a
+// client names a tool by its server and its own name, and Cursor drops a
+// tool whose two names together pass 60 characters ("yett" and a
+// separator leave 55).
+const MaxToolName = 55
+
+// ToolName is the tool an operation is listed under: its name, or, when
+// that is longer than MaxToolName, its first 46 characters, "_" and 8 hex
+// digits of its SHA-256, the same for the same name on every machine.
+func ToolName(name string) string {
+	if len(name) <= MaxToolName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:MaxToolName-9] + "_" + hex.EncodeToString(sum[:4])
 }
 
 // Approval modes.

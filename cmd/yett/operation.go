@@ -27,7 +27,7 @@ const operationUsage = `usage: yett operation add --name tracker.create_issue --
                           --method GET|POST|PUT|PATCH|DELETE --url URL-TEMPLATE
                           [--param NAME:TYPE[:required][:allowed=V1|V2][:pattern=RE] ...]
                           [--body-schema FILE] [--description TEXT]
-                          [--approval session|per-call]
+                          [--approval session|per-call] [--read-only]
        yett operation list
        yett operation remove NAME
 
@@ -109,6 +109,7 @@ func operationAdd(ctx context.Context, env *Env, args []string) error {
 	schema := fs.String("body-schema", "", "a JSON Schema file for the body")
 	fs.StringVar(&o.Description, "description", "", "what it does, for the agent")
 	approval := fs.String("approval", "session", "session or per-call")
+	fs.BoolVar(&o.ReadOnly, "read-only", false, "it only reads: agents' clients are told so (Yett's approvals stay)")
 	if err := fs.Parse(args); err != nil {
 		return withExitCode(2, err)
 	}
@@ -211,8 +212,12 @@ func printOperations(w io.Writer, list []operation.Operation) {
 			}
 			ps = append(ps, d)
 		}
+		approval := approvalWords(o.Approval)
+		if o.ReadOnly {
+			approval += ", reads only"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Name, o.AuthorizationID, o.Method, o.URLTemplate,
-			orText(strings.Join(ps, " "), "-"), approvalWords(o.Approval))
+			orText(strings.Join(ps, " "), "-"), approval)
 	}
 	tw.Flush()
 }

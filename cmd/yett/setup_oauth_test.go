@@ -132,7 +132,7 @@ func TestHeadlessOAuth(t *testing.T) {
 
 	runSetup(t, env, func(r *ptyRun) { r.expect(t, `Saved operation "tracker.list_items"`) },
 		"operation", "add", "--name", "tracker.list_items", "--account", "tracker", "--method", "get",
-		"--url", p.URL+"/resource", "--param", "state:string:required:allowed=open|closed", "--description", "List tracker items")
+		"--url", p.URL+"/resource", "--param", "state:string:required:allowed=open|closed", "--description", "List tracker items", "--read-only")
 	// The account's token goes only to its API hosts: an operation
 	// elsewhere is refused, with what to do.
 	off := startPTY(t, env, yettBin, "operation", "add", "--name", "tracker.export", "--account", "tracker", "--method", "post",
@@ -169,6 +169,20 @@ func TestHeadlessOAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// The person said it only reads: the agent's client is told so.
+	tools, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed *mcp.Tool
+	for _, tool := range tools.Tools {
+		if tool.Name == "tracker.list_items" {
+			listed = tool
+		}
+	}
+	if listed == nil || listed.Annotations == nil || !listed.Annotations.ReadOnlyHint || listed.Title != "List tracker items" {
+		t.Fatalf("the operation as listed: %+v", listed)
+	}
 	done := make(chan string, 1)
 	go func() {
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "tracker.list_items", Arguments: map[string]any{"state": "open"}})

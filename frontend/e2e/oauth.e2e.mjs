@@ -230,6 +230,7 @@ const steps = [
     await param.locator('[data-testid="op-param-allowed"]').fill('A');
     assert(await param.locator('[data-testid="op-param-required"]').isChecked(), 'a path parameter is not required');
     await byId(page, 'op-approval-per-call').check();
+    await byId(page, 'op-read-only').check();
     await byId(page, 'op-submit').click();
     const outcome = await first(byId(page, 'operation-saved'), byId(page, 'operation-form-error'), page.locator('[data-testid^="op-error-"]').first());
     if (outcome === 1) throw new Error(`Save failed: ${await text(byId(page, 'operation-form-error'))}`);
@@ -241,6 +242,7 @@ const steps = [
     assert((await text(op.locator('[data-testid="operation-request"]'))) === `GET ${OP_URL}`, 'the request shown is not the template');
     assert((await text(op.locator('[data-testid="operation-authorization"]'))) === `Through ${NAME} (staging)`, 'the operation is not shown through the authorization');
     assert((await text(op.locator('[data-testid="operation-approval"]'))) === 'Approve every call', 'the approval mode is not every call');
+    assert((await text(op.locator('[data-testid="operation-read-only"]'))) === 'Reads only', 'the operation is not shown as only reading');
     const params = await op.locator('[data-testid="operation-params"]').innerText();
     assert(/project\s+text, required:\s*A/.test(params), `the parameter is not shown as project, text, required, allowed A: ${params}`);
     await page.waitForFunction(

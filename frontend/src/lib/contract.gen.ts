@@ -698,6 +698,8 @@ export interface OperationView {
   /** JSON Schema text or "" */
   bodySchema: string;
   approval: ApprovalMode;
+  /** ReadOnly: the person says it only reads; agents' clients are told so. */
+  readOnly: boolean;
 }
 
 /** ParamView is one typed parameter of an operation. */
@@ -1059,7 +1061,7 @@ export const VIEWS = {
   NotificationPolicyView: { what: 'a notification policy', fields: { sessionCards: 'b', callCards: 'b', windowOnly: 's[]' } },
   NotificationServerView: { what: 'a notification server', fields: { current: 's', name: 's', trusted: 'b', why: 's' } },
   NotificationStatusView: { what: 'a notification status', fields: { available: 'b', actions: 'b', server: 's', problem: 's' } },
-  OperationView: { what: 'a named operation', fields: { name: 's', authorizationId: 's', description: 's', method: HTTP_METHODS, urlTemplate: 's', params: 'ParamView[]', bodySchema: 's', approval: APPROVAL_MODES } },
+  OperationView: { what: 'a named operation', fields: { name: 's', authorizationId: 's', description: 's', method: HTTP_METHODS, urlTemplate: 's', params: 'ParamView[]', bodySchema: 's', approval: APPROVAL_MODES, readOnly: 'b' } },
   ParamView: { what: 'an operation parameter', fields: { name: 's', type: PARAM_TYPES, allowed: 's[]', pattern: 's', required: 'b' } },
   ParentView: { what: 'an agent\'s parent process', fields: { name: 's', pid: 'n' } },
   PassphraseChangeView: { what: 'a passphrase change', fields: { keyringRewrapped: 'b', keyringCleared: 'b', status: 'VaultStatus' } },

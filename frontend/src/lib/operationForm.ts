@@ -25,6 +25,8 @@ export interface OperationDraft {
   params: ParamDraft[];
   bodySchema: string;
   approval: ApprovalMode;
+  /** The person says it only reads (agents' clients are told so). */
+  readOnly: boolean;
 }
 
 export type OperationErrors = Partial<Record<Exclude<keyof OperationDraft, 'params'>, string>> & {
@@ -50,6 +52,7 @@ export function emptyOperation(authorizationId = ''): OperationDraft {
     params: [],
     bodySchema: '',
     approval: 'per_call',
+    readOnly: false,
   };
 }
 
@@ -189,6 +192,7 @@ export function validateOperation(
     })),
     bodySchema: d.bodySchema.trim(),
     approval: d.approval,
+    readOnly: d.readOnly,
   };
   return { errors, op };
 }

@@ -105,6 +105,7 @@ export function operation(over: Partial<OperationView> = {}): OperationView {
     params: [{ name: 'project', type: 'string', allowed: ['alpha', 'beta'], pattern: '', required: true }],
     bodySchema: '',
     approval: 'per_call',
+    readOnly: false,
     ...over,
   };
 }

@@ -510,6 +510,25 @@ describe('named operations', () => {
     await waitFor(() => expect(screen.getAllByTestId('operation-row')).toHaveLength(1));
   });
 
+  it('saves an operation the person marks as only reading, and the list says so', async () => {
+    const oauth = await openConnections({ authorizations: [authorization()] });
+    await screen.findByTestId('authorization-row');
+    await fill({
+      'op-name': 'tracker.list_issues',
+      'op-auth': 'auth-1',
+      'op-method': 'GET',
+      'op-url': 'https://api.example.com/issues',
+    });
+    const box = input('op-read-only');
+    expect(box.checked).toBe(false);
+    await fireEvent.click(box);
+    await fireEvent.submit(screen.getByTestId('operation-form'));
+    await waitFor(() => expect(oauth.OAuthService.SaveOperation).toHaveBeenCalledTimes(1));
+    expect(oauth.OAuthService.SaveOperation).toHaveBeenCalledWith(expect.objectContaining({ name: 'tracker.list_issues', readOnly: true }));
+    const row = await screen.findByTestId('operation-row');
+    expect(row.querySelector('[data-testid="operation-read-only"]')?.textContent).toBe('Reads only');
+  });
+
   it('refuses a placeholder without a parameter row, then saves the operation', async () => {
     const oauth = await openConnections({ authorizations: [authorization()] });
     await screen.findByTestId('authorization-row');
@@ -539,6 +558,7 @@ describe('named operations', () => {
       params: [{ name: 'project', type: 'string', allowed: ['alpha', 'beta'], pattern: '', required: true }],
       bodySchema: '{"type":"object"}',
       approval: 'per_call',
+      readOnly: false,
     });
     expect((await screen.findByTestId('operation-saved')).textContent).toContain('tracker.create_issue');
     expect(await screen.findByTestId('operation-row')).toBeTruthy();

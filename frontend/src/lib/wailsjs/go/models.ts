@@ -451,6 +451,7 @@ export namespace app {
 	    params: ParamView[];
 	    bodySchema: string;
 	    approval: string;
+	    readOnly: boolean;
 	}
 	export interface PageRequest {
 	    before: number;
