@@ -100,6 +100,9 @@ type ApprovalCard struct {
 	// Verifies: approving this card in the window waits for the person's
 	// system verification (their password, or what the desktop offers).
 	Verifies bool `json:"verifies"`
+	// AgentStoppedWaiting: the agent gave up waiting (its own time limit);
+	// the card stays, and the answer applies if it sends the call again.
+	AgentStoppedWaiting bool `json:"agentStoppedWaiting"`
 }
 
 // LiveSession is a session approval in force: one run of one process.
@@ -235,6 +238,7 @@ func cardView(r approval.Request, now time.Time) ApprovalCard {
 		Operation: r.Operation, Description: r.Description, Command: r.Command, Stdin: r.Stdin, StdinBytes: r.StdinBytes,
 		Headline: r.Headline(), Sentence: r.Sentence(), Scope: r.Scope(),
 		Deadline: r.Deadline.UTC().Format(time.RFC3339), SecondsLeft: secondsLeft(r.Deadline, now),
+		AgentStoppedWaiting: r.AgentStoppedWaiting,
 	}
 	if r.Kind == approval.KindCall && r.Command == "" {
 		// Call cards carry host and path together; the card shows them apart.

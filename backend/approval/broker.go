@@ -54,6 +54,10 @@ type pending struct {
 	// verifying: an approval of this card waits for the person's
 	// verification; another answer to approve it is refused meanwhile.
 	verifying bool
+	// join names the call a per-call card is about across retries
+	// (Call.Join, "" for none), and waiters counts the calls waiting on it.
+	join    string
+	waiters int
 }
 
 type endedRun struct {
@@ -95,8 +99,12 @@ type Verifier interface {
 type Broker struct {
 	cfg Config
 
-	mu        sync.Mutex
-	pending   map[string]*pending
+	mu      sync.Mutex
+	pending map[string]*pending
+	// joinable are the per-call cards a retry of the same call may join, by
+	// run and Call.Join: pending ones, and answered ones whose caller had
+	// stopped waiting, kept until the retry takes the answer.
+	joinable  map[string]*pending
 	sessions  map[string]*Session // by run id
 	endedRuns map[string]audit.Reason
 	history   []endedRun
@@ -114,7 +122,7 @@ func New(cfg Config) *Broker {
 		cfg.Timeout = DefaultTimeout
 	}
 	return &Broker{
-		cfg: cfg, pending: map[string]*pending{}, sessions: map[string]*Session{},
+		cfg: cfg, pending: map[string]*pending{}, joinable: map[string]*pending{}, sessions: map[string]*Session{},
 		endedRuns: map[string]audit.Reason{},
 	}
 }

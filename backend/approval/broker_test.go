@@ -291,3 +291,144 @@ func TestCallCardAnsweredAfterEpochMoved(t *testing.T) {
 
 // errOf is AskCall's error alone, for tests that wait on it.
 func errOf(_ Via, err error) error { return err }
+
+// A per-call card named by a Join outlives the call that gave up on it and
+// is joined by the retry; an answer given while nobody waited is taken by
+// one retry, once; a denial is kept the same way. It is never kept past a
+// vault epoch, a new session, the run's end or its own expiry.
+func TestJoinablePerCallCards(t *testing.T) {
+	b, epoch, _ := newBroker(t, time.Minute)
+	r := run(700, 8, 9)
+	s := approve(t, b, r)
+	call := Call{Channel: "http", Method: "POST", Target: "x/y", Credential: "cred", Ref: "cred_1", Join: "key-1:abc"}
+	ask := func(ctx context.Context, c Call) chan error {
+		done := make(chan error, 1)
+		go func() { done <- errOf(b.AskCall(ctx, r, s.ID, c)) }()
+		return done
+	}
+	pendingOne := func(stopped bool) Request {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if p := b.Pending(); len(p) == 1 && p[0].AgentStoppedWaiting == stopped {
+				return p[0]
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Fatalf("no single card (stopped waiting %v): %+v", stopped, b.Pending())
+		return Request{}
+	}
+	abandon := func(c Call) Request {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := ask(ctx, c)
+		pendingOne(false)
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the abandoned call: %v", err)
+		}
+		return pendingOne(true)
+	}
+
+	// Joined while pending.
+	card := abandon(call)
+	retry := ask(context.Background(), call)
+	if again := pendingOne(false); again.ID != card.ID {
+		t.Fatalf("a second card %s beside %s", again.ID, card.ID)
+	}
+	b.Answer(card.ID, true, "test")
+	if err := <-retry; err != nil {
+		t.Fatal(err)
+	}
+	// Answered while nobody waited: one retry takes it, the next asks.
+	card = abandon(call)
+	b.Answer(card.ID, true, "test")
+	if err := <-ask(context.Background(), call); err != nil {
+		t.Fatalf("the retry of a call approved meanwhile: %v", err)
+	}
+	next := ask(context.Background(), call)
+	b.Answer(pendingOne(false).ID, false, "test")
+	if err := <-next; !errors.Is(err, ErrDenied) {
+		t.Fatalf("an answer was used twice: %v", err)
+	}
+	// A denial given meanwhile reaches the retry.
+	card = abandon(call)
+	b.Answer(card.ID, false, "test")
+	if err := <-ask(context.Background(), call); !errors.Is(err, ErrDenied) {
+		t.Fatalf("the retry of a call denied meanwhile: %v", err)
+	}
+	// Another Join is another call.
+	card = abandon(call)
+	otherDone := ask(context.Background(), Call{Channel: "http", Method: "POST", Target: "x/y", Join: "key-1:def"})
+	deadline := time.Now().Add(5 * time.Second)
+	for len(b.Pending()) != 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if len(b.Pending()) != 2 {
+		t.Fatalf("another request under the key joined the card: %+v", b.Pending())
+	}
+	for _, p := range b.Pending() {
+		b.Answer(p.ID, false, "test")
+	}
+	<-otherDone
+	<-ask(context.Background(), call) // takes the kept denial
+
+	// An answer kept for a retry ends with the vault epoch...
+	card = abandon(call)
+	b.Answer(card.ID, true, "test")
+	epoch.Add(1)
+	b.EpochChanged()
+	s = approve(t, b, r)
+	fresh := ask(context.Background(), call)
+	if p := pendingOne(false); p.ID == card.ID {
+		t.Fatal("an answer of an earlier epoch was kept")
+	}
+	b.Answer(pendingOne(false).ID, false, "test")
+	<-fresh
+	// ...and with the run.
+	card = abandon(call)
+	b.Answer(card.ID, true, "test")
+	b.EndRun(RunID(r), audit.ReasonProcessExited)
+	b.mu.Lock()
+	kept := len(b.joinable)
+	b.mu.Unlock()
+	if kept != 0 {
+		t.Fatalf("%d answers kept after the run ended", kept)
+	}
+}
+
+// A card whose caller gave up expires like any other, and its expiry is
+// not an answer a retry takes.
+func TestJoinableCardExpires(t *testing.T) {
+	b, _, _ := newBroker(t, 150*time.Millisecond)
+	r := run(710, 9, 9)
+	s := approve(t, b, r)
+	call := Call{Channel: "http", Method: "GET", Target: "x/y", Join: "key-2:abc"}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := b.AskCall(ctx, r, s.ID, call); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if p := b.Pending(); len(p) != 0 {
+		t.Fatalf("not expired: %+v", p)
+	}
+	done := make(chan error, 1)
+	go func() { done <- errOf(b.AskCall(context.Background(), r, s.ID, call)) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(b.Pending()) == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("the retry after an expiry took it as an answer: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the retry after an expiry raised no card")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b.Answer(b.Pending()[0].ID, true, "test")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

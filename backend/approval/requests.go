@@ -31,6 +31,12 @@ func (t Ticket) Wait(ctx context.Context) (Session, error) {
 	}
 }
 
+// Deadline is when the card expires unanswered.
+func (t Ticket) Deadline() time.Time { return t.p.req.Deadline }
+
+// Timeout is how long a card waits for an answer.
+func (b *Broker) Timeout() time.Duration { return b.cfg.Timeout }
+
 // RequestSession shows a session card for run, or joins the one already
 // pending for it. The card is bound to the vault epoch of this moment, and
 // says what changed (why).
@@ -91,6 +97,14 @@ type Call struct {
 	// command exactly, its input up to MaxStdinShown bytes and its size.
 	Command string
 	Stdin   []byte
+	// Join names the call across retries ("" for none): its idempotency
+	// key and a digest of what it would send. A call of the same run with
+	// the same Join waits on the card already asked for it instead of
+	// raising a second; a card whose caller stopped waiting (its client's
+	// time limit) stays until it is answered or expires, and the retry
+	// takes its answer. Without a Join, a caller that stops waiting
+	// withdraws its card.
+	Join string
 }
 
 // MaxStdinShown bounds how much of a command's standard input a card
@@ -117,25 +131,79 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID s
 		b.mu.Unlock()
 		return Via{}, ErrClosed
 	}
+	key := ""
+	if c.Join != "" {
+		key = RunID(run) + "\x00" + c.Join
+	}
+	p := b.joinable[key]
+	if p != nil && (p.epoch != b.cfg.Epoch() || p.req.SessionID != sessionID) {
+		delete(b.joinable, key) // asked in another vault epoch or session: over
+		p = nil
+	}
+	if p != nil {
+		select {
+		case <-p.done:
+			// Answered after its caller stopped waiting: this retry takes
+			// the answer, once.
+			delete(b.joinable, key)
+			b.mu.Unlock()
+			return p.via, p.err
+		default:
+		}
+		p.waiters++
+		changed := p.req.AgentStoppedWaiting
+		p.req.AgentStoppedWaiting = false
+		b.mu.Unlock()
+		if changed {
+			b.notify(Update{Pending: true})
+		}
+		return b.waitCall(ctx, p, key)
+	}
 	now := time.Now()
-	p := &pending{
+	p = &pending{
 		req: Request{
 			ID: ids.New("rq-"), Kind: KindCall, RunID: RunID(run), Who: RequesterOf(run), Channel: c.Channel,
 			Method: c.Method, Target: c.Target, Credential: c.Credential, Ref: c.Ref, SessionID: sessionID,
 			Operation: c.Operation, Description: c.Description,
 			CreatedAt: now, Deadline: now.Add(b.cfg.Timeout),
 		},
-		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}),
+		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}), join: key, waiters: 1,
 	}
 	c.command(&p.req)
 	b.addLocked(p)
+	if key != "" {
+		b.joinable[key] = p
+	}
 	b.mu.Unlock()
 	b.notify(Update{Pending: true})
+	return b.waitCall(ctx, p, key)
+}
+
+// waitCall waits on per-call card p. A caller that stops waiting leaves
+// the card to the others waiting on it; the last one withdraws it, unless
+// the card can be joined (key), which then stays for the retry.
+func (b *Broker) waitCall(ctx context.Context, p *pending, key string) (Via, error) {
 	select {
 	case <-p.done:
+		b.mu.Lock()
+		if b.joinable[key] == p {
+			delete(b.joinable, key) // its waiters took the answer
+		}
+		b.mu.Unlock()
 		return p.via, p.err
 	case <-ctx.Done():
 		b.mu.Lock()
+		p.waiters--
+		if p.waiters > 0 || b.pending[p.req.ID] != p {
+			b.mu.Unlock()
+			return Via{}, ctx.Err()
+		}
+		if key != "" {
+			p.req.AgentStoppedWaiting = true
+			b.mu.Unlock()
+			b.notify(Update{Pending: true})
+			return Via{}, ctx.Err()
+		}
 		removed := b.finishLocked(p, ctx.Err())
 		if removed {
 			b.withdrawnLocked(p, audit.ReasonCancelled)
@@ -163,6 +231,11 @@ func (b *Broker) finishLocked(p *pending, err error) bool {
 	p.timer.Stop()
 	p.err = err
 	close(p.done)
+	// An answer is kept for a retry only when nobody waited for it; a card
+	// that expired or was withdrawn is not an answer to keep.
+	if b.joinable[p.join] == p && (p.waiters > 0 || err != nil && err != ErrDenied) {
+		delete(b.joinable, p.join)
+	}
 	return true
 }
 
@@ -338,6 +411,11 @@ func (b *Broker) EndRun(runID string, reason audit.Reason) {
 		if p.req.RunID == runID && b.finishLocked(p, ErrWithdrawn) {
 			b.withdrawnLocked(p, reason)
 			withdrew = true
+		}
+	}
+	for k, p := range b.joinable {
+		if p.req.RunID == runID {
+			delete(b.joinable, k) // an answer kept for a retry ends with its run
 		}
 	}
 	b.mu.Unlock()

@@ -161,6 +161,10 @@ type Request struct {
 	SessionID string    `json:"session_id,omitempty"` // call cards
 	CreatedAt time.Time `json:"created_at"`
 	Deadline  time.Time `json:"deadline"`
+	// AgentStoppedWaiting: the call that asked gave up waiting (its
+	// client's own time limit), and the card stays for the retry that
+	// names the same call (Call.Join), which the answer then applies to.
+	AgentStoppedWaiting bool `json:"agent_stopped_waiting,omitempty"`
 }
 
 // Session is a live session approval.

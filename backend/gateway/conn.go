@@ -198,6 +198,7 @@ func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "tools/call" || !ok || ctr.Params == nil {
 			return next(ctx, method, req)
 		}
+		ctx = withCall(ctx, ctr)
 		switch name := ctr.Params.Name; {
 		case name == agentapi.ToolHTTPRequest:
 			return c.httpRequest(ctx, ctr)

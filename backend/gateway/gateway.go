@@ -64,7 +64,10 @@ type Config struct {
 	ResultDelay time.Duration
 	// ApprovalTimeout bounds every pending approval; 0 means 120 s.
 	ApprovalTimeout time.Duration
-	HTTP            action.Config
+	// ProgressEvery is how often a call waiting on a card tells its client
+	// so (waitingNotice); 0 means DefaultProgressEvery.
+	ProgressEvery time.Duration
+	HTTP          action.Config
 	// SSH tunes the SSH executor (output cap, connection reuse).
 	SSH sshaction.Config
 	// Recordings keeps the session recordings of SSH hosts that ask for

@@ -133,6 +133,7 @@ type world struct {
 	logMu    *sync.Mutex
 	serveErr chan error
 	timeout  time.Duration
+	progress time.Duration
 	audit    *audit.Log
 	oauth    *oauth.Custody
 	ops      *operation.Catalogue
@@ -144,6 +145,8 @@ type world struct {
 type worldOpts struct {
 	perCall bool
 	timeout time.Duration
+	// progressEvery is how often a waiting call hears of its card.
+	progressEvery time.Duration
 	// oauth opens an OAuth manager and the operation catalogue on the data
 	// directory.
 	oauth bool
@@ -160,7 +163,7 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
 	w := &world{t: t, dataDir: filepath.Join(base, "data"), runDir: filepath.Join(base, "run"), vaultDir: filepath.Join(base, "vault"),
-		logs: &bytes.Buffer{}, logMu: &sync.Mutex{}, timeout: o.timeout, ssh: o.ssh, recordings: o.recordings}
+		logs: &bytes.Buffer{}, logMu: &sync.Mutex{}, timeout: o.timeout, progress: o.progressEvery, ssh: o.ssh, recordings: o.recordings}
 	if w.timeout == 0 {
 		w.timeout = testWait
 	}
@@ -225,7 +228,7 @@ func (w *world) start() {
 	w.t.Helper()
 	cfg := Config{
 		Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, Audit: w.audit,
-		ApprovalTimeout: w.timeout, ShimSHA256: [][32]byte{yettSHA256}, SSH: w.ssh, Recordings: w.recordings,
+		ApprovalTimeout: w.timeout, ProgressEvery: w.progress, ShimSHA256: [][32]byte{yettSHA256}, SSH: w.ssh, Recordings: w.recordings,
 		Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if w.oauth != nil {

@@ -206,7 +206,8 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	var via *audit.Via
 	if op.Approval == operation.ApprovalPerCall {
-		v, err := g.broker.AskCall(ctx, sess.Run, sess.ID, card)
+		card.Join = joinOf(call.Key, name, call.Method, call.URL, string(call.Body))
+		v, err := g.askCall(ctx, sess, card)
 		if err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
 		}

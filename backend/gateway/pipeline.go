@@ -73,8 +73,9 @@ func (c *conn) httpPipeline(ctx context.Context, req *mcp.CallToolRequest, parse
 	// 5. Per-call approval, never replaced by the session.
 	var via *audit.Via
 	if cv.Approval == vault.ApprovalPerCall {
-		v, err := g.broker.AskCall(ctx, sess.Run, sess.ID, approval.Call{
+		v, err := g.askCall(ctx, sess, approval.Call{
 			Channel: "http", Method: call.req.Method, Target: call.host + call.path, Credential: cv.Name, Ref: cv.ID,
+			Join: joinOf(call.key, call.req.Method, call.req.URL, sortedPairs(call.req.Params), sortedPairs(call.req.Headers), string(call.req.Body)),
 		})
 		if err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
@@ -224,7 +225,10 @@ func (c *conn) session(ctx context.Context, act *audit.Action, first *approval.C
 		// waits on its card like any first request.
 		return approval.Session{}, reauthFor(why)
 	}
-	if _, err := tk.Wait(ctx); err != nil {
+	stop := g.waitingNotice(ctx, waitingWhat(why), tk.Deadline())
+	_, err = tk.Wait(ctx)
+	stop()
+	if err != nil {
 		return approval.Session{}, approvalRefusal(err)
 	}
 	s, ok := g.broker.Valid(run)

@@ -76,4 +76,14 @@ if [ ! -f "$stamp" ] || ! cmp -s frontend/package-lock.json "$stamp"; then
 	cp frontend/package-lock.json "$stamp"
 fi
 
+# The real MCP clients the Go tests drive (build/agents), the same way.
+if [ "$mode" = test ]; then
+	stamp=build/agents/node_modules/.yett-lock-stamp
+	if [ ! -f "$stamp" ] || ! cmp -s build/agents/package-lock.json "$stamp"; then
+		say "installing the test agents' Node modules (npm ci in build/agents)"
+		(cd build/agents && npm ci --no-audit --no-fund --loglevel=error)
+		cp build/agents/package-lock.json "$stamp"
+	fi
+fi
+
 go mod download

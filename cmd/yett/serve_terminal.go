@@ -106,7 +106,15 @@ func (t *terminal) refresh() {
 	live := map[string]bool{}
 	for _, r := range pending {
 		live[r.ID] = true
-		if _, shown := t.byID[r.ID]; shown {
+		if n, shown := t.byID[r.ID]; shown {
+			if r.AgentStoppedWaiting != t.cards[n].AgentStoppedWaiting {
+				t.cards[n] = r
+				if r.AgentStoppedWaiting {
+					fmt.Fprintf(t.tty, "[%d] the agent stopped waiting (its own time limit); the card stays: if it sends this call again, your answer applies to it.\n", n)
+				} else {
+					fmt.Fprintf(t.tty, "[%d] the agent is waiting again (it sent this call again).\n", n)
+				}
+			}
 			continue
 		}
 		t.next++

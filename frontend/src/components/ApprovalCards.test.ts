@@ -171,6 +171,18 @@ describe('approval cards', () => {
     expect((screen.getByTestId('approval-deny') as HTMLButtonElement).disabled).toBe(false);
   });
 
+  it('says when the agent stopped waiting, and that the answer applies if it sends the call again', async () => {
+    await openApp([approvalCard({ kind: 'call', agentStoppedWaiting: true })]);
+    expect((await screen.findByTestId('approval-agent-left')).textContent).toContain('if it sends this call again, your answer applies');
+    expect((screen.getByTestId('approval-approve') as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it('says nothing of the kind while the agent waits', async () => {
+    await openApp([approvalCard({ kind: 'call' })]);
+    await screen.findByTestId('approval-card');
+    expect(screen.queryByTestId('approval-agent-left')).toBeNull();
+  });
+
   it('says when approving asks the system to confirm it is the person, and keeps Deny open while it asks', async () => {
     let release: () => void = () => {};
     const approvals = await openApp([approvalCard({ verifies: true })]);

@@ -255,6 +255,11 @@ export interface ApprovalCard {
    * system verification (their password, or what the desktop offers).
    */
   verifies: boolean;
+  /**
+   * AgentStoppedWaiting: the agent gave up waiting (its own time limit);
+   * the card stays, and the answer applies if it sends the call again.
+   */
+  agentStoppedWaiting: boolean;
 }
 
 /** ApprovalState is the payload of the approval:changed event. */
@@ -1035,7 +1040,7 @@ export const VIEWS = {
   ActivityItem: { what: 'an activity item', fields: { kind: ACTIVITY_KINDS, index: 'n', time: 's', type: 's', sessionId: 's', reason: 's', vaultEpoch: 'n', requestId: 's', channel: 's', operation: 's', target: 's', state: 's', class: 's', status: 'n', bytes: 'n', durationMs: 'n', path: 's', credentialRef: 's', credentialName: 's', step: 's', outcome: 's', code: 's', authorizationId: 's', drillId: 's', drillKind: 's', drill: 'b' } },
   ActivityView: { what: 'an activity page', fields: { readable: 'b', note: 's', items: 'ActivityItem[]', more: 'b', next: 'n' } },
   AgentView: { what: 'an agent description', fields: { name: 's', executable: 's', path: 's', signer: 's', signed: 'b', pid: 'n', exeHash: 's', startedAt: 's', parents: 'ParentView[]', via: 's', shimPid: 'n', shimStartedAt: 's', shimParent: 'ProcessView', stdio: 's', stdioText: 's', stdioOk: 'b' } },
-  ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b' } },
+  ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b' } },
   ApprovalState: { what: 'an approval update', fields: { cards: 'ApprovalCard[]', sessions: 'LiveSession[]', decisions: 'DecisionView[]' } },
   AuditStatus: { what: 'an audit status', fields: { state: AUDIT_STATES, writing: 'b', problem: 's', entries: 'n', treeHead: 's', signedSize: 'n', firstBad: 'n', reason: 's', torn: 's', notes: 's[]' } },
   AuthorizationView: { what: 'an authorization', fields: { id: 's', name: 's', provider: 's', providerHost: 's', accountRef: 's', scopes: 's[]', owner: 's', backupRevoker: 's', environment: 's', createdHow: GRANT_FLOWS, connectedAt: 's', lastRefresh: 's', lastUsed: 's', reviewBy: 's', disableProcedure: 's', operations: 's[]', state: AUTHORIZATION_STATES, stateReason: 's', revocation: REVOCATION_STATES, unattended: 'b', dpop: 'b', clientAuth: 's', controlled: 'b', problems: 's[]', apiHosts: 's[]', revocationEndpoint: 's', introspectionEndpoint: 's', waitingRevocations: 'n' } },

@@ -56,6 +56,7 @@ export function approvalCard(over: Partial<ApprovalCard> = {}): ApprovalCard {
     secondsLeft: 120,
     scope: 'this run: until pid 48192 exits, the vault locks or Yett restarts',
     verifies: false,
+    agentStoppedWaiting: false,
     ...over,
   };
 }

@@ -94,6 +94,7 @@ export namespace app {
 	    deadline: string;
 	    secondsLeft: number;
 	    verifies: boolean;
+	    agentStoppedWaiting: boolean;
 	}
 	export interface AuditStatus {
 	    state: string;
