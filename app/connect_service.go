@@ -3,11 +3,14 @@ package app
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/user"
 	goruntime "runtime"
 	"strings"
+
+	"github.com/yettdev/yett/backend/approval"
 )
 
 // ConnectService is bound to the UI as window.go.app.ConnectService: what
@@ -86,7 +89,10 @@ func clientSetups(cli, goos string) []ClientSetup {
 	if goos == "windows" {
 		home = "%USERPROFILE%"
 	}
-	toml := "[mcp_servers." + ServerName + "]\ncommand = " + tomlString(cli) + "\nargs = [\"mcp\"]\n"
+	// Codex ends a tool call after 60 s unless told otherwise, and an
+	// approval card waits up to 120 s: give it longer than the card.
+	toml := "[mcp_servers." + ServerName + "]\ncommand = " + tomlString(cli) + "\nargs = [\"mcp\"]\n" +
+		"startup_timeout_sec = 20\n" + fmt.Sprintf("tool_timeout_sec = %d\n", int(approval.DefaultTimeout.Seconds())+60)
 	return []ClientSetup{
 		{ID: "claude-code", Name: "Claude Code",
 			Command: "claude mcp add --scope user " + ServerName + " -- " + q(cli) + " mcp",

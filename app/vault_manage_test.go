@@ -131,6 +131,9 @@ func TestConnectInfo(t *testing.T) {
 			t.Errorf("%s: config %q", c.ID, c.Config)
 		}
 	}
+	if c := info.Clients[2]; c.ID != "codex" || !strings.Contains(c.Config, "\ntool_timeout_sec = 180\n") {
+		t.Errorf("codex: its tool timeout must outlast an approval card (120 s): %q", c.Config)
+	}
 	if c := info.Clients[1]; !strings.HasPrefix(c.Command, "xdg-open 'cursor://anysphere.cursor-deeplink/mcp/install?") {
 		t.Errorf("cursor: %q", c.Command)
 	}
