@@ -83,6 +83,7 @@ describe('validateOperation', () => {
       params: [{ name: 'project', type: 'string', allowed: ['alpha', 'beta'], pattern: '', required: true }],
       bodySchema: '{"type":"object"}',
       approval: 'per_call',
+      readOnly: false,
     });
   });
 
