@@ -28,13 +28,7 @@ Asks the desktop app running in the background to quit, as its Quit menu
 item does: the vault is locked, agents waiting on a card are refused, and the
 gateway stops.
 `,
-	"mcp": `usage: yett mcp
-
-The MCP shim an agent's MCP client starts over stdio: it forwards messages
-to the running gateway (the app's or yett serve's) on the per-user socket
-and holds no credential and no state. Without a gateway it answers the agent
-that Yett is not running.
-`,
+	"mcp": mcpUsage, "connect-agent": connectAgentUsage,
 }
 
 // manPage renders yett(1) from the usage texts, so the page says what
