@@ -315,15 +315,15 @@ var viewWords = map[string]string{
 	"DecisionView":          "a recent decision",
 }
 
-// fieldDocs are the comments of the app package's struct types and their
-// fields ("" for the type's own), from its source.
-func fieldDocs(t *testing.T) map[string]map[string]string {
+// appSources are the app package's source files (not its tests), parsed
+// with their comments.
+func appSources(t *testing.T) []*ast.File {
 	fset := token.NewFileSet()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]map[string]string{}
+	var out []*ast.File
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -332,6 +332,16 @@ func fieldDocs(t *testing.T) map[string]map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// fieldDocs are the comments of the app package's struct types and their
+// fields ("" for the type's own), from its source.
+func fieldDocs(t *testing.T) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, f := range appSources(t) {
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.TYPE {
