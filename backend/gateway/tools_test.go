@@ -94,6 +94,14 @@ func FuzzParseHTTPArgs(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// http.get reads the same fields less the body, and sends only GET
+		// or HEAD.
+		if get, err := parseHTTPGetArgs(json.RawMessage(b)); err == nil &&
+			(get.req.Method != "GET" && get.req.Method != "HEAD" || get.req.Body != nil || get.host == "") {
+			t.Fatalf("http.get accepted %+v", get)
+		} else if ae := (*errArgs)(nil); err != nil && !errorsAs(err, &ae) {
+			t.Fatalf("http.get: unexpected error kind %T", err)
+		}
 		call, err := parseHTTPArgs(json.RawMessage(b))
 		if err != nil {
 			var ae *errArgs
