@@ -143,11 +143,15 @@ func (c *conn) syncOperations(tools []*mcp.Tool) {
 // be) only after the call was approved and recorded.
 func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	g := c.g
-	name := req.Params.Name
+	// The tool of a long name is a shortened one (operation.ToolName).
+	var op operation.Operation
+	ok := false
 	if g.ops != nil {
-		if op, ok := g.ops.LookupTool(name); ok {
-			name = op.Name // the tool of a long name is a shortened one
-		}
+		op, ok = g.ops.LookupTool(req.Params.Name)
+	}
+	name := req.Params.Name
+	if ok {
+		name = op.Name
 	}
 	act := &audit.Action{Channel: ChannelOAuth, Operation: name}
 	if g.vault.Status().State != vault.StateUnlocked {
@@ -157,7 +161,6 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if g.ops == nil {
 		return g.refuse(c, act, "", &refusal{agentapi.CodeUnknownOperation, audit.ReasonInvalidRequest, "no such operation"}), nil
 	}
-	op, ok := g.ops.Lookup(name)
 	if !ok {
 		return g.refuse(c, act, "", &refusal{agentapi.CodeUnknownOperation, audit.ReasonInvalidRequest, "no such operation; the person defines operations in Yett"}), nil
 	}
