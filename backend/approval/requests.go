@@ -34,9 +34,6 @@ func (t Ticket) Wait(ctx context.Context) (Session, error) {
 // Deadline is when the card expires unanswered.
 func (t Ticket) Deadline() time.Time { return t.p.req.Deadline }
 
-// Timeout is how long a card waits for an answer.
-func (b *Broker) Timeout() time.Duration { return b.cfg.Timeout }
-
 // RequestSession shows a session card for run, or joins the one already
 // pending for it. The card is bound to the vault epoch of this moment, and
 // says what changed (why).
@@ -126,10 +123,36 @@ func (c Call) command(r *Request) {
 // The card is removed when ctx ends: a per-call card without its call must
 // not stay answerable.
 func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID string, c Call) (Via, error) {
+	t, err := b.RequestCall(run, sessionID, c)
+	if err != nil {
+		return Via{}, err
+	}
+	return t.Wait(ctx)
+}
+
+// CallTicket is a handle on one per-call card, for the one call that
+// waits on it.
+type CallTicket struct {
+	b *Broker
+	p *pending
+}
+
+// Deadline is when the card expires unanswered (a joined card's is the
+// one it was raised with).
+func (t CallTicket) Deadline() time.Time { return t.p.req.Deadline }
+
+// Wait waits for the answer; a caller that stops waiting (ctx) leaves the
+// card as Call.Join says.
+func (t CallTicket) Wait(ctx context.Context) (Via, error) { return t.b.waitCall(ctx, t.p) }
+
+// RequestCall is AskCall's first half: it shows the card, or joins the one
+// a call of the same Join asked for (answered meanwhile, its Wait returns
+// that answer at once). The caller must Wait on the ticket.
+func (b *Broker) RequestCall(run *procid.RunRecord, sessionID string, c Call) (CallTicket, error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return Via{}, ErrClosed
+		return CallTicket{}, ErrClosed
 	}
 	key := ""
 	if c.Join != "" {
@@ -141,15 +164,6 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID s
 		p = nil
 	}
 	if p != nil {
-		select {
-		case <-p.done:
-			// Answered after its caller stopped waiting: this retry takes
-			// the answer, once.
-			delete(b.joinable, key)
-			b.mu.Unlock()
-			return p.via, p.err
-		default:
-		}
 		p.waiters++
 		changed := p.req.AgentStoppedWaiting
 		p.req.AgentStoppedWaiting = false
@@ -157,7 +171,7 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID s
 		if changed {
 			b.notify(Update{Pending: true})
 		}
-		return b.waitCall(ctx, p, key)
+		return CallTicket{b, p}, nil
 	}
 	now := time.Now()
 	p = &pending{
@@ -176,18 +190,19 @@ func (b *Broker) AskCall(ctx context.Context, run *procid.RunRecord, sessionID s
 	}
 	b.mu.Unlock()
 	b.notify(Update{Pending: true})
-	return b.waitCall(ctx, p, key)
+	return CallTicket{b, p}, nil
 }
 
 // waitCall waits on per-call card p. A caller that stops waiting leaves
 // the card to the others waiting on it; the last one withdraws it, unless
-// the card can be joined (key), which then stays for the retry.
-func (b *Broker) waitCall(ctx context.Context, p *pending, key string) (Via, error) {
+// the card can be joined (p.join), which then stays for the retry. An
+// answer, given before or while it waits, is taken once.
+func (b *Broker) waitCall(ctx context.Context, p *pending) (Via, error) {
 	select {
 	case <-p.done:
 		b.mu.Lock()
-		if b.joinable[key] == p {
-			delete(b.joinable, key) // its waiters took the answer
+		if b.joinable[p.join] == p {
+			delete(b.joinable, p.join) // its waiters took the answer
 		}
 		b.mu.Unlock()
 		return p.via, p.err
@@ -198,7 +213,7 @@ func (b *Broker) waitCall(ctx context.Context, p *pending, key string) (Via, err
 			b.mu.Unlock()
 			return Via{}, ctx.Err()
 		}
-		if key != "" {
+		if p.join != "" {
 			p.req.AgentStoppedWaiting = true
 			b.mu.Unlock()
 			b.notify(Update{Pending: true})

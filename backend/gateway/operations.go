@@ -207,9 +207,10 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
+	opReq := action.Request{Method: call.Method, URL: call.URL, Body: call.Body, Headers: bodyHeaders(call.Body)}
 	var via *audit.Via
 	if op.Approval == operation.ApprovalPerCall {
-		card.Join = joinOf(call.Key, name, call.Method, call.URL, string(call.Body))
+		card.Join = joinOf(call.Key, httpDigest(name, opReq))
 		v, err := g.askCall(ctx, sess, card)
 		if err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
@@ -217,7 +218,7 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		via = v.Audit()
 	}
 	return g.send(ctx, c, &outgoing{
-		req:  action.Request{Method: call.Method, URL: call.URL, Body: call.Body, Headers: bodyHeaders(call.Body)},
+		req:  opReq,
 		host: call.Host, path: call.Path, key: call.Key, credRef: op.AuthorizationID, operation: name, approvedVia: via,
 		credential: func(ctx context.Context) (*action.Credential, func(int), *refusal) {
 			lease, err := g.oauth.Acquire(ctx, op.AuthorizationID, name)

@@ -75,7 +75,7 @@ func (c *conn) httpPipeline(ctx context.Context, req *mcp.CallToolRequest, parse
 	if cv.Approval == vault.ApprovalPerCall {
 		v, err := g.askCall(ctx, sess, approval.Call{
 			Channel: "http", Method: call.req.Method, Target: call.host + call.path, Credential: cv.Name, Ref: cv.ID,
-			Join: joinOf(call.key, call.req.Method, call.req.URL, sortedPairs(call.req.Params), sortedPairs(call.req.Headers), string(call.req.Body)),
+			Join: joinOf(call.key, httpDigest("", call.req)),
 		})
 		if err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil
@@ -318,31 +318,39 @@ func (o *outgoing) performer() performer {
 // method, URL, query parameters, headers and body, each length-prefixed so
 // no two requests share a digest by shifting bytes from one part to
 // another. A key reused with another digest is refused.
-func (o *outgoing) digest() string {
-	h := sha256.New()
-	part := func(s string) {
-		var n [8]byte
-		for i, l := 0, uint64(len(s)); i < 8; i++ {
-			n[i] = byte(l >> (8 * i))
-		}
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	part(o.operation)
-	part(o.req.Method)
-	part(o.req.URL)
-	for _, m := range []map[string]string{o.req.Params, o.req.Headers} {
+func (o *outgoing) digest() string { return httpDigest(o.operation, o.req) }
+
+// httpDigest is the digest of an HTTP request of operation ("" for
+// http.request), as the journal keeps it (outgoing.digest).
+func httpDigest(operation string, req action.Request) string {
+	parts := []string{operation, req.Method, req.URL}
+	for _, m := range []map[string]string{req.Params, req.Headers} {
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		part(strings.Join(keys, "\x00"))
+		parts = append(parts, strings.Join(keys, "\x00"))
 		for _, k := range keys {
-			part(m[k])
+			parts = append(parts, m[k])
 		}
 	}
-	part(string(o.req.Body))
+	return requestDigest(append(parts, string(req.Body))...)
+}
+
+// requestDigest is the SHA-256 of parts, each prefixed with its length
+// (8 bytes, little-endian) so no two requests share a digest by shifting
+// bytes from one part to another.
+func requestDigest(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		var n [8]byte
+		for i, l := 0, uint64(len(p)); i < 8; i++ {
+			n[i] = byte(l >> (8 * i))
+		}
+		h.Write(n[:])
+		h.Write([]byte(p))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

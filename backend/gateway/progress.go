@@ -2,11 +2,7 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,38 +80,25 @@ func waitingWhat(why approval.Continuity) string {
 }
 
 // askCall asks the person about one call (a per-call card), telling the
-// client meanwhile that it waits.
+// client meanwhile that it waits and until when the card does.
 func (g *Gateway) askCall(ctx context.Context, sess approval.Session, card approval.Call) (approval.Via, error) {
-	stop := g.waitingNotice(ctx, "this call", time.Now().Add(g.broker.Timeout()))
+	t, err := g.broker.RequestCall(sess.Run, sess.ID, card)
+	if err != nil {
+		return approval.Via{}, err
+	}
+	stop := g.waitingNotice(ctx, "this call", t.Deadline())
 	defer stop()
-	return g.broker.AskCall(ctx, sess.Run, sess.ID, card)
+	return t.Wait(ctx)
 }
 
 // joinOf names a call across retries for its per-call card
-// (approval.Call.Join): its idempotency key and a digest of what it would
-// send, so a retry of the very same call joins the card and another call
-// under the same key does not. A call without a key has no Join.
-func joinOf(key string, parts ...string) string {
+// (approval.Call.Join): its idempotency key and the digest the journal
+// keeps of its request, so a retry that the journal would take for the
+// very same call joins the card and another request under the key does
+// not. A call without a key has no Join.
+func joinOf(key, digest string) string {
 	if key == "" {
 		return ""
 	}
-	h := sha256.New()
-	for _, p := range parts {
-		fmt.Fprintf(h, "%d:%s\x00", len(p), p)
-	}
-	return key + ":" + hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-// sortedPairs is a map as "name=value" lines in name order.
-func sortedPairs(m map[string]string) string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	for _, k := range names {
-		fmt.Fprintf(&b, "%d:%s=%d:%s\n", len(k), k, len(m[k]), m[k])
-	}
-	return b.String()
+	return key + ":" + digest
 }

@@ -202,7 +202,7 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	// 6. Per-call approval (the default for hosts), naming the exact command.
 	var via *audit.Via
 	if host.Approval == vault.ApprovalPerCall {
-		card.Join = joinOf(call.key, host.ID, call.command, string(call.stdin), call.timeout.String())
+		card.Join = joinOf(call.key, sshDigest(host.Name, call))
 		v, err := g.askCall(ctx, sess, card)
 		if err != nil {
 			return g.refuse(c, act, sess.ID, approvalRefusal(err)), nil

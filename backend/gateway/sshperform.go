@@ -68,16 +68,12 @@ func (a *sshAction) release() {
 func (a *sshAction) describe(in *journal.Intent) {
 	in.Method = MethodSSH
 	in.RequestBytes = int64(len(a.call.command) + len(a.call.stdin))
-	h := sha256.New()
-	for _, part := range []string{ChannelSSH, strings.ToLower(a.host.Name), a.call.command, string(a.call.stdin)} {
-		var n [8]byte
-		for i, l := 0, uint64(len(part)); i < 8; i++ {
-			n[i] = byte(l >> (8 * i))
-		}
-		h.Write(n[:])
-		h.Write([]byte(part))
-	}
-	in.RequestSHA256 = hex.EncodeToString(h.Sum(nil))
+	in.RequestSHA256 = sshDigest(a.host.Name, a.call)
+}
+
+// sshDigest is the digest of an SSH command as the journal keeps it.
+func sshDigest(host string, call *sshCall) string {
+	return requestDigest(ChannelSSH, strings.ToLower(host), call.command, string(call.stdin))
 }
 
 func (a *sshAction) perform(dctx context.Context, d *dispatchedCall) *mcp.CallToolResult {
