@@ -27,6 +27,13 @@ func editTOML(before string, opts Options) (after string, had bool, err error) {
 	}
 	servers, _ := doc["mcp_servers"].(map[string]any)
 	current, had := servers[ServerName]
+	var block map[string]any
+	toml.Decode(tomlBlock(opts), &block)
+	want := block["mcp_servers"].(map[string]any)[ServerName]
+	switch {
+	case opts.Remove && !had, !opts.Remove && had && sameJSON(current, want):
+		return before, had, nil // already as asked
+	}
 	lines := strings.SplitAfter(before, "\n")
 	var kept []string
 	in, found := false, false
@@ -58,16 +65,6 @@ func editTOML(before string, opts Options) (after string, had bool, err error) {
 		kept = []string{text, tomlBlock(opts)}
 	}
 	after = strings.Join(kept, "")
-	if !found && opts.Remove {
-		return before, false, nil
-	}
-	if had && !opts.Remove {
-		var want map[string]any
-		toml.Decode(tomlBlock(opts), &want)
-		if sameJSON(current, want["mcp_servers"].(map[string]any)[ServerName]) {
-			return before, true, nil
-		}
-	}
 	// Read it back: nothing but Yett's table changed.
 	var got map[string]any
 	if _, err := toml.Decode(after, &got); err != nil {
@@ -88,9 +85,7 @@ func editTOML(before string, opts Options) (after string, had bool, err error) {
 	}
 	if !opts.Remove {
 		s, _ := got["mcp_servers"].(map[string]any)
-		var want map[string]any
-		toml.Decode(tomlBlock(opts), &want)
-		if !sameJSON(s[ServerName], want["mcp_servers"].(map[string]any)[ServerName]) {
+		if !sameJSON(s[ServerName], want) {
 			return "", had, errors.New("the edit does not read back as Yett's entry")
 		}
 	}
