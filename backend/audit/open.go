@@ -19,6 +19,9 @@ type OpenReport struct {
 	// Log.Verification tells when it is done and how it went.
 	Background bool
 	Recovered  *Recovery // set when a torn tail was cut and saved aside
+	// Restored is how many records the file had lost and Open put back
+	// from the copies its carrier held (Options.Carried).
+	Restored int
 }
 
 // Open opens (or creates) the log in opts.Dir for appending.
@@ -112,6 +115,14 @@ func (l *Log) load(orep *OpenReport) error {
 		return err
 	}
 	l.key = key
+	if orep.Restored, err = l.restoreCarried(); err != nil {
+		return err
+	}
+	if orep.Restored > 0 {
+		if fi, err = l.f.Stat(); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+	}
 	cpText, err := os.ReadFile(filepath.Join(l.dir, CheckpointFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("audit: %w", err)

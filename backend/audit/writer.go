@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"filippo.io/age"
@@ -58,6 +59,10 @@ type Options struct {
 	// default Open verifies only the records after the tree state (see
 	// Open) and the rest in the background (Log.Verification).
 	VerifyBeforeOpen bool
+	// Carried reads the copies a Carrier holds (journal.ReadCarried). A log
+	// that was ever carried (CarriedFile) is opened only with it: Open
+	// first puts back what the file lost.
+	Carried func() ([]Carried, error)
 
 	// wrap lets tests inject a failing file; crashPoint lets the crash test
 	// kill the process between the steps of a checkpoint, a segment start
@@ -129,6 +134,13 @@ type Log struct {
 	// is due resultDelay after it was armed.
 	flushArmed  bool
 	flushTarget int64
+
+	// carrier, when set, makes records durable (CarryBy); carrySeq is the
+	// carrier's sequence number of the newest record written.
+	carrier      Carrier
+	carrySeq     uint64
+	carrySyncErr atomic.Pointer[error] // a failed fsync the carrier asked for
+	carrierSyncs atomic.Int64          // fsyncs the carrier asked for
 
 	// changes announces records made durable (Subscribe); queued under mu
 	// at each successful fsync, delivered after mu is released.
@@ -252,6 +264,9 @@ func (l *Log) usable() error {
 	case l.broken != nil:
 		return l.broken
 	}
+	if p := l.carrySyncErr.Load(); p != nil {
+		return l.breakLocked(*p)
+	}
 	return nil
 }
 
@@ -287,6 +302,15 @@ func (l *Log) writeFramed(rec []byte, leaf tlog.Hash) error {
 		// it. Reopening finds it as a torn tail and saves it aside.
 		return l.breakLocked(fmt.Errorf("write: %w", err))
 	}
+	if l.carrier != nil {
+		// After the write: the carrier drops a copy only once the file's
+		// fsync covers it, which must then cover the record.
+		seq, err := l.carrier.Carry(l.key.id, l.end, rec)
+		if err != nil {
+			return l.breakLocked(fmt.Errorf("carry: %w", err))
+		}
+		l.carrySeq = seq
+	}
 	l.tree.push(leaf)
 	l.written++
 	l.end += int64(len(rec))
@@ -304,6 +328,22 @@ func (l *Log) waitDurable(idx int64) error {
 	for l.durable <= idx {
 		if l.broken != nil {
 			return l.broken
+		}
+		if l.carrier != nil {
+			// The carrier's group commit, shared with the journal's own
+			// records, stands for the file's fsync.
+			c, target, seq := l.carrier, l.written, l.carrySeq
+			l.mu.Unlock()
+			err := c.WaitCarried(seq)
+			l.mu.Lock()
+			if err != nil {
+				l.breakLocked(fmt.Errorf("carried: %w", err))
+			} else if target > l.durable {
+				l.durable = target
+				l.changes.Queue(struct{}{})
+			}
+			l.cond.Broadcast()
+			continue
 		}
 		if l.syncing {
 			l.cond.Wait()
@@ -410,7 +450,13 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	}
 	// Every ticket has landed, so nobody seals under the segment's key now.
 	l.endSegmentLocked()
-	if l.durable < l.written {
+	if l.carrier != nil {
+		// The checkpoint file must never name records the log file may not
+		// hold after a power loss, carried or not.
+		if err := l.syncOwnLocked(); err != nil {
+			return Checkpoint{}, err
+		}
+	} else if l.durable < l.written {
 		if err := l.waitDurable(l.written - 1); err != nil {
 			return Checkpoint{}, err
 		}
@@ -428,7 +474,11 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	if err := l.writeRecord(KindCheckpoint, cp.Text); err != nil {
 		return Checkpoint{}, err
 	}
-	if err := l.waitDurable(idx); err != nil {
+	if l.carrier != nil {
+		if err := l.syncOwnLocked(); err != nil {
+			return Checkpoint{}, err
+		}
+	} else if err := l.waitDurable(idx); err != nil {
 		return Checkpoint{}, err
 	}
 	l.lastCPRec = idx
@@ -459,7 +509,7 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 func (l *Log) Syncs() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.syncs
+	return l.syncs + l.carrierSyncs.Load()
 }
 
 // Head returns the tree head over every record written so far (all of them
@@ -487,6 +537,17 @@ func (l *Log) Close() error {
 	var err error
 	if l.broken == nil && l.written > l.cpEnd {
 		_, err = l.checkpointLocked()
+	}
+	if l.carrier != nil && l.broken == nil {
+		// Covered by the checkpoint's fsync (or the one before it), so the
+		// carrier may drop its copies. A broken log keeps them carried:
+		// the next Open restores from them.
+		if err == nil && l.durable < l.written {
+			err = l.syncOwnLocked()
+		}
+		if err == nil {
+			l.detachLocked()
+		}
 	}
 	l.endSegmentLocked()
 	l.closed = true
