@@ -104,31 +104,45 @@ func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
 // is queued, Dispatch waits for its outcome whatever ctx does, because it
 // may become durable.
 func (j *Journal) Dispatch(ctx context.Context, in Intent) (*Entry, error) {
+	prev, durable, err := j.DispatchQueued(ctx, in)
+	if err != nil {
+		return prev, err
+	}
+	return nil, durable()
+}
+
+// DispatchQueued checks the key and queues the dispatch record as Dispatch
+// does, and returns without waiting: durable waits for the record (the
+// caller sends nothing before it returns nil, and must call it). Whatever
+// the caller makes durable in between, a carried audit record above all,
+// shares the one group commit: the gateway queues a call's dispatch, then
+// appends its audit intent, whose wait covers both.
+func (j *Journal) DispatchQueued(ctx context.Context, in Intent) (prev *Entry, durable func() error, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := time.Now().UTC()
 	e := &Entry{Intent: in, State: StateDispatched, CreatedAt: now, UpdatedAt: now}
 	fr, err := frame(e)
 	if err != nil {
-		return nil, fmt.Errorf("journal: dispatch: %w", err)
+		return nil, nil, fmt.Errorf("journal: dispatch: %w", err)
 	}
 	k := callKey{in.Scope, in.Key}
 	j.mu.Lock()
 	old, err := j.findLocked(k)
 	if err != nil {
 		j.mu.Unlock()
-		return nil, fmt.Errorf("journal: dispatch: %w", err)
+		return nil, nil, fmt.Errorf("journal: dispatch: %w", err)
 	}
 	if old != nil {
 		if old.RequestSHA256 != in.RequestSHA256 {
 			j.mu.Unlock()
-			return nil, ErrKeyReused
+			return nil, nil, ErrKeyReused
 		}
 		if old.State == StateDispatched || old.State == StateResult || (old.State == StateIntent && old.BootID == in.BootID) {
 			prev := *old
 			j.mu.Unlock()
-			return &prev, ErrKeyInUse
+			return &prev, nil, ErrKeyInUse
 		}
 		if cur := j.live[k]; cur != nil {
 			delete(j.byID, cur.ID)
@@ -137,23 +151,25 @@ func (j *Journal) Dispatch(ctx context.Context, in Intent) (*Entry, error) {
 	seq, err := j.wal.append(fr)
 	if err != nil {
 		j.mu.Unlock()
-		return nil, fmt.Errorf("journal: dispatch: %w", err)
+		return nil, nil, fmt.Errorf("journal: dispatch: %w", err)
 	}
 	j.live[k], j.byID[e.ID] = e, e
 	j.seqOf[e.ID] = seq
 	j.mu.Unlock()
-	if err := j.wal.wait(seq); err != nil {
-		// Not durable, so not to be sent, and not to be found either.
-		j.mu.Lock()
-		if j.byID[e.ID] == e {
-			delete(j.byID, e.ID)
-			delete(j.live, k)
-			delete(j.seqOf, e.ID)
+	return nil, func() error {
+		if err := j.wal.wait(seq); err != nil {
+			// Not durable, so not to be sent, and not to be found either.
+			j.mu.Lock()
+			if j.byID[e.ID] == e {
+				delete(j.byID, e.ID)
+				delete(j.live, k)
+				delete(j.seqOf, e.ID)
+			}
+			j.mu.Unlock()
+			return fmt.Errorf("journal: dispatch: %w", err)
 		}
-		j.mu.Unlock()
-		return nil, fmt.Errorf("journal: dispatch: %w", err)
-	}
-	return nil, nil
+		return nil
+	}, nil
 }
 
 // findLocked returns the call named by k: from the log's calls, else from

@@ -20,6 +20,10 @@ func TestMain(m *testing.M) {
 		crashHelper(os.Getenv("YETT_JOURNAL_CRASH"))
 		return
 	}
+	if os.Getenv("YETT_JOURNAL_CARRY") != "" {
+		carryHelper(os.Getenv("YETT_JOURNAL_CARRY"))
+		return
+	}
 	if os.Getenv("YETT_JOURNAL_SOON") != "" {
 		soonHelper(os.Getenv("YETT_JOURNAL_SOON"))
 		return

@@ -28,8 +28,11 @@ const LogName = "journal.log"
 // whole records, possibly followed by a torn one that nobody was told
 // about, which replay cuts off.
 const (
-	frameHeader    = 8
-	maxRecordBytes = 64 << 10 // an entry is a few hundred bytes; a bound keeps a bad length from allocating
+	frameHeader = 8
+	// maxRecordBytes bounds a payload: an entry is a few hundred bytes, a
+	// carried audit record at most the audit log's 1 MiB body and its
+	// framing; a bound keeps a bad length from allocating.
+	maxRecordBytes = 1<<20 + 4<<10
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -47,19 +50,22 @@ func frame(e *Entry) ([]byte, error) {
 	}
 	out := make([]byte, frameHeader+len(payload))
 	binary.BigEndian.PutUint32(out, uint32(len(payload)))
-	binary.BigEndian.PutUint32(out[4:], crc32.Checksum(payload, crcTable))
+	binary.BigEndian.PutUint32(out[4:], crc32Checksum(payload))
 	copy(out[frameHeader:], payload)
 	return out, nil
 }
 
+func crc32Checksum(p []byte) uint32 { return crc32.Checksum(p, crcTable) }
+
 // errTorn ends a replay at bytes that are not a whole, intact record.
 var errTorn = errors.New("journal: torn record at the end of the log")
 
-// readRecords calls fn for every whole record of r and returns the offset
-// just past the last one. A frame that is cut short, too long, or whose
-// checksum or payload is wrong ends the replay there with errTorn: only the
-// last, unacknowledged write can look like that.
-func readRecords(r io.Reader, fn func(*Entry)) (int64, error) {
+// readFrames calls fn for every whole entry record of r, carried for every
+// carried audit record (with its whole frame), and returns the offset just
+// past the last one. A frame that is cut short, too long, or whose checksum
+// or payload is wrong ends the replay there with errTorn: only the last,
+// unacknowledged write can look like that.
+func readFrames(r io.Reader, fn func(*Entry), carried func(c Carried, frame []byte)) (int64, error) {
 	var off int64
 	var hdr [frameHeader]byte
 	for {
@@ -83,8 +89,17 @@ func readRecords(r io.Reader, fn func(*Entry)) (int64, error) {
 			}
 			return off, err
 		}
-		if crc32.Checksum(payload, crcTable) != binary.BigEndian.Uint32(hdr[4:]) {
+		if crc32Checksum(payload) != binary.BigEndian.Uint32(hdr[4:]) {
 			return off, errTorn
+		}
+		if payload[0] == carriedKind {
+			c, ok := parseCarried(payload)
+			if !ok {
+				return off, errTorn
+			}
+			carried(c, append(hdr[:], payload...))
+			off += int64(frameHeader + n)
+			continue
 		}
 		var rec logRecord
 		if err := json.Unmarshal(payload, &rec); err != nil || rec.V != 1 || rec.Entry == nil || rec.Entry.ID == "" {
@@ -121,6 +136,13 @@ type walFile struct {
 	flushArmed  bool
 	flushTarget uint64 // the frames the armed flush covers
 
+	// beforeDrop makes the audit log's file durable before a rewrite drops
+	// the copies carried for it (Journal.CarrySync); leftover are the
+	// carried frames an earlier process left, kept through rewrites until
+	// an audit log attaches (it restored them when it was opened).
+	beforeDrop func() error
+	leftover   [][]byte
+
 	// hookBeforeSync runs with frames written and not yet synced (crash
 	// tests kill the process there).
 	hookBeforeSync func()
@@ -149,7 +171,9 @@ func (w *walFile) replay(fn func(*Entry)) (cut int64, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("journal: %w", err)
 	}
-	end, rerr := readRecords(io.NewSectionReader(w.f, 0, fi.Size()), fn)
+	end, rerr := readFrames(io.NewSectionReader(w.f, 0, fi.Size()), fn, func(_ Carried, frame []byte) {
+		w.leftover = append(w.leftover, frame)
+	})
 	switch {
 	case errors.Is(rerr, errTorn):
 		if err := w.f.Truncate(end); err != nil {
@@ -265,6 +289,13 @@ func (w *walFile) flushDue() {
 	_ = w.wait(target)
 }
 
+// sizeNow is the log's size, written or buffered.
+func (w *walFile) sizeNow() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.size
+}
+
 // durableSeq is the number of frames covered by a successful fsync.
 func (w *walFile) durableSeq() uint64 {
 	w.mu.Lock()
@@ -289,6 +320,9 @@ func (w *walFile) flushLocked() error {
 // the database): write a temporary file, fsync it, rename it over the log,
 // fsync the directory. A crash at any point leaves the old log or the new
 // one, each of which replays to the same calls. Appends wait meanwhile.
+// Carried audit records are dropped once the audit log has made its file
+// durable (beforeDrop); the ones an earlier process left stay until an
+// audit log attaches.
 func (w *walFile) rewrite(entries []*Entry) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -303,6 +337,11 @@ func (w *walFile) rewrite(entries []*Entry) error {
 	if err := w.flushLocked(); err != nil {
 		return err
 	}
+	if w.beforeDrop != nil {
+		if err := w.beforeDrop(); err != nil {
+			return fmt.Errorf("journal: rewrite log: the audit log could not make its carried records durable: %w", err)
+		}
+	}
 	tmp, err := os.CreateTemp(w.dir, "."+LogName+".tmp*")
 	if err != nil {
 		return fmt.Errorf("journal: rewrite log: %w", err)
@@ -315,6 +354,12 @@ func (w *walFile) rewrite(entries []*Entry) error {
 		}
 	}()
 	var size int64
+	for _, fr := range w.leftover {
+		if _, err := tmp.Write(fr); err != nil {
+			return fmt.Errorf("journal: rewrite log: %w", err)
+		}
+		size += int64(len(fr))
+	}
 	for _, e := range entries {
 		fr, err := frame(e)
 		if err != nil {
