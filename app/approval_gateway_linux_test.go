@@ -172,7 +172,7 @@ func TestRealAgentApprovedOnTheDesktopCard(t *testing.T) {
 	}
 	var gwLogs bytes.Buffer
 	var gwLogMu sync.Mutex
-	log, _, err := audit.Open(audit.Options{Dir: filepath.Join(dataDir, "audit"), Recipient: id.Recipient()})
+	log, _, err := audit.Open(audit.Options{Dir: filepath.Join(dataDir, "audit"), Recipient: id.Recipient(), Carried: gateway.CarriedAudit(dataDir)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,8 @@
 //
 // send performs every call the same way whatever its channel: the last
 // checks, the credential lent once, one durable step (journal dispatch and
-// audit intent), the action under a context the next vault lock cancels,
+// audit intent, one fsync: the journal's log carries the audit log's
+// records, see backend/audit Carrier), the action under a context the next vault lock cancels,
 // the outcome recorded in both and made durable by the next group commit
 // (within 10 ms, not waited for). What differs is a performer
 // (perform.go): httpAction sends an http.request or a named operation;
@@ -56,8 +57,8 @@
 // whose own authority ended is answered REAUTH_REQUIRED at once) -> per-call
 // approval where the credential demands it -> vault epoch, boot id and live
 // process checked again, the secret read (once) -> one durable step: the
-// journal's dispatch record and the audit intent entry, written at the same
-// time, each group-committed -> the HTTP executor sends, with the
+// journal's dispatch record queued, then the audit intent entry written
+// and carried by the journal's log, one group commit for both -> the HTTP executor sends, with the
 // Idempotency-Key, under a context the next vault lock cancels (cutting the
 // connection) -> the outcome written to the journal and the audit log,
 // durable with the next group commit and not waited for -> response.

@@ -134,9 +134,11 @@ type world struct {
 	serveErr chan error
 	timeout  time.Duration
 	progress time.Duration
-	audit    *audit.Log
-	oauth    *oauth.Custody
-	ops      *operation.Catalogue
+	// resultDelay is the stores' ResultDelay (worldOpts).
+	resultDelay time.Duration
+	audit       *audit.Log
+	oauth       *oauth.Custody
+	ops         *operation.Catalogue
 	// ssh and recordings configure SSH commands (ssh_test.go).
 	ssh        sshaction.Config
 	recordings Recordings
@@ -153,6 +155,10 @@ type worldOpts struct {
 	// ssh and recordings configure SSH commands (ssh_test.go).
 	ssh        sshaction.Config
 	recordings Recordings
+	// resultDelay holds outcomes (both stores' ResultDelay) and turns the
+	// audit log's signing by time off, so that only a call's intent makes
+	// an fsync (onefsync_test.go).
+	resultDelay time.Duration
 }
 
 func newWorld(t testing.TB, o worldOpts) *world {
@@ -163,7 +169,7 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
 	w := &world{t: t, dataDir: filepath.Join(base, "data"), runDir: filepath.Join(base, "run"), vaultDir: filepath.Join(base, "vault"),
-		logs: &bytes.Buffer{}, logMu: &sync.Mutex{}, timeout: o.timeout, progress: o.progressEvery, ssh: o.ssh, recordings: o.recordings}
+		logs: &bytes.Buffer{}, logMu: &sync.Mutex{}, timeout: o.timeout, progress: o.progressEvery, ssh: o.ssh, recordings: o.recordings, resultDelay: o.resultDelay}
 	if w.timeout == 0 {
 		w.timeout = testWait
 	}
@@ -192,7 +198,11 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	}
 	// The test owns the audit log, as the keeper does in the product: it
 	// can break it, and it closes it after the gateway.
-	if w.audit, _, err = audit.Open(audit.Options{Dir: filepath.Join(w.dataDir, AuditDir), Recipient: w.identity.Recipient()}); err != nil {
+	aopts := audit.Options{Dir: filepath.Join(w.dataDir, AuditDir), Recipient: w.identity.Recipient(), Carried: CarriedAudit(w.dataDir)}
+	if o.resultDelay > 0 {
+		aopts.ResultDelay, aopts.CheckpointAfter = o.resultDelay, -1
+	}
+	if w.audit, _, err = audit.Open(aopts); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.audit.Close() })
@@ -228,7 +238,7 @@ func (w *world) start() {
 	w.t.Helper()
 	cfg := Config{
 		Vault: w.vault, DataDir: w.dataDir, RuntimeDir: w.runDir, Audit: w.audit,
-		ApprovalTimeout: w.timeout, ProgressEvery: w.progress, ShimSHA256: [][32]byte{yettSHA256}, SSH: w.ssh, Recordings: w.recordings,
+		ApprovalTimeout: w.timeout, ProgressEvery: w.progress, ResultDelay: w.resultDelay, ShimSHA256: [][32]byte{yettSHA256}, SSH: w.ssh, Recordings: w.recordings,
 		Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if w.oauth != nil {

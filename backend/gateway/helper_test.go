@@ -50,7 +50,7 @@ func gatewayHelperMain() int {
 	}
 	// YETT_GW_RESULT_DELAY holds outcomes for a group commit that long.
 	delay, _ := time.ParseDuration(os.Getenv("YETT_GW_RESULT_DELAY"))
-	log, _, err := audit.Open(audit.Options{Dir: filepath.Join(os.Getenv("YETT_GW_DATA"), AuditDir), Recipient: id.Recipient(), ResultDelay: delay})
+	log, _, err := audit.Open(audit.Options{Dir: filepath.Join(os.Getenv("YETT_GW_DATA"), AuditDir), Recipient: id.Recipient(), ResultDelay: delay, Carried: CarriedAudit(os.Getenv("YETT_GW_DATA"))})
 	if err != nil {
 		fmt.Println("audit:", err)
 		return 1

@@ -389,27 +389,28 @@ func (g *Gateway) send(ctx context.Context, c *conn, call *outgoing, sess approv
 	}
 	// 7. One durable step before a byte leaves. The journal marks the call
 	// dispatched (after a crash it answers STATUS_UNKNOWN, never RETRY_SAFE)
-	// and the audit log holds its intent (fail closed). The two files are
-	// written at the same time; the request leaves only if both are durable.
+	// and the audit log holds its intent (fail closed). The journal's
+	// record is queued first; the audit log's, carried by the journal's
+	// log, waits for one group commit that covers both; the request leaves
+	// only if both are durable.
 	in := journal.Intent{
 		ID: id, Scope: sess.Run.ExeHash(), Key: key, BootID: g.bootID, RunID: sess.RunID,
 		Target: call.host, Path: call.path, CredentialRef: call.credRef,
 	}
 	p.describe(&in)
-	type dispatched struct {
+	var j struct {
 		prev *journal.Entry
 		err  error
 	}
-	jdone := make(chan dispatched, 1)
-	go func() {
-		prev, err := g.journal.Dispatch(ctx, in)
-		jdone <- dispatched{prev, err}
-	}()
+	var durable func() error
+	j.prev, durable, j.err = g.journal.DispatchQueued(ctx, in)
 	_, aerr := g.audit.Append(ctx, audit.Event{
 		Type: audit.EventActionRequested, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: sess.VaultEpoch,
 		SessionID: sess.ID, Run: runBinding(sess.RunID, sess.Run), Action: act, SSH: call.ssh, Via: call.approvedVia,
 	})
-	j := <-jdone
+	if durable != nil {
+		j.err = durable()
+	}
 	switch {
 	case errors.Is(j.err, journal.ErrKeyReused):
 		return g.refuse(c, act, sess.ID, refusedKeyReused)

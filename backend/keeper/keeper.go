@@ -440,7 +440,10 @@ func (k *Keeper) openAuditLocked() {
 		k.problem = "The audit log is not being written: the vault's audit key is malformed."
 		return
 	}
-	w, _, err := audit.Open(audit.Options{Dir: k.dir, Recipient: r})
+	w, rep, err := audit.Open(audit.Options{Dir: k.dir, Recipient: r, Carried: gateway.CarriedAudit(k.cfg.DataDir)})
+	if err == nil && rep.Restored > 0 {
+		k.log.Warn("audit log: put back records the file had lost, from the journal's copies", "records", rep.Restored)
+	}
 	switch {
 	case errors.Is(err, audit.ErrTampered):
 		// Never repaired: the evidence stays as found, and nothing is

@@ -37,7 +37,7 @@ func seedOperation(t *testing.T, p *oauthtest.Provider) func(string, *vault.Vaul
 		if err != nil {
 			t.Fatal(err)
 		}
-		log, _, err := audit.Open(audit.Options{Dir: filepath.Join(dataDir, gateway.AuditDir), Recipient: recipient})
+		log, _, err := audit.Open(audit.Options{Dir: filepath.Join(dataDir, gateway.AuditDir), Recipient: recipient, Carried: gateway.CarriedAudit(dataDir)})
 		if err != nil {
 			t.Fatal(err)
 		}
