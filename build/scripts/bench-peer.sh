@@ -43,7 +43,8 @@ pid=
 stop() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; pid=; }
 trap stop EXIT
 
-# peer DIR: start agent-vault with its home in DIR; sets YETT_PEER_PROXY.
+# peer DIR: start agent-vault with its home in DIR; sets YETT_PEER_PROXY and
+# YETT_PEER_PID (the benchmark reads its CPU time).
 peer() {
 	local home=$1 api=24321 mitm=24322 pass=owner-pass-for-bench-1
 	mkdir -p "$home"
@@ -63,7 +64,8 @@ peer() {
 	"$bin" vault credential set BENCH_TOKEN=peer-bench-token-0123456789 >/dev/null
 	"$bin" vault service add --name bench --host yett-bench.test --auth-type bearer --token-key BENCH_TOKEN >/dev/null
 	YETT_PEER_PROXY="http://$("$bin" vault token):default@127.0.0.1:$mitm"
-	export YETT_PEER_PROXY
+	YETT_PEER_PID=$pid
+	export YETT_PEER_PROXY YETT_PEER_PID
 	export HOME=$ORIG_HOME
 }
 ORIG_HOME=$HOME

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -153,9 +154,15 @@ func BenchmarkVsAgentVault(b *testing.B) {
 	}
 	freshRate := rate(func(int) error { return post(fresh, target, true) })
 	var peerRate float64
+	var peerCPU time.Duration
 	if peer != nil {
 		peerURL := "http://yett-bench.test:" + port + "/bench"
+		peerPID, _ := strconv.Atoi(os.Getenv("YETT_PEER_PID"))
+		before := cpuTime(peerPID)
 		peerRate = rate(func(int) error { return post(peer, peerURL, false) })
+		if peerPID > 0 {
+			peerCPU = cpuTime(peerPID) - before
+		}
 	}
 	agents := make([]*mcp.ClientSession, clients)
 	var wg sync.WaitGroup
@@ -167,7 +174,9 @@ func BenchmarkVsAgentVault(b *testing.B) {
 	}
 	s.approveAgents(clients, 20*time.Second)
 	wg.Wait()
+	serveBefore := cpuTime(s.cmd.Process.Pid)
 	yettRate := rate(func(c int) error { return viaYett(agents[c]) })
+	serveCPU := cpuTime(s.cmd.Process.Pid) - serveBefore
 	b.StopTimer()
 
 	p := func(d []time.Duration, q float64) time.Duration {
@@ -186,10 +195,20 @@ func BenchmarkVsAgentVault(b *testing.B) {
 	b.ReportMetric(float64(p(y.lat, .5))/float64(p(f.lat, .5)), "yett-p50-x-fresh")
 	b.ReportMetric(freshRate, "direct-fresh-16-calls/s")
 	b.ReportMetric(yettRate, "yett-16-calls/s")
+	// The server's CPU per call at 16 clients: all of `yett serve`'s threads
+	// (not the shims'), and the peer's whole process when YETT_PEER_PID
+	// names it.
+	perCall := func(cpu time.Duration, rate float64) float64 {
+		return float64(cpu.Microseconds()) / 1e3 / (rate * window.Seconds())
+	}
+	b.ReportMetric(perCall(serveCPU, yettRate), "yett-serve-cpu-ms/call")
 	if av := byName["agent-vault"]; av != nil {
 		b.ReportMetric(float64(p(y.lat, .5))/float64(p(av.lat, .5)), "yett-p50-x-peer")
 		b.ReportMetric(float64(p(y.lat, .99))/float64(p(av.lat, .99)), "yett-p99-x-peer")
 		b.ReportMetric(peerRate, "agent-vault-16-calls/s")
 		b.ReportMetric(yettRate/peerRate, "yett-16-x-peer")
+		if peerCPU > 0 {
+			b.ReportMetric(perCall(peerCPU, peerRate), "agent-vault-cpu-ms/call")
+		}
 	}
 }
