@@ -27,6 +27,7 @@ import (
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/internal/testsupport/busguard"
+	"github.com/yettdev/yett/internal/testsupport/yettbuild"
 )
 
 // The end-to-end path the desktop card serves: a real agent process (this
@@ -104,7 +105,7 @@ func buildYett(t *testing.T) string {
 			return
 		}
 		yettBinPath = filepath.Join(dir, "yett")
-		out, err := exec.Command("go", "build", "-o", yettBinPath, "github.com/yettdev/yett/cmd/yett").CombinedOutput()
+		out, err := yettbuild.Command("-o", yettBinPath, "github.com/yettdev/yett/cmd/yett").CombinedOutput()
 		if err != nil {
 			yettBinErr = fmt.Errorf("go build cmd/yett: %v\n%s", err, out)
 		}

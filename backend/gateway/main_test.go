@@ -7,10 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/yettdev/yett/internal/testsupport/yettbuild"
 )
 
 // yettBin is the real yett binary (`yett mcp` is the shim agents start).
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	yettBin = filepath.Join(dir, "yett")
-	build := exec.Command("go", "build", "-o", yettBin, "github.com/yettdev/yett/cmd/yett")
+	build := yettbuild.Command("-o", yettBin, "github.com/yettdev/yett/cmd/yett")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building yett:", err)

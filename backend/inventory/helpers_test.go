@@ -23,6 +23,7 @@ import (
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/yettbuild"
 )
 
 // The inventory's tests run it where it runs in the product: in the
@@ -110,7 +111,7 @@ func buildYett(t testing.TB) string {
 			return
 		}
 		yettBin = filepath.Join(dir, "yett")
-		if out, err := exec.Command("go", "build", "-o", yettBin, "github.com/yettdev/yett/cmd/yett").CombinedOutput(); err != nil {
+		if out, err := yettbuild.Command("-o", yettBin, "github.com/yettdev/yett/cmd/yett").CombinedOutput(); err != nil {
 			yettErr = fmt.Errorf("go build cmd/yett: %v\n%s", err, out)
 		}
 	})

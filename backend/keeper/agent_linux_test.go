@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yettdev/yett/backend/agentapi"
+	"github.com/yettdev/yett/internal/testsupport/yettbuild"
 )
 
 // A real agent for the keeper's tests: this test binary re-executed as an
@@ -157,7 +158,7 @@ func buildYett(t testing.TB) string {
 			return
 		}
 		yettBin = filepath.Join(dir, "yett")
-		if out, err := exec.Command("go", "build", "-o", yettBin, "github.com/yettdev/yett/cmd/yett").CombinedOutput(); err != nil {
+		if out, err := yettbuild.Command("-o", yettBin, "github.com/yettdev/yett/cmd/yett").CombinedOutput(); err != nil {
 			yettErr = fmt.Errorf("go build cmd/yett: %v\n%s", err, out)
 		}
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yettdev/yett/backend/rpcframe"
+	"github.com/yettdev/yett/internal/testsupport/yettbuild"
 )
 
 // testRoles are programs this test binary becomes when re-executed with
@@ -47,7 +48,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	yettBin = filepath.Join(dir, "yett")
-	build := exec.Command("go", "build", "-o", yettBin, ".")
+	build := yettbuild.Command("-o", yettBin, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building yett:", err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/yettdev/yett/internal/testsupport/yettbuild"
 )
 
 // TestVersionStamped: the Makefile's stamp (the number from VERSION and the
@@ -19,7 +21,7 @@ func TestVersionStamped(t *testing.T) {
 	v := strings.TrimSpace(string(raw))
 	bin := filepath.Join(t.TempDir(), "yett")
 	ld := "-X github.com/yettdev/yett/backend/version.number=" + v + " -X github.com/yettdev/yett/backend/version.commit=0123456789ab"
-	if out, err := exec.Command("go", "build", "-ldflags", ld, "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := yettbuild.Command("-ldflags", ld, "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, arg := range []string{"--version", "version"} {
