@@ -1,18 +1,15 @@
 package journal
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -196,46 +193,21 @@ func TestCarriedAuditSurvivesAKilledLeaderAndAPowerLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "YETT_JOURNAL_CARRY="+dir+"|"+ident.String())
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	var startBytes, startRecords int64
 	acked := map[string]int64{}
-	done := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			switch {
-			case len(f) == 3 && f[0] == "start":
-				startBytes, _ = strconv.ParseInt(f[1], 10, 64)
-				startRecords, _ = strconv.ParseInt(f[2], 10, 64)
-			case len(f) == 3 && f[0] == "acked":
-				acked[f[1]], _ = strconv.ParseInt(f[2], 10, 64)
-			case len(f) == 1 && f[0] == "leader":
-				done <- nil
-				return
-			default:
-				done <- errors.New(sc.Text())
-				return
-			}
+	killAtLeader(t, "YETT_JOURNAL_CARRY="+dir+"|"+ident.String(), func(l string) bool {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 3 && f[0] == "start":
+			startBytes, _ = strconv.ParseInt(f[1], 10, 64)
+			startRecords, _ = strconv.ParseInt(f[2], 10, 64)
+		case len(f) == 3 && f[0] == "acked":
+			acked[f[1]], _ = strconv.ParseInt(f[2], 10, 64)
+		default:
+			return false
 		}
-		done <- errors.New("the helper ended without leading a group")
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("the helper never reached the fourth fsync")
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+		return true
+	})
 	if len(acked) == 0 || startBytes == 0 {
 		t.Fatalf("nothing acknowledged (start at %d bytes)", startBytes)
 	}
