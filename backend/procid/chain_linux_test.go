@@ -3,6 +3,7 @@ package procid
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,6 +146,45 @@ func TestGenuineClients(t *testing.T) {
 				return
 			}
 			checkShimParent(t, rec, agentPID, f.agentBin)
+		})
+	}
+}
+
+// TestAgentInAnotherNetworkNamespace: an agent in a network namespace of
+// its own (a container, `unshare -rn`, a sandbox) with the gateway outside.
+// Over pipes, which no network namespace hides, it is the origin as
+// anywhere. Over socket pairs (Node's libuv), the kernel names their other
+// ends only inside that namespace: the shim is its own origin, so an
+// approval lasts only while it runs, and the record says why
+// (StdioOtherNetns) and names the agent as the shim's parent, where it
+// used to read as a shim whose stdio nobody holds.
+func TestAgentInAnotherNetworkNamespace(t *testing.T) {
+	for _, stdio := range []string{"pipe", "socket"} {
+		t.Run(stdio, func(t *testing.T) {
+			f := newFixture(t)
+			f.netns = true
+			a := f.start(t, "PROCID_STDIO="+stdio)
+			agentPID := a.cmd.Process.Pid
+			theirs, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", agentPID))
+			ours, _ := os.Readlink("/proc/self/ns/net")
+			if theirs == "" || theirs == ours {
+				t.Fatalf("the agent's network namespace %q is not its own (ours %q)", theirs, ours)
+			}
+			rec, err := NewInspector().Identify(a.conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rec.Close()
+			checkShimParent(t, rec, agentPID, f.agentBin)
+			if stdio == "pipe" {
+				if rec.PID != agentPID || rec.Stdio != StdioHeld {
+					t.Fatalf("origin %d stdio %q, want the agent %d, %q", rec.PID, rec.Stdio, agentPID, StdioHeld)
+				}
+				return
+			}
+			if rec.PID != a.shimPID || rec.ExePath != f.shimBin || rec.Stdio != StdioOtherNetns {
+				t.Fatalf("origin %d (%s) stdio %q, want the shim %d itself, %q", rec.PID, rec.ExePath, rec.Stdio, a.shimPID, StdioOtherNetns)
+			}
 		})
 	}
 }

@@ -230,6 +230,10 @@ func runShim() {
 type fixture struct {
 	dir, agentBin, shimBin string
 	ln                     *net.UnixListener
+	// netns starts the agent (and so its shim) in a network namespace of
+	// its own, inside a user namespace that maps this user to itself, as
+	// `unshare -rn` does: what a container or sandbox around an agent does.
+	netns bool
 }
 
 // copyExe copies the test binary to path, mode 0755.
@@ -295,6 +299,14 @@ func (f *fixture) start(t testing.TB, env ...string) *agent {
 	cmd.Env = append(os.Environ(), "PROCID_ROLE=agent", "PROCID_SHIM="+f.shimBin, "PROCID_SOCK="+f.ln.Addr().String())
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
+	if f.netns {
+		uid, gid := os.Getuid(), os.Getgid()
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		}
+	}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

@@ -30,7 +30,7 @@ func (in *Inspector) IdentifyPeer(peer *Peer) (*RunRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rec.Stdio == StdioNotHeld {
+	if rec.Stdio == StdioNotHeld || rec.Stdio == StdioOtherNetns {
 		acting, err := in.actingOrigin(rec)
 		rec.Close()
 		if err != nil {

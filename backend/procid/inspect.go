@@ -103,6 +103,8 @@ func (in *Inspector) Origin(shimPID int) (*RunRecord, error) {
 	switch {
 	case stdio.status == stdioUnknown:
 		origin, state = named, StdioNotChecked
+	case stdio.status == stdioOtherNetns:
+		origin, state = named, StdioOtherNetns
 	case origin == nil:
 		origin, state = named, StdioNotHeld
 	}
@@ -139,7 +141,8 @@ func parentOf(cur procInfo) (procInfo, error) {
 }
 
 // actingOrigin is the origin when the process that started the shim does
-// not hold its stdio (named.Stdio is StdioNotHeld): the one process of
+// not hold its stdio, or Yett cannot see whether it does (named.Stdio is
+// StdioNotHeld or StdioOtherNetns): the one process of
 // this user that holds the other ends, or else the shim itself. Naming
 // the holder shows the person the process that would act; naming the shim
 // says that no process Yett can name drives this connection, and binds an
@@ -150,6 +153,9 @@ func (in *Inspector) actingOrigin(named *RunRecord) (*RunRecord, error) {
 	shimPID := named.ShimPID
 	stdio := readShimStdio(shimPID)
 	target, state := shimPID, StdioNotHeld
+	if stdio.status == stdioOtherNetns {
+		state = StdioOtherNetns
+	}
 	if stdio.status == stdioEnds {
 		if h, ok := stdio.soleHolder(shimPID); ok {
 			target, state = h, StdioHeldNotParent

@@ -96,6 +96,13 @@ const (
 	// StdioNotChecked: this OS (or kernel) offers no way to check here;
 	// the origin is the process that started the shim.
 	StdioNotChecked Stdio = "not-checked"
+	// StdioOtherNetns: the shim's stdin and stdout are sockets of another
+	// network namespace (the agent runs in a container or sandbox), where
+	// the kernel does not tell Yett who holds their other ends. As with
+	// StdioNotHeld the shim is its own origin after Identify: an approval
+	// lasts as long as this one `yett mcp` runs; the cards name the
+	// process that started it, and say why Yett cannot confirm more.
+	StdioOtherNetns Stdio = "other-netns"
 )
 
 // ProcessFacts describe a process for display: sanitized, what looks like

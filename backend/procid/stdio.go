@@ -13,6 +13,10 @@ const (
 	// stdioEnds: both are pipes or connected sockets; in and out say
 	// what the other ends are.
 	stdioEnds
+	// stdioOtherNetns: they are sockets of another network namespace (a
+	// container, `unshare -n`, a sandbox around the agent), whose other
+	// ends the kernel names only to a process in that namespace.
+	stdioOtherNetns
 )
 
 // stdioEnd is one of the shim's stdio descriptors, as the kernel names it.

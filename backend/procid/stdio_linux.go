@@ -46,10 +46,23 @@ func readEnd(pid, fd int) (stdioStatus, stdioEnd) {
 		}
 		peer, err := socketPeer(ino)
 		if err != nil || peer == 0 {
+			if otherNetns(pid) {
+				// sock_diag answers for Yett's own network namespace only:
+				// not finding the socket says nothing about who holds it.
+				return stdioOtherNetns, stdioEnd{}
+			}
 			return stdioNoEnds, stdioEnd{}
 		}
 		return stdioEnds, stdioEnd{ino: ino, socket: true, peer: peer}
 	}
+}
+
+// otherNetns reports whether pid is in another network namespace than
+// this process (both links readable, and different).
+func otherNetns(pid int) bool {
+	theirs, err1 := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/net")
+	ours, err2 := os.Readlink("/proc/self/ns/net")
+	return err1 == nil && err2 == nil && theirs != ours
 }
 
 // parseFDLink reads "pipe:[123]" or "socket:[456]".
