@@ -39,7 +39,7 @@ type AgentView struct {
 	ShimStartedAt string      `json:"shimStartedAt"`
 	ShimParent    ProcessView `json:"shimParent"`
 	// Stdio is procid's word for whether the agent holds the shim's input
-	// and output ("held", "held-not-parent", "not-held", "not-checked");
+	// and output ("held", "held-not-parent", "not-held", "not-checked", "other-netns");
 	// StdioText says it to the person, and StdioOK is true only when the
 	// agent started the shim and holds both.
 	Stdio     string `json:"stdio"`

@@ -73,6 +73,10 @@ func TestAgentViewShimChain(t *testing.T) {
 			"yett mcp was started by node (pid 500), but this process holds its input and output: this process asks, not the one that started yett mcp."},
 		{"held by nobody it can name", func(r *approval.Requester) { r.Stdio, r.PID, r.Name = procid.StdioNotHeld, 600, "yett" }, "not-held", false,
 			"yett mcp was started by node (pid 500), which does not hold its input and output, and no single process Yett can name does: yett mcp asks for itself, for as long as it runs."},
+		{"in another network namespace", func(r *approval.Requester) {
+			r.Stdio, r.PID, r.Name = procid.StdioOtherNetns, 600, "node, through yett mcp"
+		}, "other-netns", false,
+			"yett mcp was started by node (pid 500), which runs in another network namespace (a container or a sandbox): there the kernel does not tell Yett who holds yett mcp's input and output, so yett mcp asks for itself, for as long as it runs."},
 		{"not checked on this OS", func(r *approval.Requester) { r.Stdio = procid.StdioNotChecked }, "not-checked", false,
 			"Who holds yett mcp's input and output is not checked on this OS."},
 	}

@@ -111,10 +111,18 @@ type Requester struct {
 	Stdio procid.Stdio `json:"stdio"`
 }
 
-// RequesterOf describes a run record for a card.
+// RequesterOf describes a run record for a card. A shim that asks for
+// itself because its agent runs in another network namespace is named
+// after the process that started it ("claude, through yett mcp"): the
+// person knows that program, not "yett"; the executable, the binding and
+// the stdio words stay the shim's.
 func RequesterOf(r *procid.RunRecord) Requester {
+	name := r.Name
+	if r.Stdio == procid.StdioOtherNetns && r.ShimParent.Name != "" {
+		name = r.ShimParent.Name + ", through yett mcp"
+	}
 	return Requester{
-		Name: r.Name, Executable: r.ExePath, ExeSHA256: r.ExeHash(), Signer: r.Signer,
+		Name: name, Executable: r.ExePath, ExeSHA256: r.ExeHash(), Signer: r.Signer,
 		PID: r.PID, StartedAt: r.StartTime, Parents: append([]procid.Ancestor(nil), r.Parents...),
 		CmdLine: r.CmdLine, Via: r.ShimExePath,
 		ShimPID: r.ShimPID, ShimStartedAt: r.ShimStartTime,

@@ -27,6 +27,8 @@ func (r Requester) StdioWords() (text string, ok bool) {
 		return fmt.Sprintf("yett mcp was started by %s, but this process holds its input and output: this process asks, not the one that started yett mcp.", starter), false
 	case procid.StdioNotHeld:
 		return fmt.Sprintf("yett mcp was started by %s, which does not hold its input and output, and no single process Yett can name does: yett mcp asks for itself, for as long as it runs.", starter), false
+	case procid.StdioOtherNetns:
+		return fmt.Sprintf("yett mcp was started by %s, which runs in another network namespace (a container or a sandbox): there the kernel does not tell Yett who holds yett mcp's input and output, so yett mcp asks for itself, for as long as it runs.", starter), false
 	case procid.StdioNotChecked:
 		return "Who holds yett mcp's input and output is not checked on this OS.", false
 	}

@@ -60,3 +60,24 @@ func TestCallWords(t *testing.T) {
 		t.Fatalf("session scope %q", s)
 	}
 }
+
+// A shim that asks for itself because its agent runs in another network
+// namespace is named after the process that started it, never as "yett";
+// the executable stays the shim's, and its words say why.
+func TestRequesterInAnotherNetworkNamespace(t *testing.T) {
+	rec := &procid.RunRecord{PID: 600, Name: "yett", ExePath: "/usr/bin/yett", Stdio: procid.StdioOtherNetns,
+		ShimPID: 600, ShimParent: procid.ProcessFacts{PID: 500, Name: "node"}}
+	r := RequesterOf(rec)
+	if r.Name != "node, through yett mcp" || r.Executable != "/usr/bin/yett" || r.PID != 600 {
+		t.Fatalf("requester %q %q pid %d", r.Name, r.Executable, r.PID)
+	}
+	text, ok := r.StdioWords()
+	if ok || !strings.Contains(text, "another network namespace") || !strings.Contains(text, "node (pid 500)") {
+		t.Fatalf("stdio words %v %q", ok, text)
+	}
+	// Any other state keeps the record's own name.
+	rec.Stdio = procid.StdioNotHeld
+	if r := RequesterOf(rec); r.Name != "yett" {
+		t.Fatalf("not-held requester named %q", r.Name)
+	}
+}

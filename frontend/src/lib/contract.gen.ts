@@ -190,7 +190,7 @@ export interface AgentView {
   shimParent: ProcessView;
   /**
    * Stdio is procid's word for whether the agent holds the shim's input
-   * and output ("held", "held-not-parent", "not-held", "not-checked");
+   * and output ("held", "held-not-parent", "not-held", "not-checked", "other-netns");
    * StdioText says it to the person, and StdioOK is true only when the
    * agent started the shim and holds both.
    */
