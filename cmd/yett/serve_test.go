@@ -325,3 +325,54 @@ func TestServeSameSessionCheck(t *testing.T) {
 		t.Error("a process in another session was taken for this one")
 	}
 }
+
+// TestServeTerminalSaysTheAgentStoppedWaiting: a per-call card for a call
+// with an idempotency key stays when the client gives up on it (its own
+// time limit, a cancel), and the terminal says so; the same call sent again
+// joins the card, the terminal says the agent waits again, and the one
+// answer lets the retry through. No second card is raised.
+func TestServeTerminalSaysTheAgentStoppedWaiting(t *testing.T) {
+	perCallURL, _ := startReceiver(t)
+	w := startServeSeeded(t, func(_ string, v *vault.Vault) {
+		if _, err := v.Credentials().Add(vault.NewCredential{Name: "per-call receiver", Secret: vault.NewSecret([]byte(serveCanary)),
+			Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{strings.TrimPrefix(perCallURL, "http://")},
+			Approval: vault.ApprovalPerCall}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	w.typeLine(t, servePassphrase)
+	w.tty.waitFor(t, "gateway listening")
+	s := w.connect(t)
+	call := func(ctx context.Context) chan string {
+		done := make(chan string, 1)
+		go func() {
+			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "http.request", Arguments: map[string]any{
+				"method": "POST", "url": perCallURL + "/stopped-waiting", "body": "x", "idempotency_key": "stopped-waiting-1"}})
+			if err != nil {
+				done <- "error: " + err.Error()
+				return
+			}
+			done <- callText(res)
+		}()
+		return done
+	}
+	ctx, giveUp := context.WithCancel(context.Background())
+	first := call(ctx)
+	w.typeLine(t, w.tty.approveLine(t, 1)) // the session
+	w.tty.waitFor(t, "[2] Approve this one call?")
+	giveUp()
+	if r := <-first; !strings.Contains(r, "error") {
+		t.Fatalf("the call the client gave up on: %s", r)
+	}
+	w.tty.waitFor(t, "[2] the agent stopped waiting (its own time limit); the card stays")
+	again := call(context.Background())
+	w.tty.waitFor(t, "[2] the agent is waiting again (it sent this call again).")
+	w.typeLine(t, w.tty.approveLine(t, 2))
+	if r := <-again; !strings.Contains(r, `"status":200`) {
+		t.Fatalf("the retry that joined the card: %s", r)
+	}
+	w.tty.waitFor(t, "[2] approved.")
+	if strings.Contains(w.tty.String(), "[3]") {
+		t.Fatalf("a second card was raised for the same call:\n%s", w.tty.String())
+	}
+}
