@@ -20,6 +20,9 @@ import (
 var dist embed.FS
 
 func main() {
+	if answered, code := app.CommandLine(os.Args[1:], os.Stdout); answered {
+		os.Exit(code)
+	}
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "yett: error: %v\n", err)
 		os.Exit(1)

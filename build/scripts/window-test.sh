@@ -18,6 +18,21 @@ mkdir -p "$artifacts"
 # shellcheck source=headless.sh
 . "$(dirname "$0")/headless.sh"
 
+# --version and --help print and exit without a display, a gateway or a
+# socket (they used to start the app and panic in GTK without a display).
+for arg in --version --help; do
+	rt="$work/no-runtime$arg"
+	out=$(env -u DISPLAY -u WAYLAND_DISPLAY YETT_RUNTIME_DIR="$rt" YETT_DATA_DIR="$work/no-data$arg" \
+		DBUS_SESSION_BUS_ADDRESS=disabled: "$bin" "$arg" 2>&1) || { echo "$out"; echo "window-test: yett-desktop $arg failed"; exit 1; }
+	case $arg in
+	--version) want="yett-desktop " ;;
+	--help) want="usage: yett-desktop" ;;
+	esac
+	[ "${out#"$want"}" != "$out" ] || { echo "$out"; echo "window-test: yett-desktop $arg printed something else"; exit 1; }
+	[ ! -e "$rt" ] && [ ! -e "$work/no-data$arg" ] || { echo "window-test: yett-desktop $arg created its runtime or data directory"; exit 1; }
+done
+echo "window-test: yett-desktop --version and --help print and exit, no display needed"
+
 "$bin" >"$work/app.log" 2>&1 &
 app_pid=$!
 
