@@ -18,6 +18,7 @@ import (
 
 func init() {
 	commands["accounts"] = command{
+		usage:   accountsUsage,
 		summary: "list connected OAuth accounts; revoke one, switch one back on, or set its endpoints, at this terminal",
 		run:     runAccounts,
 	}

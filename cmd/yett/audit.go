@@ -21,6 +21,7 @@ import (
 
 func init() {
 	commands["audit"] = command{
+		usage:   auditUsage,
 		summary: "verify, checkpoint, export or show the audit log",
 		run:     runAudit,
 	}

@@ -16,6 +16,7 @@ import (
 
 func init() {
 	commands["connect"] = command{
+		usage:   connectUsage,
 		summary: "connect an OAuth account at this terminal (device code, or a printed URL)",
 		run:     runConnect,
 	}

@@ -19,6 +19,7 @@ import (
 
 func init() {
 	commands["connect-agent"] = command{
+		usage:   connectAgentUsage,
 		summary: "add Yett to Claude Code, Codex, Cursor or VS Code (or take it out)",
 		run:     runConnectAgent,
 	}

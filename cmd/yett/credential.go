@@ -18,6 +18,7 @@ import (
 
 func init() {
 	commands["credential"] = command{
+		usage:   credentialUsage,
 		summary: "add, list, show or remove HTTP credentials at this terminal",
 		run:     runCredential,
 	}

@@ -15,6 +15,7 @@ import (
 
 func init() {
 	commands["init"] = command{
+		usage:   initUsage,
 		summary: "create the vault at this terminal (for yett serve, without the window)",
 		run:     runInit,
 	}

@@ -27,7 +27,11 @@ import (
 // command is one subcommand of yett.
 type command struct {
 	summary string
-	run     func(ctx context.Context, env *Env, args []string) error
+	// usage is what `yett NAME --help` and `yett help NAME` print on
+	// stdout (and the man page's text for NAME); empty where the command
+	// does not exist on this system (the Windows stand-ins).
+	usage string
+	run   func(ctx context.Context, env *Env, args []string) error
 }
 
 // commands is filled by init functions in the subcommand files.
@@ -74,6 +78,22 @@ func main() {
 
 // Run executes one yett subcommand and returns the process exit code.
 func Run(ctx context.Context, env *Env, args []string) int {
+	// `yett help serve` and `yett serve --help` print serve's usage on
+	// stdout and exit 0, before the command does anything: no directory,
+	// socket, terminal or vault is touched (TestHelpOfEveryCommand).
+	if len(args) == 2 {
+		name := ""
+		switch {
+		case args[0] == "help":
+			name = args[1]
+		case args[1] == "--help" || args[1] == "-h":
+			name = args[0]
+		}
+		if cmd, ok := commands[name]; ok && cmd.usage != "" {
+			fmt.Fprint(env.Stdout, cmd.usage)
+			return 0
+		}
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(env.Stdout)
 		return 0

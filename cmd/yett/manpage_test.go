@@ -3,9 +3,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -16,20 +19,6 @@ var updateMan = flag.Bool("update-man", false, "rewrite build/linux/yett.1 from 
 
 // manPath is the page the Linux packages install as yett(1).
 const manPath = "../../build/linux/yett.1"
-
-// usages are the texts each command prints for -h, the page's source (a
-// new command adds its text here; TestManPage fails until it does).
-var usages = map[string]string{
-	"init": initUsage, "credential": credentialUsage, "connect": connectUsage, "accounts": accountsUsage,
-	"operation": operationUsage, "serve": serveUsage, "audit": auditUsage, "receiver": receiverUsage,
-	"quit": `usage: yett quit
-
-Asks the desktop app running in the background to quit, as its Quit menu
-item does: the vault is locked, agents waiting on a card are refused, and the
-gateway stops.
-`,
-	"mcp": mcpUsage, "connect-agent": connectAgentUsage,
-}
 
 // manPage renders yett(1) from the usage texts, so the page says what
 // yett -h says.
@@ -75,7 +64,7 @@ func manPage() string {
 		w(".PP")
 		w(".nf")
 		w(".RS 4")
-		for _, line := range strings.Split(strings.TrimRight(usages[n], "\n"), "\n") {
+		for _, line := range strings.Split(strings.TrimRight(commands[n].usage, "\n"), "\n") {
 			w("%s", roffLine(line))
 		}
 		w(".RE")
@@ -135,7 +124,7 @@ func TestManPage(t *testing.T) {
 		t.Fatalf("%s is not what the usage texts render to: go test ./cmd/yett -run TestManPage -update-man", manPath)
 	}
 	for n := range commands {
-		if usages[n] == "" {
+		if commands[n].usage == "" {
 			t.Errorf("yett %s has no usage text for the man page", n)
 		}
 	}
@@ -155,5 +144,42 @@ func TestREADMENamesEveryCommand(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), "yett --version") {
 		t.Error("README.md never shows yett --version")
+	}
+}
+
+// TestHelpOfEveryCommand: `yett help NAME` and `yett NAME --help` (and -h)
+// print, on stdout, exactly the usage text the man page renders for NAME,
+// and exit 0. Nothing else happens: with the data and runtime directories
+// pointed at places that do not exist, nothing is created there.
+func TestHelpOfEveryCommand(t *testing.T) {
+	for name := range commands {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			data, run := filepath.Join(dir, "data"), filepath.Join(dir, "run")
+			getenv := func(k string) string {
+				switch k {
+				case "YETT_DATA_DIR":
+					return data
+				case "YETT_RUNTIME_DIR", "XDG_RUNTIME_DIR":
+					return run
+				case "HOME":
+					return dir
+				}
+				return ""
+			}
+			for _, args := range [][]string{{"help", name}, {name, "--help"}, {name, "-h"}} {
+				var stdout, stderr bytes.Buffer
+				env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: getenv}
+				code := Run(context.Background(), env, args)
+				if code != 0 || stdout.String() != commands[name].usage || stderr.Len() != 0 {
+					t.Errorf("yett %s: exit %d, stdout\n%s\nwant\n%s(stderr %q)", strings.Join(args, " "), code, stdout.String(), commands[name].usage, stderr.String())
+				}
+			}
+			for _, d := range []string{data, run} {
+				if _, err := os.Stat(d); err == nil {
+					t.Errorf("yett %s --help created %s", name, d)
+				}
+			}
+		})
 	}
 }

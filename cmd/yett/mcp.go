@@ -19,6 +19,7 @@ import (
 
 func init() {
 	commands["mcp"] = command{
+		usage:   mcpUsage,
 		summary: "MCP shim for agents: pipe stdio to the running Yett gateway",
 		run:     runMCP,
 	}

@@ -18,6 +18,7 @@ import (
 
 func init() {
 	commands["operation"] = command{
+		usage:   operationUsage,
 		summary: "add, list or remove the named operations agents may call",
 		run:     runOperation,
 	}

@@ -12,6 +12,7 @@ import (
 
 func init() {
 	commands["quit"] = command{
+		usage:   quitUsage,
 		summary: "quit the Yett desktop app running in the background",
 		run:     runQuit,
 	}
@@ -21,12 +22,20 @@ func init() {
 // locks the vault and closes the audit log with a checkpoint first.
 const quitTimeout = 30 * time.Second
 
+const quitUsage = `usage: yett quit
+
+Asks the Yett desktop app running for this user to quit, as its Quit menu
+item does: the vault is locked, agents waiting on a card are refused, and
+the gateway stops. It waits up to 30 s for the app to be gone.
+`
+
 // runQuit asks the desktop app (the instance holding the user's app lock)
 // to quit, as its Quit menu item does: the vault is locked, agents waiting
 // on a card are refused, and the gateway stops.
 func runQuit(_ context.Context, env *Env, args []string) error {
 	if len(args) != 0 {
-		return withExitCode(2, errors.New("usage: yett quit"))
+		fmt.Fprint(env.Stderr, quitUsage)
+		return withExitCode(2, errors.New("yett quit takes no arguments"))
 	}
 	dir, err := userdir.RuntimeDir(env.Getenv)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 func init() {
 	commands["receiver"] = command{
+		usage:   receiverUsage,
 		summary: "run the controlled receiver for release drills (loopback only)",
 		run:     runReceiver,
 	}

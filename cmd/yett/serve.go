@@ -20,6 +20,7 @@ import (
 
 func init() {
 	commands["serve"] = command{
+		usage:   serveUsage,
 		summary: "run the gateway without a window; unlock and approve at this terminal",
 		run:     runServe,
 	}
