@@ -25,6 +25,7 @@ package agentconfig
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -78,7 +79,15 @@ type Plan struct {
 	Before, After string
 	// Change is "add", "update", "remove" or "none" (already as asked).
 	Change string
+	// Entry is Yett's entry as the plan writes it, under the key it goes
+	// in ("" when the plan removes it). It is made from Options alone, never
+	// from the file, so it can be shown anywhere: the file itself may hold
+	// other servers' tokens, and only Yett's own entry is Yett's to show.
+	Entry string
 }
+
+// Changes are the values Plan.Change takes.
+var Changes = []string{"add", "update", "remove", "none"}
 
 // Make plans the change opts asks for. It reads the client's file and
 // writes nothing.
@@ -97,6 +106,9 @@ func Make(opts Options) (Plan, error) {
 		return Plan{}, err
 	}
 	p := Plan{Client: opts.Client, Path: path}
+	if !opts.Remove {
+		p.Entry = entryText(opts)
+	}
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:
@@ -124,6 +136,32 @@ func Make(opts Options) (Plan, error) {
 		p.Change = "add"
 	}
 	return p, nil
+}
+
+// entryText is Yett's entry for opts as a person reads it.
+func entryText(opts Options) string {
+	if opts.Client == "codex" {
+		return tomlBlock(opts)
+	}
+	servers, value := entry(opts)
+	b, _ := json.MarshalIndent(map[string]any{servers: map[string]any{ServerName: value}}, "", "  ")
+	return string(b) + "\n"
+}
+
+// Locate is where the user's client files are, from the environment as a
+// command line or the app sees it: the home directory ($HOME, else the
+// system's), and VS Code's settings folder (%AppData% on Windows,
+// $XDG_CONFIG_HOME when set, else "" for Make's default under home).
+func Locate(getenv func(string) string) (home, configDir string) {
+	home = getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	configDir = getenv("XDG_CONFIG_HOME")
+	if runtime.GOOS == "windows" {
+		configDir = getenv("AppData")
+	}
+	return home, configDir
 }
 
 // pathFor is the file of opts' client.

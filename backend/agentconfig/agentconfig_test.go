@@ -324,3 +324,58 @@ func FuzzMake(f *testing.F) {
 		}
 	})
 }
+
+// A plan's Entry is Yett's entry exactly as the file then holds it, and
+// never anything else of the file: here each file holds another server
+// with a token, which must not reach Entry (the window shows Entry).
+func TestEntryIsYettsEntryOnly(t *testing.T) {
+	const token = "CANARY-other-server-token"
+	for _, tt := range []struct{ client, file, before string }{
+		{"claude", ".claude.json", `{"mcpServers": {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "` + token + `"}}}}`},
+		{"cursor", ".cursor/mcp.json", `{"mcpServers": {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "` + token + `"}}}}`},
+		{"vscode", ".config/Code/User/mcp.json", `{"servers": {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "` + token + `"}}}}`},
+		{"codex", ".codex/config.toml", "[mcp_servers.gh]\ncommand = \"gh-mcp\"\nenv = { GITHUB_TOKEN = \"" + token + "\" }\n"},
+	} {
+		t.Run(tt.client, func(t *testing.T) {
+			o := opts(t, tt.client)
+			path := filepath.Join(o.Home, tt.file)
+			os.MkdirAll(filepath.Dir(path), 0o700)
+			if err := os.WriteFile(path, []byte(tt.before), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p := apply(t, o)
+			if p.Change != "add" || strings.Contains(p.Entry, token) {
+				t.Fatalf("change %q, entry:\n%s", p.Change, p.Entry)
+			}
+			if tt.client == "codex" {
+				var got, want map[string]any
+				if _, err := toml.DecodeFile(path, &got); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := toml.Decode(p.Entry, &want); err != nil {
+					t.Fatalf("Entry is not TOML: %v\n%s", err, p.Entry)
+				}
+				if !sameJSON(got["mcp_servers"].(map[string]any)[ServerName], want["mcp_servers"].(map[string]any)[ServerName]) {
+					t.Fatalf("Entry %v is not what the file holds: %v", want, got)
+				}
+			} else {
+				var want map[string]any
+				if err := json.Unmarshal([]byte(p.Entry), &want); err != nil {
+					t.Fatalf("Entry is not JSON: %v\n%s", err, p.Entry)
+				}
+				if len(want) != 1 {
+					t.Fatalf("Entry names more than Yett's servers key: %v", want)
+				}
+				for servers, v := range want {
+					got := jsonAt(t, path)[servers].(map[string]any)
+					if !sameJSON(got[ServerName], v.(map[string]any)[ServerName]) {
+						t.Fatalf("Entry %v is not what the file holds: %v", v, got[ServerName])
+					}
+				}
+			}
+			if p, err := Make(Options{Client: tt.client, Home: o.Home, ConfigDir: o.ConfigDir, Remove: true}); err != nil || p.Entry != "" || p.Change != "remove" {
+				t.Fatalf("remove plan: %+v, %v", p, err)
+			}
+		})
+	}
+}

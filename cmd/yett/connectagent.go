@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"golang.org/x/term"
@@ -67,16 +66,7 @@ func runConnectAgent(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("connect-agent: where this yett is: %w", err)
 	}
-	home := env.Getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	// Where VS Code keeps its user settings: %AppData% on Windows,
-	// $XDG_CONFIG_HOME when set, otherwise agentconfig's default under HOME.
-	configDir := env.Getenv("XDG_CONFIG_HOME")
-	if runtime.GOOS == "windows" {
-		configDir = env.Getenv("AppData")
-	}
+	home, configDir := agentconfig.Locate(env.Getenv)
 	p, err := agentconfig.Make(agentconfig.Options{
 		Client: fs.Arg(0), Command: cmd, Home: home, ConfigDir: configDir, Project: *project, Remove: *remove,
 		ToolTimeout: int(approval.DefaultTimeout.Seconds()) + 60,
