@@ -1,15 +1,22 @@
 package app
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"os/user"
+	"path/filepath"
 	goruntime "runtime"
 	"strings"
 
+	"github.com/yettdev/yett/backend/agentconfig"
 	"github.com/yettdev/yett/backend/approval"
 )
 
@@ -20,12 +27,19 @@ import (
 type ConnectService struct {
 	cliPath string
 	goos    string
+	// getenv finds the user's home and settings folders, where the agent
+	// clients keep their MCP configuration (os.Getenv; a test's own).
+	getenv func(string) string
+	// planKey keys the names of planned changes (planID).
+	planKey [32]byte
 	// gateway says whether the gateway listens for agents, and why not.
 	gateway func() (listening bool, problem string)
 }
 
 func newConnectService(cliPath string, gateway func() (bool, string)) *ConnectService {
-	return &ConnectService{cliPath: cliPath, goos: goruntime.GOOS, gateway: gateway}
+	s := &ConnectService{cliPath: cliPath, goos: goruntime.GOOS, gateway: gateway, getenv: os.Getenv}
+	rand.Read(s.planKey[:])
+	return s
 }
 
 // ConnectInfo is the page's data.
@@ -46,8 +60,11 @@ type ConnectInfo struct {
 // ClientSetup is how to add Yett to one MCP client: a command to paste in
 // a terminal, and the configuration it writes, for doing it by hand.
 type ClientSetup struct {
-	ID         string `json:"id"`
-	Name       string `json:"name"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Agent is the client's id in AgentClients when Yett can write its
+	// configuration itself, "" when it cannot.
+	Agent      string `json:"agent"`
 	Command    string `json:"command"`
 	Config     string `json:"config"`
 	ConfigFile string `json:"configFile"`
@@ -78,6 +95,9 @@ func clientSetups(cli, goos string) []ClientSetup {
 	server := map[string]any{"command": cli, "args": []string{"mcp"}}
 	mcpJSON, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{ServerName: server}}, "", "  ")
 	one, _ := json.Marshal(server)
+	vscodeServer := map[string]any{"type": "stdio", "command": cli, "args": []string{"mcp"}}
+	vscodeJSON, _ := json.MarshalIndent(map[string]any{"servers": map[string]any{ServerName: vscodeServer}}, "", "  ")
+	vscodeOne, _ := json.Marshal(map[string]any{"name": ServerName, "type": "stdio", "command": cli, "args": []string{"mcp"}})
 	link := "cursor://anysphere.cursor-deeplink/mcp/install?" + url.Values{
 		"name": {ServerName}, "config": {base64.StdEncoding.EncodeToString(one)},
 	}.Encode()
@@ -94,15 +114,18 @@ func clientSetups(cli, goos string) []ClientSetup {
 	toml := "[mcp_servers." + ServerName + "]\ncommand = " + tomlString(cli) + "\nargs = [\"mcp\"]\n" +
 		"startup_timeout_sec = 20\n" + fmt.Sprintf("tool_timeout_sec = %d\n", int(approval.DefaultTimeout.Seconds())+60)
 	return []ClientSetup{
-		{ID: "claude-code", Name: "Claude Code",
+		{ID: "claude-code", Name: "Claude Code", Agent: "claude",
 			Command: "claude mcp add --scope user " + ServerName + " -- " + q(cli) + " mcp",
 			Config:  string(mcpJSON), ConfigFile: ".mcp.json in a project, or with the command for every project"},
-		{ID: "cursor", Name: "Cursor",
+		{ID: "cursor", Name: "Cursor", Agent: "cursor",
 			Command: open + " " + q(link),
 			Config:  string(mcpJSON), ConfigFile: home + "/.cursor/mcp.json"},
-		{ID: "codex", Name: "Codex",
+		{ID: "codex", Name: "Codex", Agent: "codex",
 			Command: "codex mcp add " + ServerName + " -- " + q(cli) + " mcp",
 			Config:  toml, ConfigFile: home + "/.codex/config.toml"},
+		{ID: "vscode", Name: "VS Code", Agent: "vscode",
+			Command: "code --add-mcp " + q(string(vscodeOne)),
+			Config:  string(vscodeJSON), ConfigFile: "mcp.json in your VS Code settings folder, or .vscode/mcp.json in a project"},
 		{ID: "other", Name: "Any MCP client",
 			Command: q(cli) + " mcp",
 			Config:  string(mcpJSON), ConfigFile: "the client's MCP settings (a stdio server)"},
@@ -151,4 +174,162 @@ func localUser() string {
 		name = name[i+1:]
 	}
 	return name
+}
+
+// AgentClient is an agent client whose own MCP configuration Yett can
+// write (agentconfig), and whether Yett is in it now.
+type AgentClient struct {
+	ID   string `json:"id" enum:"AgentClientID"`
+	Name string `json:"name"`
+	// Path is the client's file for this user (the home directory as ~).
+	Path string `json:"path"`
+	// State is "connected" (Yett's entry is there as this app writes it),
+	// "different" (an entry named yett is there but runs another command
+	// or lacks a setting: updating replaces it), "absent", or "unreadable"
+	// (the file cannot be edited safely, and is left alone: Problem says
+	// why).
+	State   string `json:"state" enum:"AgentClientState"`
+	Problem string `json:"problem"`
+}
+
+// AgentChange is a change to one client's file, shown before it is
+// written. It carries Yett's own entry and never the file's other
+// content: the file may hold other servers' tokens.
+type AgentChange struct {
+	Client string `json:"client" enum:"AgentClientID"`
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	// Change is "add", "update", "remove" or "none" (already as asked).
+	Change string `json:"change" enum:"AgentChangeKind"`
+	// Creates: the file does not exist yet and the change creates it.
+	Creates bool `json:"creates"`
+	// Entry is Yett's entry as it will be written ("" on a removal).
+	Entry string `json:"entry"`
+	// Plan names this change; ApplyAgent writes only the change it names,
+	// and refuses if the file changed since.
+	Plan string `json:"plan"`
+}
+
+// AgentWritten is what ApplyAgent did.
+type AgentWritten struct {
+	Path string `json:"path"`
+	// Backup is the copy of the file as it was ("" when there was none).
+	Backup string `json:"backup"`
+	// Message says it in a sentence, with what to do next.
+	Message string `json:"message"`
+}
+
+// agentClientStates are the values AgentClient.State takes.
+var agentClientStates = []string{"connected", "different", "absent", "unreadable"}
+
+var agentClientNames = map[string]string{"claude": "Claude Code", "codex": "Codex", "cursor": "Cursor", "vscode": "VS Code"}
+
+// plan makes the change for client in the user's own configuration.
+func (s *ConnectService) plan(client string, remove bool) (agentconfig.Plan, error) {
+	if _, ok := agentClientNames[client]; !ok {
+		return agentconfig.Plan{}, fmt.Errorf("Yett cannot write %q's configuration: it knows Claude Code, Codex, Cursor and VS Code", client)
+	}
+	if !remove && !filepath.IsAbs(s.cliPath) {
+		return agentconfig.Plan{}, fmt.Errorf("Yett's command line was not found where this app expects it (%q), so there is no command to write", s.cliPath)
+	}
+	home, configDir := agentconfig.Locate(s.getenv)
+	return agentconfig.Make(agentconfig.Options{
+		Client: client, Command: s.cliPath, Home: home, ConfigDir: configDir, Remove: remove,
+		ToolTimeout: int(approval.DefaultTimeout.Seconds()) + 60,
+	})
+}
+
+// shown is path with the home directory written as ~.
+func (s *ConnectService) shown(path string) string {
+	home, _ := agentconfig.Locate(s.getenv)
+	if rel, err := filepath.Rel(home, path); err == nil && home != "" && !strings.HasPrefix(rel, "..") {
+		return filepath.Join("~", rel)
+	}
+	return path
+}
+
+// AgentClients says, for Claude Code, Codex, Cursor and VS Code, whether
+// Yett is in the client's own configuration for this user. It reads the
+// files and writes nothing.
+func (s *ConnectService) AgentClients() []AgentClient {
+	out := make([]AgentClient, 0, len(agentconfig.Clients))
+	for _, id := range agentconfig.Clients {
+		c := AgentClient{ID: id, Name: agentClientNames[id]}
+		p, err := s.plan(id, false)
+		if err != nil && !errors.Is(err, agentconfig.ErrUnreadable) {
+			// No command to write (the CLI is missing): the file is still
+			// read, to say whether an entry named yett is there.
+			p, err = s.plan(id, true)
+			p.Change = map[string]string{"remove": "update", "none": "add"}[p.Change]
+		}
+		switch {
+		case err != nil:
+			c.State, c.Problem = "unreadable", err.Error()
+		case p.Change == "none":
+			c.State = "connected"
+		case p.Change == "update":
+			c.State = "different"
+		default:
+			c.State = "absent"
+		}
+		c.Path = s.shown(p.Path)
+		out = append(out, c)
+	}
+	return out
+}
+
+// PlanAgent shows what adding Yett to client's configuration (or, with
+// remove, taking it out) would change, without writing anything.
+func (s *ConnectService) PlanAgent(client string, remove bool) (AgentChange, error) {
+	p, err := s.plan(client, remove)
+	if err != nil {
+		return AgentChange{}, err
+	}
+	return AgentChange{Client: client, Name: agentClientNames[client], Path: s.shown(p.Path), Change: p.Change,
+		Creates: !p.Exists && p.Change != "none", Entry: p.Entry, Plan: s.planID(p)}, nil
+}
+
+// ApplyAgent writes the change PlanAgent showed (plan names it): only
+// Yett's entry changes, the file as it was is kept beside it, and nothing
+// is written if the file changed since the change was shown.
+func (s *ConnectService) ApplyAgent(client string, remove bool, plan string) (AgentWritten, error) {
+	p, err := s.plan(client, remove)
+	if err != nil {
+		return AgentWritten{}, err
+	}
+	if s.planID(p) != plan {
+		return AgentWritten{}, fmt.Errorf("%s changed since the change was shown: nothing was written; look at the change again", s.shown(p.Path))
+	}
+	backup, err := p.Apply()
+	if err != nil {
+		return AgentWritten{}, err
+	}
+	w := AgentWritten{Path: s.shown(p.Path)}
+	if backup != "" {
+		w.Backup = s.shown(backup)
+	}
+	name := agentClientNames[client]
+	switch {
+	case p.Change == "none" && remove:
+		w.Message = "Yett is not in " + name + "’s configuration: nothing to change."
+	case p.Change == "none":
+		w.Message = "Yett is already in " + name + "’s configuration: nothing to change."
+	case remove:
+		w.Message = "Yett is out of " + name + "’s configuration. Restart " + name + " (or reload its MCP servers)."
+	default:
+		w.Message = "Yett is in " + name + "’s configuration. Restart " + name + " (or reload its MCP servers) to use it."
+	}
+	return w, nil
+}
+
+// planID names a plan by its file and its content before and after, so an
+// answer applies only to the change the person saw.
+func (s *ConnectService) planID(p agentconfig.Plan) string {
+	// Keyed by this process's own key: the name says nothing about the
+	// file's content to anyone who sees it.
+	h := hmac.New(sha256.New, s.planKey[:])
+	for _, s := range []string{p.Client, p.Path, p.Before, p.After} {
+		fmt.Fprintf(h, "%d:%s", len(s), s)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -42,6 +42,8 @@ var paramEnums = map[string]string{
 	"InventoryService.SetDrillSchedule.kind": "DrillKind",
 	"InventoryService.RunDrill.kind":         "DrillKind",
 	"InventoryService.Export.format":         "ExportFormat",
+	"ConnectService.PlanAgent.client":        "AgentClientID",
+	"ConnectService.ApplyAgent.client":       "AgentClientID",
 }
 
 // callPrefix is how a service's calls start: VaultService's are vault….

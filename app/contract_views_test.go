@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/yettdev/yett/backend/activity"
+	"github.com/yettdev/yett/backend/agentconfig"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/keeper"
@@ -83,6 +84,9 @@ var enumSets = []enumSet{
 		inventory.FieldEnvironment, inventory.FieldReviewBy}},
 	{"DrillKind", "inventory.Drill*", []string{inventory.DrillFull, inventory.DrillUnattended}},
 	{"ExportFormat", "inventory.Format*", exportFormats},
+	{"AgentClientID", "agentconfig.Clients", agentconfig.Clients},
+	{"AgentClientState", "AgentClient.State", agentClientStates},
+	{"AgentChangeKind", "agentconfig.Changes", agentconfig.Changes},
 }
 
 // windowContract is contract.gen.ts: the closed sets, then the views.

@@ -114,7 +114,7 @@ func TestConnectInfo(t *testing.T) {
 	s := newConnectService(cli, func() (bool, string) { return true, "" })
 	s.goos = "linux"
 	info := s.Info()
-	if !info.CLIFound || !info.Listening || info.CLIPath != cli || len(info.Clients) != 4 {
+	if !info.CLIFound || !info.Listening || info.CLIPath != cli || len(info.Clients) != 5 {
 		t.Fatalf("info %+v", info)
 	}
 	quoted := "'" + cli + "'"
@@ -122,6 +122,7 @@ func TestConnectInfo(t *testing.T) {
 		"claude-code": "claude mcp add --scope user yett -- " + quoted + " mcp",
 		"codex":       "codex mcp add yett -- " + quoted + " mcp",
 		"other":       quoted + " mcp",
+		"vscode":      `code --add-mcp '{"args":["mcp"],"command":"` + cli + `","name":"yett","type":"stdio"}'`,
 	}
 	for _, c := range info.Clients {
 		if w, ok := want[c.ID]; ok && c.Command != w {

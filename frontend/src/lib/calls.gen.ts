@@ -343,9 +343,35 @@ export function oauthUpdateInventory(id: string, inv: V.InventoryForm): Promise<
 
 // ---- ConnectService ----
 
+/**
+ * AgentClients says, for Claude Code, Codex, Cursor and VS Code, whether
+ * Yett is in the client's own configuration for this user. It reads the
+ * files and writes nothing.
+ */
+export function connectAgentClients(): Promise<V.AgentClient[]> {
+  return call(async () => parseViews('AgentClient', await service('ConnectService').AgentClients()));
+}
+
+/**
+ * ApplyAgent writes the change PlanAgent showed (plan names it): only
+ * Yett's entry changes, the file as it was is kept beside it, and nothing
+ * is written if the file changed since the change was shown.
+ */
+export function connectApplyAgent(client: V.AgentClientID, remove: boolean, plan: string): Promise<V.AgentWritten> {
+  return call(async () => parseView('AgentWritten', await service('ConnectService').ApplyAgent(client, remove, plan)));
+}
+
 /** Info returns the commands with this installation's path filled in. */
 export function connectInfo(): Promise<V.ConnectInfo> {
   return call(async () => parseView('ConnectInfo', await service('ConnectService').Info()));
+}
+
+/**
+ * PlanAgent shows what adding Yett to client's configuration (or, with
+ * remove, taking it out) would change, without writing anything.
+ */
+export function connectPlanAgent(client: V.AgentClientID, remove: boolean): Promise<V.AgentChange> {
+  return call(async () => parseView('AgentChange', await service('ConnectService').PlanAgent(client, remove)));
 }
 
 // ---- DesktopService ----

@@ -98,6 +98,18 @@ export type DrillKind = (typeof DRILL_KINDS)[number];
 export const EXPORT_FORMATS = ['csv', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
+/** agentconfig.Clients */
+export const AGENT_CLIENT_IDS = ['claude', 'codex', 'cursor', 'vscode'] as const;
+export type AgentClientID = (typeof AGENT_CLIENT_IDS)[number];
+
+/** AgentClient.State */
+export const AGENT_CLIENT_STATES = ['connected', 'different', 'absent', 'unreadable'] as const;
+export type AgentClientState = (typeof AGENT_CLIENT_STATES)[number];
+
+/** agentconfig.Changes */
+export const AGENT_CHANGE_KINDS = ['add', 'update', 'remove', 'none'] as const;
+export type AgentChangeKind = (typeof AGENT_CHANGE_KINDS)[number];
+
 /** ActivityItem is one line of the Activity view: a call or an authority event. */
 export interface ActivityItem {
   /** "call" or "authority" */
@@ -150,6 +162,48 @@ export interface ActivityView {
 }
 
 /**
+ * AgentChange is a change to one client's file, shown before it is
+ * written. It carries Yett's own entry and never the file's other
+ * content: the file may hold other servers' tokens.
+ */
+export interface AgentChange {
+  client: AgentClientID;
+  name: string;
+  path: string;
+  /** Change is "add", "update", "remove" or "none" (already as asked). */
+  change: AgentChangeKind;
+  /** Creates: the file does not exist yet and the change creates it. */
+  creates: boolean;
+  /** Entry is Yett's entry as it will be written ("" on a removal). */
+  entry: string;
+  /**
+   * Plan names this change; ApplyAgent writes only the change it names,
+   * and refuses if the file changed since.
+   */
+  plan: string;
+}
+
+/**
+ * AgentClient is an agent client whose own MCP configuration Yett can
+ * write (agentconfig), and whether Yett is in it now.
+ */
+export interface AgentClient {
+  id: AgentClientID;
+  name: string;
+  /** Path is the client's file for this user (the home directory as ~). */
+  path: string;
+  /**
+   * State is "connected" (Yett's entry is there as this app writes it),
+   * "different" (an entry named yett is there but runs another command
+   * or lacks a setting: updating replaces it), "absent", or "unreadable"
+   * (the file cannot be edited safely, and is left alone: Problem says
+   * why).
+   */
+  state: AgentClientState;
+  problem: string;
+}
+
+/**
  * AgentView is who asks, as the person reads it on a card: facts the
  * gateway got from the kernel. The agent's command line is left out on
  * purpose: agents are often started with tokens in their arguments, and
@@ -197,6 +251,15 @@ export interface AgentView {
   stdio: string;
   stdioText: string;
   stdioOk: boolean;
+}
+
+/** AgentWritten is what ApplyAgent did. */
+export interface AgentWritten {
+  path: string;
+  /** Backup is the copy of the file as it was ("" when there was none). */
+  backup: string;
+  /** Message says it in a sentence, with what to do next. */
+  message: string;
 }
 
 /**
@@ -395,6 +458,11 @@ export interface ClientKeyView {
 export interface ClientSetup {
   id: string;
   name: string;
+  /**
+   * Agent is the client's id in AgentClients when Yett can write its
+   * configuration itself, "" when it cannot.
+   */
+  agent: string;
   command: string;
   config: string;
   configFile: string;
@@ -1039,7 +1107,10 @@ export interface SSHHostForm {
 export const VIEWS = {
   ActivityItem: { what: 'an activity item', fields: { kind: ACTIVITY_KINDS, index: 'n', time: 's', type: 's', sessionId: 's', reason: 's', vaultEpoch: 'n', requestId: 's', channel: 's', operation: 's', target: 's', state: 's', class: 's', status: 'n', bytes: 'n', durationMs: 'n', path: 's', credentialRef: 's', credentialName: 's', step: 's', outcome: 's', code: 's', authorizationId: 's', drillId: 's', drillKind: 's', drill: 'b' } },
   ActivityView: { what: 'an activity page', fields: { readable: 'b', note: 's', items: 'ActivityItem[]', more: 'b', next: 'n' } },
+  AgentChange: { what: 'an agent change', fields: { client: AGENT_CLIENT_IDS, name: 's', path: 's', change: AGENT_CHANGE_KINDS, creates: 'b', entry: 's', plan: 's' } },
+  AgentClient: { what: 'an agent client', fields: { id: AGENT_CLIENT_IDS, name: 's', path: 's', state: AGENT_CLIENT_STATES, problem: 's' } },
   AgentView: { what: 'an agent description', fields: { name: 's', executable: 's', path: 's', signer: 's', signed: 'b', pid: 'n', exeHash: 's', startedAt: 's', parents: 'ParentView[]', via: 's', shimPid: 'n', shimStartedAt: 's', shimParent: 'ProcessView', stdio: 's', stdioText: 's', stdioOk: 'b' } },
+  AgentWritten: { what: 'an agent written', fields: { path: 's', backup: 's', message: 's' } },
   ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b' } },
   ApprovalState: { what: 'an approval update', fields: { cards: 'ApprovalCard[]', sessions: 'LiveSession[]', decisions: 'DecisionView[]' } },
   AuditStatus: { what: 'an audit status', fields: { state: AUDIT_STATES, writing: 'b', problem: 's', entries: 'n', treeHead: 's', signedSize: 'n', firstBad: 'n', reason: 's', torn: 's', notes: 's[]' } },
@@ -1049,7 +1120,7 @@ export const VIEWS = {
   BindingOverlap: { what: 'a binding overlap', fields: { otherId: 's', otherName: 's', duplicate: 'b', host: 's', path: 's', example: 's', winner: OVERLAP_WINNERS, winnerName: 's' } },
   CheckpointExport: { what: 'a checkpoint export', fields: { saved: 'b', path: 's', size: 'n', treeHead: 's' } },
   ClientKeyView: { what: 'a client key', fields: { keyId: 's', publicJwk: 's', jwks: 's' } },
-  ClientSetup: { what: 'a client setup', fields: { id: 's', name: 's', command: 's', config: 's', configFile: 's' } },
+  ClientSetup: { what: 'a client setup', fields: { id: 's', name: 's', agent: 's', command: 's', config: 's', configFile: 's' } },
   ConnectInfo: { what: 'the agent setup', fields: { cliPath: 's', cliFound: 'b', listening: 'b', problem: 's', user: 's', clients: 'ClientSetup[]' } },
   CredentialView: { what: 'a credential', fields: { id: 's', name: 's', format: CREDENTIAL_FORMATS, headerName: 's', template: 's', username: 's', hosts: 's[]', pathPrefixes: 's[]', approval: APPROVAL_MODES, createdAt: 's', updatedAt: 's', secretSetAt: 's', version: 'n', overlapsWith: 's[]' } },
   DecisionView: { what: 'a recent decision', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', channel: 's', method: 's', target: 's', outcome: DECISION_OUTCOMES, why: 's', where: 's', by: 's', at: 's' } },
@@ -1092,7 +1163,10 @@ export const VIEWS = {
 export interface Views {
   ActivityItem: ActivityItem;
   ActivityView: ActivityView;
+  AgentChange: AgentChange;
+  AgentClient: AgentClient;
   AgentView: AgentView;
+  AgentWritten: AgentWritten;
   ApprovalCard: ApprovalCard;
   ApprovalState: ApprovalState;
   AuditStatus: AuditStatus;

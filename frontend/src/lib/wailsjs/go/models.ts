@@ -44,6 +44,22 @@ export namespace app {
 	    more: boolean;
 	    next: number;
 	}
+	export interface AgentChange {
+	    client: string;
+	    name: string;
+	    path: string;
+	    change: string;
+	    creates: boolean;
+	    entry: string;
+	    plan: string;
+	}
+	export interface AgentClient {
+	    id: string;
+	    name: string;
+	    path: string;
+	    state: string;
+	    problem: string;
+	}
 	export interface ProcessView {
 	    name: string;
 	    pid: number;
@@ -71,6 +87,11 @@ export namespace app {
 	    stdio: string;
 	    stdioText: string;
 	    stdioOk: boolean;
+	}
+	export interface AgentWritten {
+	    path: string;
+	    backup: string;
+	    message: string;
 	}
 	export interface ApprovalCard {
 	    id: string;
@@ -174,6 +195,7 @@ export namespace app {
 	export interface ClientSetup {
 	    id: string;
 	    name: string;
+	    agent: string;
 	    command: string;
 	    config: string;
 	    configFile: string;
