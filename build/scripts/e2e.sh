@@ -89,7 +89,11 @@ export YETT_DEV_THROWAWAY_VAULT=1
 export YETT_DEV_DIALOG_DIR="$work/dialogs"
 mkdir -p "$YETT_DEV_DIALOG_DIR"
 export devserver="127.0.0.1:$port" assetdir="$root/frontend/dist" loglevel=Warning
-PATH="$work/bin:$PATH" "$bin" >"$work/app.log" 2>&1 &
+# The app's own home: the Connect page writes agent clients' files there
+# (~/.claude.json), never into the home of whoever runs the tests.
+export YETT_E2E_HOME="$work/home"
+mkdir -p "$YETT_E2E_HOME"
+HOME="$YETT_E2E_HOME" XDG_CONFIG_HOME="$YETT_E2E_HOME/.config" PATH="$work/bin:$PATH" "$bin" >"$work/app.log" 2>&1 &
 app_pid=$!
 
 for _ in $(seq 150); do
@@ -110,6 +114,10 @@ oauth_canary="CANARY-oauth-$(random_hex 8)"
 client_id="yett-e2e-$(random_hex 4)"
 public_client_id="yett-e2e-public-$(random_hex 4)"
 passphrase="e2e gate lattice $(random_hex 6)"
+# Claude Code's file already holds another server with a token: the
+# one-click connect must keep it and never show it.
+printf '{\n  "numStartups": 2,\n  "mcpServers": {\n    "docs": {"type": "stdio", "command": "/bin/false", "args": [], "env": {"TOKEN": "%s"}}\n  }\n}\n' \
+	"$canary" >"$YETT_E2E_HOME/.claude.json"
 
 # The client_credentials client. The secret travels by environment, never
 # on a command line, and neither it nor Hydra's answer (which echoes it) is

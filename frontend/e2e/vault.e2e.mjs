@@ -16,6 +16,8 @@
 // Exits non-zero on any failure; the last line is "N passed, N failed".
 
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { agentSteps } from './agent-steps.mjs';
 import { sshSteps } from './ssh-steps.mjs';
 import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, pageText, runSteps, shot, shotSizes, chooseNeverVerify } from './harness.mjs';
@@ -87,6 +89,39 @@ const steps = [
     const command = (await byId(page, 'client-command').textContent()).trim();
     assert(/^claude mcp add --scope user yett -- \S*\/yett mcp$/.test(command) && !command.includes('/path/to'), `the Claude Code command is "${command}"`);
     await shot(page, '02-unlocked-empty');
+  }],
+
+  ['Claude Code gets Yett in one click: the change is shown first, only Yett’s entry is written, and it comes out again', async (page) => {
+    const home = process.env.YETT_E2E_HOME;
+    assert(home, 'YETT_E2E_HOME is not set: the app would write into the real home');
+    const file = join(home, '.claude.json');
+    const before = readFileSync(file, 'utf8');
+    const state = byId(page, 'agent-state');
+    await state.waitFor({ timeout: STEP_TIMEOUT });
+    assert((await state.textContent()).includes('Not added yet'), `the state says "${await state.textContent()}"`);
+    await byId(page, 'agent-add').click();
+    await byId(page, 'agent-change').waitFor({ timeout: STEP_TIMEOUT });
+    assert(readFileSync(file, 'utf8') === before, 'the file changed before Write it was pressed');
+    const entry = await byId(page, 'agent-change-entry').textContent();
+    assert(/"command": "\S*\/yett"/.test(entry) && !entry.includes('docs'), `the change shows ${entry}`);
+    await shot(page, '02-connect-review');
+    await axeCheck(page, 'the one-click change before it is written');
+    await byId(page, 'agent-write').click();
+    await byId(page, 'agent-written').waitFor({ timeout: STEP_TIMEOUT });
+    await byId(page, 'client-tab-added-claude-code').waitFor({ timeout: STEP_TIMEOUT });
+    const after = JSON.parse(readFileSync(file, 'utf8'));
+    assert(after.mcpServers.yett?.command?.endsWith('/yett') && after.mcpServers.yett.args[0] === 'mcp', `Yett's entry is ${JSON.stringify(after.mcpServers.yett)}`);
+    assert(after.mcpServers.docs.env.TOKEN === CANARY && after.numStartups === 2, 'the other server or a setting was lost');
+    assert(readFileSync(`${file}.yett-backup`, 'utf8') === before, 'the backup is not the file as it was');
+    assert((await byId(page, 'agent-state').textContent()).includes('Yett is in Claude Code'), 'the page does not say Yett is in Claude Code');
+    await shot(page, '02-connect-added');
+    await byId(page, 'agent-remove').click();
+    await byId(page, 'agent-change').waitFor({ timeout: STEP_TIMEOUT });
+    await byId(page, 'agent-write').click();
+    await byId(page, 'agent-add').waitFor({ timeout: STEP_TIMEOUT });
+    const removed = JSON.parse(readFileSync(file, 'utf8'));
+    assert(!removed.mcpServers.yett && removed.mcpServers.docs, `after taking it out: ${JSON.stringify(Object.keys(removed.mcpServers))}`);
+    assert(!(await pageText(page)).includes(CANARY), "the other server's token is in the page");
   }],
 
   ['Settings says approvals ask the system here, which cannot confirm a root Yett; Never is chosen', async (page) => {

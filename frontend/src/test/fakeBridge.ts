@@ -53,10 +53,11 @@ export function connectInfo(over: Partial<ConnectInfo> = {}): ConnectInfo {
     problem: '',
     user: 'ana',
     clients: [
-      { id: 'claude-code', name: 'Claude Code', command: `claude mcp add --scope user yett -- ${cli} mcp`, config: '{}', configFile: '.mcp.json' },
-      { id: 'cursor', name: 'Cursor', command: 'xdg-open cursor://anysphere.cursor-deeplink/mcp/install?name=yett', config: '{}', configFile: '~/.cursor/mcp.json' },
-      { id: 'codex', name: 'Codex', command: `codex mcp add yett -- ${cli} mcp`, config: '[mcp_servers.yett]', configFile: '~/.codex/config.toml' },
-      { id: 'other', name: 'Any MCP client', command: `${cli} mcp`, config: '{}', configFile: 'settings' },
+      { id: 'claude-code', name: 'Claude Code', agent: 'claude', command: `claude mcp add --scope user yett -- ${cli} mcp`, config: '{}', configFile: '.mcp.json' },
+      { id: 'cursor', name: 'Cursor', agent: 'cursor', command: 'xdg-open cursor://anysphere.cursor-deeplink/mcp/install?name=yett', config: '{}', configFile: '~/.cursor/mcp.json' },
+      { id: 'codex', name: 'Codex', agent: 'codex', command: `codex mcp add yett -- ${cli} mcp`, config: '[mcp_servers.yett]', configFile: '~/.codex/config.toml' },
+      { id: 'vscode', name: 'VS Code', agent: 'vscode', command: `code --add-mcp '{"name":"yett"}'`, config: '{}', configFile: 'mcp.json' },
+      { id: 'other', name: 'Any MCP client', agent: '', command: `${cli} mcp`, config: '{}', configFile: 'settings' },
     ],
     ...over,
   };
@@ -149,7 +150,52 @@ export function installBridge(initial: VaultStatus = vaultStatus()) {
     CancelKeyringWait: vi.fn(async (): Promise<void> => {}),
   } satisfies FakeVaultService;
 
-  const ConnectService = { Info: vi.fn(async (): Promise<unknown> => connectInfo()) } satisfies FakeConnectService;
+  // The agent clients' files, as Yett's one-click connect sees them: a
+  // state per client, flipped by ApplyAgent.
+  const agentStates: Record<string, string> = { claude: 'absent', codex: 'different', cursor: 'unreadable', vscode: 'connected' };
+  const agentNames: Record<string, string> = { claude: 'Claude Code', codex: 'Codex', cursor: 'Cursor', vscode: 'VS Code' };
+  const agentPaths: Record<string, string> = {
+    claude: '~/.claude.json',
+    codex: '~/.codex/config.toml',
+    cursor: '~/.cursor/mcp.json',
+    vscode: '~/.config/Code/User/mcp.json',
+  };
+  const agentClients = () =>
+    Object.keys(agentNames).map((id) => ({
+      id,
+      name: agentNames[id],
+      path: agentPaths[id],
+      state: agentStates[id],
+      problem: agentStates[id] === 'unreadable' ? 'the file is not valid JSON.' : '',
+    }));
+  const ConnectService = {
+    Info: vi.fn(async (): Promise<unknown> => connectInfo()),
+    AgentClients: vi.fn(async (): Promise<unknown> => agentClients()),
+    PlanAgent: vi.fn(async (id: string, remove: boolean): Promise<unknown> => {
+      if (agentStates[id] === 'unreadable') throw `agentconfig: the file cannot be edited safely: ${agentPaths[id]}`;
+      const change = remove
+        ? agentStates[id] === 'absent' ? 'none' : 'remove'
+        : { absent: 'add', different: 'update', connected: 'none' }[agentStates[id]];
+      return {
+        client: id,
+        name: agentNames[id],
+        path: agentPaths[id],
+        change,
+        creates: false,
+        entry: remove ? '' : '{\n  "mcpServers": {\n    "yett": {"command": "/opt/Yett/yett", "args": ["mcp"]}\n  }\n}\n',
+        plan: `plan-${id}-${remove}`,
+      };
+    }),
+    ApplyAgent: vi.fn(async (id: string, remove: boolean, plan: string): Promise<unknown> => {
+      if (plan !== `plan-${id}-${remove}`) throw `${agentPaths[id]} changed since the change was shown: nothing was written`;
+      agentStates[id] = remove ? 'absent' : 'connected';
+      return {
+        path: agentPaths[id],
+        backup: `${agentPaths[id]}.yett-backup`,
+        message: remove ? `Yett is out of ${agentNames[id]}’s configuration.` : `Yett is in ${agentNames[id]}’s configuration. Restart ${agentNames[id]}.`,
+      };
+    }),
+  } satisfies FakeConnectService;
 
   window.go = { app: { VaultService, ConnectService } as never };
   window.runtime = {

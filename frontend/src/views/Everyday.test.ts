@@ -80,12 +80,66 @@ describe('Connect an agent', () => {
     expect(screen.getByTestId('client-command').textContent).toBe('codex mcp add yett -- /opt/Yett/yett mcp');
     // Arrow keys move between the tabs.
     await fireEvent.keyDown(screen.getByTestId('client-tab-codex'), { key: 'ArrowRight' });
+    expect(screen.getByTestId('client-tab-vscode').getAttribute('aria-selected')).toBe('true');
+    expect(document.activeElement).toBe(screen.getByTestId('client-tab-vscode'));
+    await fireEvent.keyDown(screen.getByTestId('client-tab-vscode'), { key: 'End' });
     expect(screen.getByTestId('client-tab-other').getAttribute('aria-selected')).toBe('true');
-    expect(document.activeElement).toBe(screen.getByTestId('client-tab-other'));
+    // Any other client has no one-click: only the command and the config.
+    expect(screen.queryByTestId('agent-oneclick')).toBeNull();
     expect(screen.getByTestId('connect-cli-path').textContent).toBe('/opt/Yett/yett');
     expect(bridge.ConnectService.Info).toHaveBeenCalled();
     // No credential yet: it says to add one.
     await screen.findByTestId('connect-add-credential');
+  });
+
+  it('writes Yett into a client in one click, showing the change first, and takes it out again', async () => {
+    const { bridge } = await openView('connect');
+    // VS Code already has Yett: its tab says so.
+    await screen.findByTestId('client-tab-added-vscode');
+    expect(screen.queryByTestId('client-tab-added-claude-code')).toBeNull();
+    const state = await screen.findByTestId('agent-state');
+    expect(state.textContent!.replace(/\s+/g, ' ')).toContain('Not added yet. Yett can write itself into ~/.claude.json');
+    await fireEvent.click(screen.getByTestId('agent-add'));
+    // Nothing is written before the person sees the change and says so.
+    const change = await screen.findByTestId('agent-change');
+    expect(bridge.ConnectService.ApplyAgent).not.toHaveBeenCalled();
+    expect(change.textContent!.replace(/\s+/g, ' ')).toContain('This adds Yett to ~/.claude.json');
+    expect(screen.getByTestId('agent-change-entry').textContent).toContain('"command": "/opt/Yett/yett"');
+    await fireEvent.click(screen.getByTestId('agent-write'));
+    expect(bridge.ConnectService.ApplyAgent).toHaveBeenCalledWith('claude', false, 'plan-claude-false');
+    expect((await screen.findByTestId('agent-written')).textContent).toContain('The file as it was is ~/.claude.json.yett-backup.');
+    await screen.findByTestId('client-tab-added-claude-code');
+    expect((await screen.findByTestId('agent-state')).textContent).toContain('Yett is in Claude Code.');
+    // Taking it out is shown first too; Cancel writes nothing.
+    await fireEvent.click(screen.getByTestId('agent-remove'));
+    await screen.findByTestId('agent-change');
+    await fireEvent.click(screen.getByTestId('agent-cancel'));
+    expect(screen.queryByTestId('agent-change')).toBeNull();
+    await fireEvent.click(screen.getByTestId('agent-remove'));
+    expect((await screen.findByTestId('agent-change')).textContent).toContain('This takes Yett out of ~/.claude.json');
+    expect(screen.queryByTestId('agent-change-entry')).toBeNull();
+    await fireEvent.click(screen.getByTestId('agent-write'));
+    await screen.findByTestId('agent-add');
+    expect(screen.queryByTestId('client-tab-added-claude-code')).toBeNull();
+    expect(bridge.ConnectService.ApplyAgent).toHaveBeenCalledTimes(2);
+    // Another command under the name yett: the button updates it.
+    await fireEvent.click(screen.getByTestId('client-tab-codex'));
+    expect((await screen.findByTestId('agent-state')).textContent).toContain('Codex has an entry named yett that is not this Yett’s');
+    expect(screen.getByTestId('agent-add').textContent).toContain('Update Yett in Codex');
+    // A file Yett cannot edit safely: no button, and why.
+    await fireEvent.click(screen.getByTestId('client-tab-cursor'));
+    expect((await screen.findByTestId('agent-state')).textContent).toContain('the file is not valid JSON.');
+    expect(screen.queryByTestId('agent-add')).toBeNull();
+  });
+
+  it('says what went wrong when the file changed since the change was shown', async () => {
+    const { bridge } = await openView('connect');
+    await fireEvent.click(await screen.findByTestId('agent-add'));
+    await screen.findByTestId('agent-change');
+    bridge.ConnectService.ApplyAgent.mockRejectedValueOnce('~/.claude.json changed since the change was shown: nothing was written; look at the change again');
+    await fireEvent.click(screen.getByTestId('agent-write'));
+    expect((await screen.findByTestId('agent-error')).textContent).toContain('nothing was written');
+    expect(screen.queryByTestId('agent-written')).toBeNull();
   });
 
   it('says plainly when the yett command is missing', async () => {
