@@ -198,6 +198,10 @@ func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "tools/call" || !ok || ctr.Params == nil {
 			return next(ctx, method, req)
 		}
+		if !c.drill {
+			run := c.current().rec
+			c.g.clients.saw(ctr.ClientInfo(), run.Name, run.PID, time.Now())
+		}
 		ctx = withCall(ctx, ctr)
 		switch name := ctr.Params.Name; {
 		case name == agentapi.ToolHTTPRequest:

@@ -100,6 +100,7 @@ type Gateway struct {
 	journal  *journal.Journal
 	audit    *audit.Log
 	carried  bool // the journal carries the audit log's records
+	clients  *clientBook
 	broker   *approval.Broker
 	exec     *action.Executor
 	ssh      *sshaction.Executor
@@ -137,6 +138,10 @@ type Gateway struct {
 	hookBeforeIntent func(ctx context.Context, key string)
 }
 
+// Clients are the MCP clients that called a tool through this gateway
+// (and earlier ones, from ClientsFile), newest call first.
+func (g *Gateway) Clients() []ClientSeen { return g.clients.list() }
+
 // NewBootID makes a random boot id.
 func NewBootID() string {
 	var b [16]byte
@@ -173,6 +178,8 @@ func New(cfg Config) (*Gateway, error) {
 		g.bootID = NewBootID()
 	}
 	g.ctx, g.stop = context.WithCancel(context.Background())
+	g.clients = openClientBook(cfg.DataDir)
+	go g.clients.run(g.ctx.Done())
 	ok := false
 	defer func() {
 		if !ok {
@@ -308,6 +315,7 @@ func (g *Gateway) Close() error {
 
 func (g *Gateway) release() {
 	g.stop()
+	<-g.clients.done
 	if g.carried {
 		// Before the journal closes: the audit log makes its own file
 		// durable and writes it by itself again (the keeper keeps it open).
