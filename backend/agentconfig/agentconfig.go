@@ -148,6 +148,27 @@ func entryText(opts Options) string {
 	return string(b) + "\n"
 }
 
+// ClientOf is which of Clients an MCP client is, from the name it gives
+// itself in clientInfo ("" for any other): Claude Code says "claude-code",
+// Codex "codex-mcp-client" (both checked against the real clients), Cursor
+// "cursor-vscode" and VS Code "Visual Studio Code" (with " - Insiders" in
+// its preview). The name is the client's word: good for saying when a
+// client last called, never for deciding anything.
+func ClientOf(name string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch {
+	case strings.Contains(n, "claude"):
+		return "claude"
+	case strings.Contains(n, "codex"):
+		return "codex"
+	case strings.Contains(n, "cursor"):
+		return "cursor"
+	case strings.HasPrefix(n, "visual studio code"), n == "vscode":
+		return "vscode"
+	}
+	return ""
+}
+
 // Locate is where the user's client files are, from the environment as a
 // command line or the app sees it: the home directory ($HOME, else the
 // system's), and VS Code's settings folder (%AppData% on Windows,

@@ -379,3 +379,14 @@ func TestEntryIsYettsEntryOnly(t *testing.T) {
 		})
 	}
 }
+
+func TestClientOf(t *testing.T) {
+	for name, want := range map[string]string{
+		"claude-code": "claude", "codex-mcp-client": "codex", "cursor-vscode": "cursor", "Visual Studio Code": "vscode",
+		"Visual Studio Code - Insiders": "vscode", "mcp-inspector": "", "": "", "code-server": "",
+	} {
+		if got := ClientOf(name); got != want {
+			t.Errorf("ClientOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -16,8 +16,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yettdev/yett/backend/agentconfig"
 	"github.com/yettdev/yett/backend/rpcframe"
 )
+
+// nameOf is the name in names that agentconfig takes for client.
+func nameOf(names map[string]bool, client string) string {
+	for n := range names {
+		if agentconfig.ClientOf(n) == client {
+			return n
+		}
+	}
+	return ""
+}
 
 // agentsBin is a command the test agents' npm project installs
 // (build/scripts/deps.sh test).
@@ -68,11 +79,15 @@ func TestRealClientsUseConnectAgent(t *testing.T) {
 	t.Cleanup(func() { ln.Close() })
 	var mu sync.Mutex
 	var methods []string
+	clientNames := map[string]bool{} // as each client names itself
 	server := mcp.NewServer(&mcp.Implementation{Name: "stub-gateway", Version: "0"}, nil)
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			mu.Lock()
 			methods = append(methods, method)
+			if r, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok && method == "tools/list" && r.ClientInfo() != nil {
+				clientNames[r.ClientInfo().Name] = true
+			}
 			mu.Unlock()
 			return next(ctx, method, req)
 		}
@@ -156,6 +171,16 @@ func TestRealClientsUseConnectAgent(t *testing.T) {
 		t.Fatalf("Claude Code's check reached the gateway with %q", seen)
 	}
 
+	// The Connect page says when each client last called from the name it
+	// gives itself: the real one is the name agentconfig knows.
+	mu.Lock()
+	names := clientNames
+	clientNames = map[string]bool{}
+	mu.Unlock()
+	if len(names) != 1 || !names[nameOf(names, "claude")] {
+		t.Fatalf("Claude Code named itself %v", names)
+	}
+
 	out = run(offline(codex, "mcp", "list", "--json"))
 	for _, want := range []string{`"name": "yett"`, `"command": "` + yettBin + `"`, `"tool_timeout_sec": 180.0`, `"startup_timeout_sec": 20.0`, `"name": "docs"`} {
 		if !strings.Contains(out, want) {
@@ -177,6 +202,12 @@ func TestRealClientsUseConnectAgent(t *testing.T) {
 	mu.Unlock()
 	if !strings.Contains(seen, "initialize") || !strings.Contains(seen, "tools/list") {
 		t.Fatalf("codex exec reached the gateway with %q", seen)
+	}
+	mu.Lock()
+	names = clientNames
+	mu.Unlock()
+	if len(names) != 1 || !names[nameOf(names, "codex")] {
+		t.Fatalf("Codex named itself %v", names)
 	}
 
 	// --remove takes Yett out of both and leaves the other server.
