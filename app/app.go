@@ -27,6 +27,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"github.com/yettdev/yett/backend/autostart"
+	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/instance"
 	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/lockwatch"
@@ -172,6 +173,7 @@ func New(cfg Config) (*App, error) {
 		st := k.State()
 		return st.SocketPath != "", st.GatewayProblem
 	})
+	a.Connect.clients = func() ([]gateway.ClientSeen, error) { return gateway.ReadClients(cfg.DataDir) }
 	a.followKeeper()
 	return a, nil
 }

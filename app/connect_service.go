@@ -15,9 +15,11 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"time"
 
 	"github.com/yettdev/yett/backend/agentconfig"
 	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/gateway"
 )
 
 // ConnectService is bound to the UI as window.go.app.ConnectService: what
@@ -32,6 +34,9 @@ type ConnectService struct {
 	getenv func(string) string
 	// planKey keys the names of planned changes (planID).
 	planKey [32]byte
+	// clients are the MCP clients that called through Yett and when
+	// (gateway.ReadClients of the data directory); nil: none known.
+	clients func() ([]gateway.ClientSeen, error)
 	// gateway says whether the gateway listens for agents, and why not.
 	gateway func() (listening bool, problem string)
 }
@@ -190,6 +195,13 @@ type AgentClient struct {
 	// why).
 	State   string `json:"state" enum:"AgentClientState"`
 	Problem string `json:"problem"`
+	// LastCall is when this client last called a tool through Yett (RFC
+	// 3339, "" if never), as the client names itself (Name in its MCP
+	// clientInfo: its word, which decides nothing); LastProgram and
+	// LastPID are the process the kernel says made that call.
+	LastCall    string `json:"lastCall"`
+	LastProgram string `json:"lastProgram"`
+	LastPID     int    `json:"lastPid"`
 }
 
 // AgentChange is a change to one client's file, shown before it is
@@ -253,8 +265,18 @@ func (s *ConnectService) shown(path string) string {
 // files and writes nothing.
 func (s *ConnectService) AgentClients() []AgentClient {
 	out := make([]AgentClient, 0, len(agentconfig.Clients))
+	var seen []gateway.ClientSeen // newest first
+	if s.clients != nil {
+		seen, _ = s.clients() // unreadable: no times to show, the rest stands
+	}
 	for _, id := range agentconfig.Clients {
 		c := AgentClient{ID: id, Name: agentClientNames[id]}
+		for _, cs := range seen {
+			if agentconfig.ClientOf(cs.Name) == id {
+				c.LastCall, c.LastProgram, c.LastPID = cs.LastCall.UTC().Format(time.RFC3339), cs.Program, cs.PID
+				break
+			}
+		}
 		p, err := s.plan(id, false)
 		if err != nil && !errors.Is(err, agentconfig.ErrUnreadable) {
 			// No command to write (the CLI is missing): the file is still

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/yettdev/yett/backend/gateway"
 )
 
 // The Connect page writes Yett into each client's own configuration: it
@@ -36,6 +39,16 @@ func TestConnectAgentClients(t *testing.T) {
 		}
 		return ""
 	}
+	// What the gateway noted of the clients that called (ClientsFile),
+	// newest first; a name agentconfig does not know stays off the page.
+	called := time.Date(2026, 12, 3, 9, 41, 0, 0, time.UTC)
+	s.clients = func() ([]gateway.ClientSeen, error) {
+		return []gateway.ClientSeen{
+			{Name: "mcp-inspector", Program: "node", PID: 9, LastCall: called.Add(time.Hour)},
+			{Name: "claude-code", Version: "2.1.328", Program: "claude", PID: 4242, LastCall: called},
+			{Name: "claude-code-old", Program: "claude", PID: 1, LastCall: called.Add(-time.Hour)},
+		}, nil
+	}
 	var shown strings.Builder // every answer the window gets, as JSON
 	see := func(v any) {
 		b, _ := json.Marshal(v)
@@ -55,6 +68,9 @@ func TestConnectAgentClients(t *testing.T) {
 		if st[id].State != want {
 			t.Errorf("%s: %+v, want %s", id, st[id], want)
 		}
+	}
+	if c := st["claude"]; c.LastCall != "2026-12-03T09:41:00Z" || c.LastProgram != "claude" || c.LastPID != 4242 || st["codex"].LastCall != "" {
+		t.Errorf("last calls: %+v", st)
 	}
 	if st["claude"].Path != "~/.claude.json" || st["vscode"].Path != "~/.config/Code/User/mcp.json" || st["cursor"].Problem == "" {
 		t.Errorf("paths and problems: %+v", st)

@@ -201,6 +201,15 @@ export interface AgentClient {
    */
   state: AgentClientState;
   problem: string;
+  /**
+   * LastCall is when this client last called a tool through Yett (RFC
+   * 3339, "" if never), as the client names itself (Name in its MCP
+   * clientInfo: its word, which decides nothing); LastProgram and
+   * LastPID are the process the kernel says made that call.
+   */
+  lastCall: string;
+  lastProgram: string;
+  lastPid: number;
 }
 
 /**
@@ -1108,7 +1117,7 @@ export const VIEWS = {
   ActivityItem: { what: 'an activity item', fields: { kind: ACTIVITY_KINDS, index: 'n', time: 's', type: 's', sessionId: 's', reason: 's', vaultEpoch: 'n', requestId: 's', channel: 's', operation: 's', target: 's', state: 's', class: 's', status: 'n', bytes: 'n', durationMs: 'n', path: 's', credentialRef: 's', credentialName: 's', step: 's', outcome: 's', code: 's', authorizationId: 's', drillId: 's', drillKind: 's', drill: 'b' } },
   ActivityView: { what: 'an activity page', fields: { readable: 'b', note: 's', items: 'ActivityItem[]', more: 'b', next: 'n' } },
   AgentChange: { what: 'an agent change', fields: { client: AGENT_CLIENT_IDS, name: 's', path: 's', change: AGENT_CHANGE_KINDS, creates: 'b', entry: 's', plan: 's' } },
-  AgentClient: { what: 'an agent client', fields: { id: AGENT_CLIENT_IDS, name: 's', path: 's', state: AGENT_CLIENT_STATES, problem: 's' } },
+  AgentClient: { what: 'an agent client', fields: { id: AGENT_CLIENT_IDS, name: 's', path: 's', state: AGENT_CLIENT_STATES, problem: 's', lastCall: 's', lastProgram: 's', lastPid: 'n' } },
   AgentView: { what: 'an agent description', fields: { name: 's', executable: 's', path: 's', signer: 's', signed: 'b', pid: 'n', exeHash: 's', startedAt: 's', parents: 'ParentView[]', via: 's', shimPid: 'n', shimStartedAt: 's', shimParent: 'ProcessView', stdio: 's', stdioText: 's', stdioOk: 'b' } },
   AgentWritten: { what: 'an agent written', fields: { path: 's', backup: 's', message: 's' } },
   ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b' } },

@@ -167,6 +167,9 @@ export function installBridge(initial: VaultStatus = vaultStatus()) {
       path: agentPaths[id],
       state: agentStates[id],
       problem: agentStates[id] === 'unreadable' ? 'the file is not valid JSON.' : '',
+      lastCall: id === 'vscode' ? '2026-12-03T09:41:00Z' : '',
+      lastProgram: id === 'vscode' ? 'code' : '',
+      lastPid: id === 'vscode' ? 4242 : 0,
     }));
   const ConnectService = {
     Info: vi.fn(async (): Promise<unknown> => connectInfo()),

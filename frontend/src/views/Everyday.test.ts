@@ -99,6 +99,7 @@ describe('Connect an agent', () => {
     expect(screen.queryByTestId('client-tab-added-claude-code')).toBeNull();
     const state = await screen.findByTestId('agent-state');
     expect(state.textContent!.replace(/\s+/g, ' ')).toContain('Not added yet. Yett can write itself into ~/.claude.json');
+    expect(screen.getByTestId('agent-last-call').textContent).toContain('No call from Claude Code through Yett yet.');
     await fireEvent.click(screen.getByTestId('agent-add'));
     // Nothing is written before the person sees the change and says so.
     const change = await screen.findByTestId('agent-change');
@@ -126,6 +127,11 @@ describe('Connect an agent', () => {
     await fireEvent.click(screen.getByTestId('client-tab-codex'));
     expect((await screen.findByTestId('agent-state')).textContent).toContain('Codex has an entry named yett that is not this Yett’s');
     expect(screen.getByTestId('agent-add').textContent).toContain('Update Yett in Codex');
+    // When a client last called, and from which process.
+    await fireEvent.click(screen.getByTestId('client-tab-vscode'));
+    expect((await screen.findByTestId('agent-last-call')).textContent!.replace(/\s+/g, ' ')).toMatch(
+      /Last called through Yett .*2026.*, from code \(process 4242\), as the client names itself\./,
+    );
     // A file Yett cannot edit safely: no button, and why.
     await fireEvent.click(screen.getByTestId('client-tab-cursor'));
     expect((await screen.findByTestId('agent-state')).textContent).toContain('the file is not valid JSON.');

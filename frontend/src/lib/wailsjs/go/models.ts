@@ -59,6 +59,9 @@ export namespace app {
 	    path: string;
 	    state: string;
 	    problem: string;
+	    lastCall: string;
+	    lastProgram: string;
+	    lastPid: number;
 	}
 	export interface ProcessView {
 	    name: string;
