@@ -64,7 +64,7 @@ var enumSets = []enumSet{
 	{"FlowState", "oauth.FlowStates", oauth.FlowStates},
 	{"VaultState", "vault.State*", names(vault.StateUninitialised, vault.StateLocked, vault.StateUnlocked, vault.StateDamaged)},
 	{"CredentialFormat", "vault.Inject*", names(vault.InjectBearer, vault.InjectHeader, vault.InjectBasic)},
-	{"ApprovalMode", "vault.Approval*", names(vault.ApprovalSession, vault.ApprovalPerCall)},
+	{"ApprovalMode", "vault.Approval*", names(vault.ApprovalSession, vault.ApprovalPerCall, vault.ApprovalWrites)},
 	{"OverlapWinner", "vault.Winner*", names(vault.WinnerCandidate, vault.WinnerOther, vault.WinnerThird, vault.WinnerNone)},
 	{"ApprovalKind", "approval.Kind*", names(approval.KindSession, approval.KindCall)},
 	{"DecisionOutcome", "approval.Outcome*", names(approval.OutcomeApproved, approval.OutcomeDenied, approval.OutcomeRefused,

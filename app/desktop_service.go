@@ -148,7 +148,7 @@ func sensitiveChoices(v *vault.Vault, ops *operation.Catalogue) []SensitiveChoic
 	out := []SensitiveChoice{}
 	if creds, err := v.Credentials().List(); err == nil {
 		for _, c := range creds {
-			if c.Approval == vault.ApprovalPerCall {
+			if c.Approval != vault.ApprovalSession { // per_call, or writes: cards of their own
 				detail := ""
 				if len(c.Hosts) > 0 {
 					detail = c.Hosts[0]
@@ -159,7 +159,7 @@ func sensitiveChoices(v *vault.Vault, ops *operation.Catalogue) []SensitiveChoic
 	}
 	if ops != nil {
 		for _, o := range ops.List() {
-			if o.Approval == operation.ApprovalPerCall {
+			if o.AsksEachCall() {
 				out = append(out, SensitiveChoice{Ref: approvalOperationRef(o.Name), Kind: "operation", Name: o.Name, Detail: o.Method})
 			}
 		}

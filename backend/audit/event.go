@@ -223,7 +223,7 @@ type NamedOperation struct {
 	Name     string `json:"name"`
 	Method   string `json:"method,omitempty"`
 	Target   string `json:"target,omitempty"`   // host of the URL template
-	Approval string `json:"approval,omitempty"` // session or per_call
+	Approval string `json:"approval,omitempty"` // session, per_call or writes
 }
 
 // OAuthFacts describe an OAuth authorization event (connected, refreshed,

@@ -19,6 +19,7 @@ import (
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/vault"
 )
 
 // A credential marked per-call asks for every call, after the session, and
@@ -46,6 +47,64 @@ func TestPerCallApprovalIsSeparate(t *testing.T) {
 	mustContain(t, wait(), "DENIED")
 	if w.recv.count(t, one) != 1 || w.recv.count(t, two) != 0 {
 		t.Fatal("wrong arrival counts")
+	}
+}
+
+// Reads pass, writes ask: with a credential whose approval is "writes",
+// GET and HEAD (through http.get and http.request) go on the run's session
+// approval alone, and every other method gets a card of its own, which the
+// session never replaces: approved, the write goes; denied, it does not.
+func TestReadsPassWritesAsk(t *testing.T) {
+	w := newWorld(t, worldOpts{approval: vault.ApprovalWrites})
+	a := startAgent(t, w.runDir)
+	a.connect()
+	read := func(tool, method, id string) map[string]any {
+		return map[string]any{"method": method, "url": "http://" + w.recv.addr + "/replay-test/" + id, "idempotency_key": "key-" + id}
+	}
+	first := tag("reads-first")
+	wait := a.callAsync(agentapi.ToolHTTPGet, read(agentapi.ToolHTTPGet, "GET", first))
+	w.approveNext()
+	mustContain(t, wait(), `"status":200`)
+	reads := []string{first}
+	for _, r := range []struct{ tool, method string }{{agentapi.ToolHTTPGet, "HEAD"}, {agentapi.ToolHTTPRequest, "GET"}, {agentapi.ToolHTTPRequest, "HEAD"}} {
+		id := tag("reads")
+		reads = append(reads, id)
+		mustContain(t, a.call(r.tool, read(r.tool, r.method, id)), `"status":200`)
+		if p := w.gw.Broker().Pending(); len(p) != 0 {
+			t.Fatalf("a %s through %s raised a card: %+v", r.method, r.tool, p)
+		}
+	}
+	for _, id := range reads {
+		if w.recv.count(t, id) != 1 {
+			t.Fatalf("read %s arrived %d times", id, w.recv.count(t, id))
+		}
+	}
+	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		yes, no := tag("write-yes"), tag("write-no")
+		for _, id := range []string{yes, no} {
+			req := w.req(id)
+			req["method"] = method
+			if method == "DELETE" {
+				delete(req, "body")
+			}
+			wait := a.callAsync(agentapi.ToolHTTPRequest, req)
+			card := w.pending(approval.KindCall)
+			if card.Method != method || !strings.HasSuffix(card.Target, "/replay-test/"+id) || card.Credential != "receiver" {
+				t.Fatalf("call card %+v", card)
+			}
+			w.gw.Broker().Answer(card.ID, id == yes, "test")
+			if id == yes {
+				mustContain(t, wait(), `"status":200`)
+			} else {
+				mustContain(t, wait(), "DENIED")
+			}
+		}
+		if w.recv.count(t, yes) != 1 || w.recv.count(t, no) != 0 {
+			t.Fatalf("%s: approved arrived %d times, denied %d", method, w.recv.count(t, yes), w.recv.count(t, no))
+		}
+	}
+	if len(w.gw.Broker().Sessions()) != 1 {
+		t.Fatal("the session did not hold across the writes' cards")
 	}
 }
 

@@ -146,7 +146,10 @@ type world struct {
 
 type worldOpts struct {
 	perCall bool
-	timeout time.Duration
+	// approval, when set, is the receiver credential's approval mode
+	// (perCall is vault.ApprovalPerCall).
+	approval vault.Approval
+	timeout  time.Duration
 	// progressEvery is how often a waiting call hears of its card.
 	progressEvery time.Duration
 	// oauth opens an OAuth manager and the operation catalogue on the data
@@ -186,6 +189,9 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	appr := vault.ApprovalSession
 	if o.perCall {
 		appr = vault.ApprovalPerCall
+	}
+	if o.approval != "" {
+		appr = o.approval
 	}
 	if _, err := w.vault.Credentials().Add(vault.NewCredential{
 		Name: "receiver", Secret: vault.NewSecret([]byte(canary)), Injection: vault.Injection{Format: vault.InjectBearer},

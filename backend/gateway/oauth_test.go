@@ -20,6 +20,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/yettdev/yett/backend/agentapi"
+	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
@@ -422,4 +423,57 @@ func TestRefreshOnlyForARecordedIntent(t *testing.T) {
 	if intent < 0 || refreshed < intent {
 		t.Fatalf("intent at %d, refresh at %d: the refresh must follow the durable intent", intent, refreshed)
 	}
+}
+
+// TestOperationReadsPassWritesAsk: with the approval "writes", an
+// operation the person marked read-only goes on the run's session approval
+// alone, and one not marked so asks on every call, approved or denied on
+// its own card.
+func TestOperationReadsPassWritesAsk(t *testing.T) {
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "CANARY-writes-client-secret"})
+	w := newWorld(t, worldOpts{oauth: true})
+	fv, err := w.oauth.Connect(context.Background(), oauth.ConnectRequest{
+		Name: "tracker", Provider: "custom", Flow: oauth.FlowClientCredentials, Environment: "development",
+		Endpoints: oauth.Endpoints{Issuer: p.URL}, ClientID: oauthtest.DefaultClientID, ClientAuth: oauth.ClientAuthSecret,
+		ClientSecret: []byte("CANARY-writes-client-secret"), Owner: "alice", BackupRevoker: "bob",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []operation.Operation{
+		{Name: "tracker.list_items", AuthorizationID: fv.AuthorizationID, Method: "GET", URLTemplate: p.URL + "/resource",
+			Approval: operation.ApprovalWrites, ReadOnly: true},
+		{Name: "tracker.touch_items", AuthorizationID: fv.AuthorizationID, Method: "POST", URLTemplate: p.URL + "/resource",
+			Approval: operation.ApprovalWrites},
+	} {
+		if err := w.ops.Save(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := startAgent(t, w.runDir)
+	a.connect()
+	wait := a.callAsync("tracker.list_items", map[string]any{})
+	w.approveNext()
+	if r := wait(); r.IsError || !strings.Contains(r.Text, `"status":200`) {
+		t.Fatalf("first read: %s %s", r.Text, r.Err)
+	}
+	if r := a.call("tracker.list_items", map[string]any{}); r.IsError || !strings.Contains(r.Text, `"status":200`) {
+		t.Fatalf("second read: %s %s", r.Text, r.Err)
+	}
+	if pend := w.gw.Broker().Pending(); len(pend) != 0 {
+		t.Fatalf("a read-only operation raised a card: %+v", pend)
+	}
+	for _, yes := range []bool{true, false} {
+		wait := a.callAsync("tracker.touch_items", map[string]any{})
+		card := w.pending(approval.KindCall)
+		if card.Operation != "tracker.touch_items" || card.Method != "POST" {
+			t.Fatalf("card %+v", card)
+		}
+		w.gw.Broker().Answer(card.ID, yes, "test")
+		r := wait()
+		if yes && (r.IsError || !strings.Contains(r.Text, `"status":200`)) || !yes && !strings.Contains(r.Text, "DENIED") {
+			t.Fatalf("write approved=%v: %s %s", yes, r.Text, r.Err)
+		}
+	}
+	a.do(agentCmd{Op: "close"})
 }

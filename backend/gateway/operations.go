@@ -209,7 +209,7 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	opReq := action.Request{Method: call.Method, URL: call.URL, Body: call.Body, Headers: bodyHeaders(call.Body)}
 	var via *audit.Via
-	if op.Approval == operation.ApprovalPerCall {
+	if op.AsksEachCall() {
 		card.Join = joinOf(call.Key, httpDigest(name, opReq))
 		v, err := g.askCall(ctx, sess, card)
 		if err != nil {

@@ -70,9 +70,11 @@ func (c *conn) httpPipeline(ctx context.Context, req *mcp.CallToolRequest, parse
 	if r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
-	// 5. Per-call approval, never replaced by the session.
+	// 5. Per-call approval, never replaced by the session: every call of
+	// a per-call credential, every write (not GET or HEAD) of one whose
+	// reads pass.
 	var via *audit.Via
-	if cv.Approval == vault.ApprovalPerCall {
+	if cv.Approval.AsksEachCall(call.req.Method) {
 		v, err := g.askCall(ctx, sess, approval.Call{
 			Channel: "http", Method: call.req.Method, Target: call.host + call.path, Credential: cv.Name, Ref: cv.ID,
 			Join: joinOf(call.key, httpDigest("", call.req)),

@@ -187,8 +187,11 @@ func (s CredentialSource) Facts(context.Context) ([]Fact, error) {
 }
 
 func approvalWord(a vault.Approval) string {
-	if a == vault.ApprovalPerCall {
+	switch a {
+	case vault.ApprovalPerCall:
 		return "each call approved"
+	case vault.ApprovalWrites:
+		return "reads on the session approval, each write approved"
 	}
 	return "session approval"
 }

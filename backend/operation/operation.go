@@ -47,11 +47,13 @@ type Operation struct {
 	// BodySchema, when set, is a JSON Schema subset the agent's body must
 	// match (see CheckBody); without one the operation takes no body.
 	BodySchema json.RawMessage `json:"body_schema,omitempty"`
-	Approval   string          `json:"approval"` // session or per_call
+	Approval   string          `json:"approval"` // session, per_call or writes
 	// ReadOnly is the person's word that the operation only reads (a GET
 	// of a profile, a search): agents' clients are told so (the tool's
-	// read-only hint) and may call it without asking their own user. It
-	// changes nothing in Yett's approvals.
+	// read-only hint) and may call it without asking their own user. With
+	// the approval "writes" it goes on the run's session approval, where
+	// an operation not marked read-only asks on every call; with session
+	// or per_call it changes nothing in Yett's approvals.
 	ReadOnly bool `json:"read_only,omitempty"`
 }
 
@@ -76,7 +78,16 @@ func ToolName(name string) string {
 const (
 	ApprovalSession = "session"
 	ApprovalPerCall = "per_call"
+	// ApprovalWrites: reads pass, writes ask (an operation is a read when
+	// the person marked it ReadOnly).
+	ApprovalWrites = "writes"
 )
+
+// AsksEachCall says whether a call of the operation needs a card of its
+// own, beyond the run's session approval.
+func (o *Operation) AsksEachCall() bool {
+	return o.Approval == ApprovalPerCall || o.Approval == ApprovalWrites && !o.ReadOnly
+}
 
 var (
 	opNameRe    = regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$`)
@@ -116,8 +127,8 @@ func (o *Operation) Validate() error {
 	if !slices.Contains(Methods, o.Method) {
 		return bad("method must be one of GET, POST, PUT, PATCH, DELETE")
 	}
-	if o.Approval != ApprovalSession && o.Approval != ApprovalPerCall {
-		return bad("approval must be session or per_call")
+	if o.Approval != ApprovalSession && o.Approval != ApprovalPerCall && o.Approval != ApprovalWrites {
+		return bad("approval must be session, per_call or writes")
 	}
 	u, err := url.Parse(placeholder.ReplaceAllString(o.URLTemplate, "x"))
 	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" {

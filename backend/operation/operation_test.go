@@ -40,3 +40,22 @@ func TestOperationValidate(t *testing.T) {
 		}
 	}
 }
+
+// An operation asks on every call per call, and with "writes" unless the
+// person marked it read-only.
+func TestOperationAsksEachCall(t *testing.T) {
+	for _, tt := range []struct {
+		approval string
+		readOnly bool
+		asks     bool
+	}{
+		{ApprovalSession, false, false}, {ApprovalSession, true, false},
+		{ApprovalPerCall, false, true}, {ApprovalPerCall, true, true},
+		{ApprovalWrites, false, true}, {ApprovalWrites, true, false},
+	} {
+		o := Operation{Approval: tt.approval, ReadOnly: tt.readOnly}
+		if o.AsksEachCall() != tt.asks {
+			t.Errorf("%s, read-only %v: asks %v", tt.approval, tt.readOnly, !tt.asks)
+		}
+	}
+}

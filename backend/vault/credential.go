@@ -27,7 +27,22 @@ type Approval string
 const (
 	ApprovalSession Approval = "session"  // once per agent run
 	ApprovalPerCall Approval = "per_call" // every call
+	// ApprovalWrites: reads pass, writes ask. Reads (GET and HEAD) go on
+	// the run's session approval; every other call gets its own card.
+	ApprovalWrites Approval = "writes"
 )
+
+// AsksEachCall says whether a call with this HTTP method needs a card of
+// its own, beyond the run's session approval (which every call needs).
+func (a Approval) AsksEachCall(method string) bool {
+	switch a {
+	case ApprovalPerCall:
+		return true
+	case ApprovalWrites:
+		return method != "GET" && method != "HEAD"
+	}
+	return false
+}
 
 // SecretPlaceholder is replaced by the secret in a header template.
 const SecretPlaceholder = "{secret}"
@@ -127,8 +142,8 @@ func (c NewCredential) validate() (NewCredential, error) {
 		paths = append(paths, p)
 	}
 	c.PathPrefixes = paths
-	if c.Approval != ApprovalSession && c.Approval != ApprovalPerCall {
-		return fail("approval must be %q or %q", ApprovalSession, ApprovalPerCall)
+	if c.Approval != ApprovalSession && c.Approval != ApprovalPerCall && c.Approval != ApprovalWrites {
+		return fail("approval must be %q, %q or %q", ApprovalSession, ApprovalPerCall, ApprovalWrites)
 	}
 	return c, nil
 }

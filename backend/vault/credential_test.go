@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -245,5 +246,35 @@ func TestSecretOfChosenVersion(t *testing.T) {
 	}
 	if s, err := v.Credentials().SecretOf(chosen.ID, chosen.Version); !errors.Is(err, ErrCredentialChanged) || s != nil {
 		t.Fatalf("a removed credential: %v", err)
+	}
+}
+
+// Which calls get a card of their own: every call per call, every write
+// (not GET or HEAD) when reads pass, none beyond the session's otherwise.
+// An SSH host has no reads to tell apart: "writes" is refused for one.
+func TestApprovalAsksEachCall(t *testing.T) {
+	for _, tt := range []struct {
+		a    Approval
+		asks []string
+	}{
+		{ApprovalSession, nil},
+		{ApprovalPerCall, []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "get"}},
+		{ApprovalWrites, []string{"POST", "PUT", "PATCH", "DELETE", "OPTIONS", "get"}},
+	} {
+		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "get"} {
+			if got, want := tt.a.AsksEachCall(m), slices.Contains(tt.asks, m); got != want {
+				t.Errorf("%s.AsksEachCall(%s) = %v", tt.a, m, got)
+			}
+		}
+	}
+	v, _ := newUnlocked(t, testOptions(newFakeClock()))
+	if _, err := v.Credentials().Add(NewCredential{Name: "w", Secret: NewSecret([]byte("s")), Injection: Injection{Format: InjectBearer},
+		Hosts: []string{"api.example.com"}, Approval: ApprovalWrites}); err != nil {
+		t.Fatalf("a credential whose reads pass: %v", err)
+	}
+	h := sampleHost("box")
+	h.Approval = ApprovalWrites
+	if _, err := v.SSHHosts().Add(h); err == nil {
+		t.Fatal("an SSH host took the approval writes")
 	}
 }

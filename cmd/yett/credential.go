@@ -27,7 +27,7 @@ func init() {
 const credentialUsage = `usage: yett credential add --name NAME --host HOST [--host HOST ...] [--path PREFIX ...]
                            [--inject bearer | --inject header --header NAME --template 'token {secret}'
                             | --inject basic --username USER]
-                           [--approval session|per-call] [--secret-fd N]
+                           [--approval session|per-call|writes] [--secret-fd N]
        yett credential list
        yett credential show NAME|ID
        yett credential remove NAME|ID
@@ -38,7 +38,9 @@ secret is read at the controlling terminal with echo off, or with
 ... --secret-fd 3 3<secret-file); never from the command line or the
 environment. Once saved it is never shown again, not by show, not by the app.
 --path defaults to /; --inject to bearer (Authorization: Bearer); --approval
-to session (one approval per agent run; per-call asks for every request).
+to session (one approval per agent run; per-call asks for every request;
+writes lets reads, GET and HEAD, go on the run's approval and asks for
+every other request).
 
 Every command asks for the vault passphrase at the terminal, refuses unless
 standard input is your own controlling terminal and while the app or
@@ -82,7 +84,7 @@ func credentialAdd(ctx context.Context, env *Env, args []string) error {
 	header := fs.String("header", "", "header injection: the header's name")
 	template := fs.String("template", "", "header injection: the value, with {secret} once")
 	username := fs.String("username", "", "basic injection: the user name")
-	approval := fs.String("approval", "session", "session or per-call")
+	approval := fs.String("approval", "session", "session, per-call or writes")
 	secretFD := fs.Int("secret-fd", -1, "read the secret from this file descriptor instead of the terminal")
 	if err := fs.Parse(args); err != nil {
 		return withExitCode(2, err)
@@ -306,8 +308,11 @@ func printCredential(w io.Writer, c vault.CredentialView) {
 }
 
 func approvalWords(a string) string {
-	if a == string(vault.ApprovalPerCall) {
+	switch a {
+	case string(vault.ApprovalPerCall):
 		return "per call"
+	case string(vault.ApprovalWrites):
+		return "reads per agent session, each write per call"
 	}
 	return "per agent session"
 }

@@ -28,7 +28,7 @@ const operationUsage = `usage: yett operation add --name tracker.create_issue --
                           --method GET|POST|PUT|PATCH|DELETE --url URL-TEMPLATE
                           [--param NAME:TYPE[:required][:allowed=V1|V2][:pattern=RE] ...]
                           [--body-schema FILE] [--description TEXT]
-                          [--approval session|per-call] [--read-only]
+                          [--approval session|per-call|writes] [--read-only]
        yett operation list
        yett operation remove NAME
 
@@ -38,8 +38,10 @@ token, endpoint or scope. The URL template names path parameters in braces
 goes in the query. TYPE is string or integer; allowed= lists the only values
 accepted; pattern= (last, as it may hold colons) is an RE2 expression the
 whole value must match. --body-schema names a JSON Schema file the agent's
-body must match (without it the operation takes no body). add replaces an
-operation of the same name. The rules are the app's.
+body must match (without it the operation takes no body). --approval
+session asks once per agent run, per-call on every call, writes on every
+call unless the operation is --read-only (then once per run). add replaces
+an operation of the same name. The rules are the app's.
 
 Refuses unless standard input is your own controlling terminal and while the
 app or yett serve runs; each change is recorded in the audit log with
@@ -109,8 +111,8 @@ func operationAdd(ctx context.Context, env *Env, args []string) error {
 	fs.Var(&params, "param", "a parameter NAME:TYPE[:required][:allowed=V1|V2][:pattern=RE] (repeat for more)")
 	schema := fs.String("body-schema", "", "a JSON Schema file for the body")
 	fs.StringVar(&o.Description, "description", "", "what it does, for the agent")
-	approval := fs.String("approval", "session", "session or per-call")
-	fs.BoolVar(&o.ReadOnly, "read-only", false, "it only reads: agents' clients are told so (Yett's approvals stay)")
+	approval := fs.String("approval", "session", "session, per-call or writes")
+	fs.BoolVar(&o.ReadOnly, "read-only", false, "it only reads: agents' clients are told so; with --approval writes it asks once per run")
 	if err := fs.Parse(args); err != nil {
 		return withExitCode(2, err)
 	}

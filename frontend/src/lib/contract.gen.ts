@@ -31,7 +31,7 @@ export const CREDENTIAL_FORMATS = ['bearer', 'header', 'basic'] as const;
 export type CredentialFormat = (typeof CREDENTIAL_FORMATS)[number];
 
 /** vault.Approval* */
-export const APPROVAL_MODES = ['session', 'per_call'] as const;
+export const APPROVAL_MODES = ['session', 'per_call', 'writes'] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
 /** vault.Winner* */

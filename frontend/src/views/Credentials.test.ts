@@ -242,6 +242,18 @@ describe('credential form', () => {
     }
   });
 
+  it('adds a credential whose reads pass and whose writes ask, and says so in its row', async () => {
+    const bridge = await unlocked();
+    await openForm();
+    await fill({ 'cred-name': 'tracker', 'cred-secret': CANARY, 'cred-hosts': 'api.tracker.test' });
+    await fireEvent.click(screen.getByTestId('cred-approval-writes'));
+    await fireEvent.submit(screen.getByTestId('credential-form'));
+    await screen.findByTestId('credential-added');
+    expect(bridge.VaultService.AddCredential).toHaveBeenCalledWith(expect.objectContaining({ name: 'tracker', approval: 'writes' }));
+    const row = await screen.findByTestId('credential-row');
+    expect(within(row).getByTestId('credential-approval').textContent).toContain('Reads per run, approve every write');
+  });
+
   it('shows a backend refusal and keeps the secret for a retry', async () => {
     const bridge = await unlocked();
     bridge.VaultService.AddCredential.mockRejectedValueOnce('a credential named "gh" already exists');
