@@ -83,7 +83,7 @@ func (s *ApprovalService) current() *approval.Broker {
 func (s *ApprovalService) push() {
 	s.pushMu.Lock()
 	defer s.pushMu.Unlock()
-	st := ApprovalState{Cards: s.Pending(), Sessions: s.Sessions(), Decisions: s.Decisions()}
+	st := ApprovalState{Cards: s.Pending(), Sessions: s.Sessions(), Decisions: s.Decisions(), Grants: s.Grants()}
 	s.events.send(EventApprovalChanged, st)
 	if s.onWaiting != nil {
 		s.onWaiting(len(st.Cards))
@@ -142,6 +142,41 @@ func (s *ApprovalService) Answer(id string, approve bool) error {
 	return s.publicError(b.AnswerVia(id, approve, approval.Via{Surface: SurfaceDesktopCard, Detail: "click or key in the window"}))
 }
 
+// AnswerGrant approves a per-call card from the desktop app and lets the
+// same run's calls like it (the card's grantWords) through without a card
+// for grantMinutes, or until the agent exits, the vault locks or Yett
+// restarts.
+func (s *ApprovalService) AnswerGrant(id string) error {
+	b := s.current()
+	if b == nil {
+		return errNoGateway
+	}
+	return s.publicError(b.AnswerGrant(id, approval.Via{Surface: SurfaceDesktopCard, Detail: "click or key in the window"}))
+}
+
+// Grants lists the time-boxed grants in force, oldest first.
+func (s *ApprovalService) Grants() []LiveGrant {
+	out := []LiveGrant{}
+	b := s.current()
+	if b == nil {
+		return out
+	}
+	for _, g := range b.Grants() {
+		out = append(out, grantView(g))
+	}
+	return out
+}
+
+// RevokeGrant ends a time-boxed grant at once; its session stays, and the
+// agent's next call like it gets a card again.
+func (s *ApprovalService) RevokeGrant(id string) error {
+	b := s.current()
+	if b == nil {
+		return errNoGateway
+	}
+	return s.publicError(b.RevokeGrant(id))
+}
+
 // Revoke ends a live session at once; the agent's next call needs a new
 // approval.
 func (s *ApprovalService) Revoke(sessionID string) error {
@@ -159,6 +194,8 @@ var approvalTexts = []known{
 	{approval.ErrWithdrawn, "This request was withdrawn: the agent exited, or the vault was locked or unlocked. Nothing was approved."},
 	{approval.ErrAuditUnavailable, "Yett could not record the approval in its audit log, so the request was refused."},
 	{approval.ErrNoSession, "This session has already ended."},
+	{approval.ErrNoGrant, "This grant has already ended."},
+	{approval.ErrNotGrantable, "This card cannot allow calls like it for a while: approve this call alone, or deny it."},
 	{approval.ErrClosed, "Yett's gateway has stopped; the request was withdrawn."},
 	{presence.ErrUnavailable, "Approving needs your system to confirm it is you, and it cannot here (no polkit authentication agent is running). Start your desktop's polkit agent, or choose when Yett asks in Settings. Nothing was approved."},
 	{approval.ErrNotVerified, "Your system did not confirm it was you (the password was wrong, or the prompt was cancelled), so nothing was approved. The request is still waiting: approve it again to retry, or deny it."},

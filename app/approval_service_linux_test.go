@@ -236,13 +236,14 @@ func TestApprovalServiceWithoutGateway(t *testing.T) {
 	if p, l := s.Pending(), s.Sessions(); p == nil || l == nil || len(p)+len(l) != 0 {
 		t.Fatalf("want empty, non-nil lists (JSON []), got %v %v", p, l)
 	}
-	for name, err := range map[string]error{"answer": s.Answer("rq-x", true), "revoke": s.Revoke("ap-x")} {
+	for name, err := range map[string]error{"answer": s.Answer("rq-x", true), "revoke": s.Revoke("ap-x"),
+		"grant": s.AnswerGrant("rq-x"), "revoke grant": s.RevokeGrant("gr-x")} {
 		if err == nil || err.Error() != errNoGateway.Error() {
 			t.Errorf("%s without a gateway: %v", name, err)
 		}
 	}
-	b, _ := json.Marshal(ApprovalState{Cards: s.Pending(), Sessions: s.Sessions(), Decisions: s.Decisions()})
-	if string(b) != `{"cards":[],"sessions":[],"decisions":[]}` {
+	b, _ := json.Marshal(ApprovalState{Cards: s.Pending(), Sessions: s.Sessions(), Decisions: s.Decisions(), Grants: s.Grants()})
+	if string(b) != `{"cards":[],"sessions":[],"decisions":[],"grants":[]}` {
 		t.Errorf("empty state encodes as %s", b)
 	}
 

@@ -103,6 +103,27 @@ type ApprovalCard struct {
 	// AgentStoppedWaiting: the agent gave up waiting (its own time limit);
 	// the card stays, and the answer applies if it sends the call again.
 	AgentStoppedWaiting bool `json:"agentStoppedWaiting"`
+	// GrantWords says which calls "Approve calls like this for 10 minutes"
+	// would let through without a card ("POST requests to
+	// api.example.com/repos/a/…"), "" when this card cannot give one;
+	// GrantMinutes is how long such a grant lasts.
+	GrantWords   string `json:"grantWords"`
+	GrantMinutes int    `json:"grantMinutes"`
+}
+
+// LiveGrant is a time-boxed grant in force: calls like one approved card,
+// of one run, let through without a card until Until.
+type LiveGrant struct {
+	ID        string    `json:"id"`
+	SessionID string    `json:"sessionId"`
+	Agent     AgentView `json:"agent"`
+	// Words says which calls it lets through, Credential with what.
+	Words      string `json:"words"`
+	Credential string `json:"credential"`
+	GivenAt    string `json:"givenAt"`
+	Until      string `json:"until"`
+	// Uses counts the calls it let through so far.
+	Uses int `json:"uses"`
 }
 
 // LiveSession is a session approval in force: one run of one process.
@@ -122,6 +143,7 @@ type ApprovalState struct {
 	Cards     []ApprovalCard `json:"cards"`
 	Sessions  []LiveSession  `json:"sessions"`
 	Decisions []DecisionView `json:"decisions"`
+	Grants    []LiveGrant    `json:"grants"`
 }
 
 // DecisionView is one recent answer (or expiry): who asked for what, how
@@ -239,6 +261,10 @@ func cardView(r approval.Request, now time.Time) ApprovalCard {
 		Headline: r.Headline(), Sentence: r.Sentence(), Scope: r.Scope(),
 		Deadline: r.Deadline.UTC().Format(time.RFC3339), SecondsLeft: secondsLeft(r.Deadline, now),
 		AgentStoppedWaiting: r.AgentStoppedWaiting,
+		GrantWords: r.GrantWords,
+	}
+	if r.GrantWords != "" {
+		c.GrantMinutes = int(approval.GrantDuration / time.Minute)
 	}
 	if r.Kind == approval.KindCall && r.Command == "" {
 		// Call cards carry host and path together; the card shows them apart.
@@ -253,6 +279,13 @@ func secondsLeft(deadline, now time.Time) int {
 		return 0
 	}
 	return int(math.Ceil(d))
+}
+
+func grantView(g approval.Grant) LiveGrant {
+	return LiveGrant{
+		ID: g.ID, SessionID: g.SessionID, Agent: agentView(g.Who), Words: g.Words, Credential: g.Credential,
+		GivenAt: g.GivenAt.UTC().Format(time.RFC3339), Until: g.Until.UTC().Format(time.RFC3339), Uses: g.Uses,
+	}
 }
 
 func sessionView(s approval.Session) LiveSession {

@@ -58,6 +58,9 @@ type pending struct {
 	// (Call.Join, "" for none), and waiters counts the calls waiting on it.
 	join    string
 	waiters int
+	// grantScope is what a grant from this card would cover ("" for none:
+	// GrantScopeOf).
+	grantScope string
 }
 
 type endedRun struct {
@@ -106,6 +109,7 @@ type Broker struct {
 	// stopped waiting, kept until the retry takes the answer.
 	joinable  map[string]*pending
 	sessions  map[string]*Session // by run id
+	grants    map[string]*Grant   // live grants by id
 	endedRuns map[string]audit.Reason
 	history   []endedRun
 	decisions []Decision // newest last, at most maxDecisions
@@ -122,7 +126,7 @@ func New(cfg Config) *Broker {
 		cfg.Timeout = DefaultTimeout
 	}
 	return &Broker{
-		cfg: cfg, pending: map[string]*pending{}, joinable: map[string]*pending{}, sessions: map[string]*Session{},
+		cfg: cfg, pending: map[string]*pending{}, joinable: map[string]*pending{}, sessions: map[string]*Session{}, grants: map[string]*Grant{},
 		endedRuns: map[string]audit.Reason{},
 	}
 }

@@ -154,6 +154,15 @@ func (b *Broker) RequestCall(run *procid.RunRecord, sessionID string, c Call) (C
 		b.mu.Unlock()
 		return CallTicket{}, ErrClosed
 	}
+	// A grant the person gave for calls like this one lets it through
+	// without a card; the call's intent names the grant (its via).
+	if g := b.grantForLocked(RunID(run), sessionID, c, time.Now()); g != nil && b.sessions[g.RunID] != nil && b.sessions[g.RunID].ID == sessionID {
+		p := &pending{done: make(chan struct{}), via: b.useGrantLocked(g)}
+		close(p.done)
+		b.mu.Unlock()
+		b.notify(Update{Sessions: true})
+		return CallTicket{b, p}, nil
+	}
 	key := ""
 	if c.Join != "" {
 		key = RunID(run) + "\x00" + c.Join
@@ -183,6 +192,7 @@ func (b *Broker) RequestCall(run *procid.RunRecord, sessionID string, c Call) (C
 		},
 		run: run, epoch: b.cfg.Epoch(), done: make(chan struct{}), join: key, waiters: 1,
 	}
+	p.grantScope, p.req.GrantWords = GrantScopeOf(c)
 	c.command(&p.req)
 	b.addLocked(p)
 	if key != "" {
@@ -286,6 +296,19 @@ func (b *Broker) Answer(id string, approve bool, surface string) error {
 // terminal's one-time code, the notification server, a system
 // verification): the session, or the approved call's intent, records it.
 func (b *Broker) AnswerVia(id string, approve bool, via Via) error {
+	return b.answer(id, approve, via, false)
+}
+
+// AnswerGrant approves per-call card id and gives its run a grant for
+// calls like it (Request.GrantWords says which) for GrantDuration, within
+// its session: "Approve calls like this for 10 minutes". The grant is
+// recorded (grant_given) before it takes effect; if that fails the card is
+// denied. ErrNotGrantable for a card that cannot give one.
+func (b *Broker) AnswerGrant(id string, via Via) error {
+	return b.answer(id, true, via, true)
+}
+
+func (b *Broker) answer(id string, approve bool, via Via, grant bool) error {
 	surface := via.Surface
 	b.mu.Lock()
 	p, ok := b.pending[id]
@@ -320,6 +343,9 @@ func (b *Broker) AnswerVia(id string, approve bool, via Via) error {
 		b.mu.Unlock()
 		b.notify(Update{Pending: true})
 		return ErrWithdrawn
+	}
+	if grant {
+		return b.grantLocked(p, via) // unlocks b.mu
 	}
 	if p.req.Kind == KindCall {
 		// A per-call card is approved only in the epoch it was shown in,
@@ -519,6 +545,10 @@ func (b *Broker) afterEnd(s *Session, reason audit.Reason) {
 	if s == nil {
 		return
 	}
+	b.mu.Lock()
+	gs := b.endSessionGrantsLocked(s.ID)
+	b.mu.Unlock()
+	b.afterGrantEnd(gs, reason)
 	if r := b.cfg.Recorder; r != nil {
 		r.SessionEnded(*s, reason)
 	}

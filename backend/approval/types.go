@@ -173,6 +173,10 @@ type Request struct {
 	// client's own time limit), and the card stays for the retry that
 	// names the same call (Call.Join), which the answer then applies to.
 	AgentStoppedWaiting bool `json:"agent_stopped_waiting,omitempty"`
+	// GrantWords says which calls "Approve calls like this for 10
+	// minutes" would let through without a card ("POST requests to
+	// api.example.com/repos/a/…"), "" when this card cannot give a grant.
+	GrantWords string `json:"grant_words,omitempty"`
 }
 
 // Session is a live session approval.

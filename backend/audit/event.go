@@ -53,6 +53,12 @@ const (
 	// says what: a credential added, edited, rotated or removed, the
 	// passphrase, keyring unlock, the auto-lock time, a backup).
 	EventVaultChanged EventType = "vault_changed"
+	// A person approved a per-call card for calls like it for a while
+	// (grant_given), and that grant ended (grant_ended: it expired, was
+	// revoked, or its session ended). Each call it let through is an
+	// action_requested whose via names it.
+	EventGrantGiven EventType = "grant_given"
+	EventGrantEnded EventType = "grant_ended"
 )
 
 var knownTypes = map[EventType]bool{
@@ -64,6 +70,7 @@ var knownTypes = map[EventType]bool{
 	EventAuthorizationDisabled: true, EventAuthorizationRevoked: true,
 	EventDrillStep: true, EventSSHHostKeyChanged: true, EventAuthorizationEdited: true,
 	EventOperationSaved: true, EventOperationRemoved: true, EventVaultChanged: true,
+	EventGrantGiven: true, EventGrantEnded: true,
 }
 
 // Reason says concretely why authority ended or an action was refused.
@@ -180,6 +187,21 @@ type Event struct {
 	Via             *Via            `json:"via,omitempty"`
 	Drill           *DrillFacts     `json:"drill,omitempty"`
 	Inventory       *InventoryEdit  `json:"inventory,omitempty"`
+	Grant           *GrantFacts     `json:"grant,omitempty"`
+}
+
+// GrantFacts describe a time-boxed grant (grant_given, grant_ended): what
+// calls of its run it covers and until when. The session it belongs to is
+// the event's session_id; the answer that gave it, its via.
+type GrantFacts struct {
+	ID      string    `json:"id"`
+	Channel string    `json:"channel"`          // "http", "ssh", an operation channel
+	Method  string    `json:"method,omitempty"` // the one HTTP method it covers
+	Scope   string    `json:"scope"`            // host and path prefix, operation name, or host and exact command
+	Name    string    `json:"name,omitempty"`   // the credential's or host's name (never its value)
+	Ref     string    `json:"ref"`              // the credential's id, or "operation:<name>"
+	Until   time.Time `json:"until"`
+	Uses    int       `json:"uses,omitempty"` // on grant_ended: calls it let through
 }
 
 // Via says how a person's answer to an approval card reached Yett: on
@@ -296,6 +318,10 @@ func (e *Event) validate() error {
 		fields["action.request_id"], fields["action.channel"] = a.RequestID, a.Channel
 		fields["action.operation"], fields["action.target"] = a.Operation, a.Target
 		fields["action.credential_ref"], fields["action.idempotency_ref"] = a.CredentialRef, a.IdempotencyRef
+	}
+	if g := e.Grant; g != nil {
+		fields["grant.id"], fields["grant.channel"], fields["grant.method"] = g.ID, g.Channel, g.Method
+		fields["grant.scope"], fields["grant.name"], fields["grant.ref"] = g.Scope, g.Name, g.Ref
 	}
 	e.SSH.fields(fields)
 	e.drillFields(fields)

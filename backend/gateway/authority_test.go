@@ -427,3 +427,66 @@ func TestReleaseIdentityChangedByExec(t *testing.T) {
 	}
 	w.settleAbsent(id)
 }
+
+// A time-boxed grant through the real shim: "Approve calls like this for
+// 10 minutes" on a per-call card lets the same run's next write under the
+// same path prefix go without a card; the audit log holds the grant
+// (grant_given, with the answer's via), each call it let through (its
+// intent's via names the grant) and its end when the vault locks.
+func TestGrantThroughTheGateway(t *testing.T) {
+	w := newWorld(t, worldOpts{perCall: true})
+	a := startAgent(t, w.runDir)
+	a.connect()
+	one, two, three := tag("grant-1"), tag("grant-2"), tag("grant-3")
+	wait := a.callAsync(agentapi.ToolHTTPRequest, w.req(one))
+	w.approveNext()
+	card := w.pending(approval.KindCall)
+	if !strings.HasPrefix(card.GrantWords, "POST requests to "+w.recv.addr+"/replay-test/") {
+		t.Fatalf("the card offers %q", card.GrantWords)
+	}
+	if err := w.gw.Broker().AnswerGrant(card.ID, approval.Via{Surface: approval.SurfaceApp}); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, wait(), `"status":200`)
+	for _, id := range []string{two, three} {
+		mustContain(t, a.call(agentapi.ToolHTTPRequest, w.req(id)), `"status":200`)
+		if p := w.gw.Broker().Pending(); len(p) != 0 {
+			t.Fatalf("a call under the grant raised a card: %+v", p)
+		}
+	}
+	for _, id := range []string{one, two, three} {
+		if w.recv.count(t, id) != 1 {
+			t.Fatalf("%s arrived %d times", id, w.recv.count(t, id))
+		}
+	}
+	gs := w.gw.Broker().Grants()
+	if len(gs) != 1 || gs[0].Uses != 2 {
+		t.Fatalf("grants %+v", gs)
+	}
+	w.lock()
+	if len(w.gw.Broker().Grants()) != 0 {
+		t.Fatal("the grant outlived the lock")
+	}
+	ended := waitAudit(t, w, "grant_ended", func(e audit.Event) bool { return e.Type == audit.EventGrantEnded })
+	if ended.Grant == nil || ended.Grant.ID != gs[0].ID || ended.Grant.Uses != 2 || ended.Reason != audit.ReasonVaultStateChanged {
+		t.Fatalf("grant_ended %+v %+v", ended, ended.Grant)
+	}
+	var given *audit.Event
+	var viaGrant int
+	for _, e := range auditEvents(t, w) {
+		switch {
+		case e.Type == audit.EventGrantGiven:
+			given = &e
+		case e.Type == audit.EventActionRequested && e.Via != nil && e.Via.Surface == approval.SurfaceGrant:
+			if !strings.Contains(e.Via.Detail, gs[0].ID) {
+				t.Fatalf("a call's via does not name the grant: %+v", e.Via)
+			}
+			viaGrant++
+		}
+	}
+	if given == nil || given.Grant.ID != gs[0].ID || given.Grant.Method != "POST" || given.Via == nil || given.Via.Surface != approval.SurfaceApp ||
+		given.SessionID != gs[0].SessionID || viaGrant != 2 {
+		t.Fatalf("grant_given %+v; %d calls name the grant", given, viaGrant)
+	}
+	w.checkNoLeak()
+}

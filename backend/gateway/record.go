@@ -59,6 +59,31 @@ func (r recorder) SessionEnded(s approval.Session, reason audit.Reason) {
 	g.log.Info("session ended", "run", s.RunID, "reason", string(reason))
 }
 
+// GrantGiven must succeed before the grant takes effect: a grant the audit
+// log does not hold is refused, and its card with it.
+func (r recorder) GrantGiven(ctx context.Context, gr approval.Grant) error {
+	g := r.g
+	if _, err := g.audit.Append(ctx, audit.Event{
+		Type: audit.EventGrantGiven, Time: gr.GivenAt, BootID: g.bootID, VaultEpoch: g.vault.Epoch(),
+		SessionID: gr.SessionID, ApprovalID: gr.SessionID, ApprovedBy: localUser(), Surface: gr.Via.Surface,
+		Via: gr.Via.Audit(), Grant: gr.Facts(),
+	}); err != nil {
+		g.log.Error("audit log refused a grant", "run", gr.RunID)
+		return err
+	}
+	return nil
+}
+
+func (r recorder) GrantEnded(gr approval.Grant, reason audit.Reason) {
+	g := r.g
+	if _, err := g.audit.Append(context.Background(), audit.Event{
+		Type: audit.EventGrantEnded, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: g.vault.Epoch(),
+		SessionID: gr.SessionID, ApprovalID: gr.SessionID, Reason: reason, Grant: gr.Facts(),
+	}); err != nil {
+		g.log.Error("audit log refused a grant's end", "run", gr.RunID)
+	}
+}
+
 func (r recorder) RequestExpired(req approval.Request) {
 	g := r.g
 	g.audit.Append(context.Background(), audit.Event{

@@ -213,6 +213,43 @@ describe('approval cards', () => {
     expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
   });
 
+  it('offers calls like this one for 10 minutes, says exactly which, and lists the grant with Revoke in Sessions', async () => {
+    installBridge(vaultStatus({ state: 'unlocked' }));
+    const session = liveSession({ id: 'ap-7' });
+    const approvals = installApprovals({
+      sessions: [session],
+      cards: [
+        approvalCard({
+          kind: 'call', change: '', headline: 'Approve this call?', method: 'POST', path: '/repos/a/issues', credential: 'gh',
+          grantWords: 'POST requests to api.example.com/repos/a/…', grantMinutes: 10,
+        }),
+      ],
+    });
+    render(App);
+    const card = await screen.findByTestId('approval-card');
+    expect(within(card).getByTestId('approval-grant').textContent?.trim()).toBe('Approve calls like this for 10 minutes');
+    expect(within(card).getByTestId('approval-grant-words').textContent!.replace(/\s+/g, ' ')).toContain(
+      'Also lets POST requests to api.example.com/repos/a/… with “gh” from this run (pid 48192) go without a card for 10 minutes',
+    );
+    await fireEvent.click(within(card).getByTestId('approval-grant'));
+    expect(approvals.ApprovalService.AnswerGrant).toHaveBeenCalledWith('rq-1');
+    expect(approvals.ApprovalService.Answer).not.toHaveBeenCalled();
+    await waitFor(() => expect(screen.queryByTestId('approval-card')).toBeNull());
+    await fireEvent.click(screen.getByTestId('nav-sessions'));
+    const grant = await screen.findByTestId('live-grant');
+    expect(grant.textContent!.replace(/\s+/g, ' ')).toContain('POST requests to api.example.com/repos/a/… with “gh”. Used 0 times.');
+    await fireEvent.click(within(grant).getByTestId('revoke-grant'));
+    expect(approvals.ApprovalService.RevokeGrant).toHaveBeenCalledWith('gr-rq-1');
+    await waitFor(() => expect(screen.queryByTestId('live-grant')).toBeNull());
+    expect(screen.getByTestId('live-session')).toBeTruthy();
+  });
+
+  it('offers no grant on a card that cannot give one', async () => {
+    await openApp([approvalCard({ kind: 'call', method: 'POST', path: '/x' })]);
+    await screen.findByTestId('approval-card');
+    expect(screen.queryByTestId('approval-grant')).toBeNull();
+  });
+
   // Issue 20: the operation editor promises "Agents and approval cards show
   // this sentence"; the session card said only "OAUTH to host".
   it('names the operation, what it does and the account, on the session card and on a per-call card', async () => {

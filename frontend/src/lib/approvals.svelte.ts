@@ -4,11 +4,13 @@
 // exited, vault locked, timeout) is gone with the next push.
 
 import * as backend from './backend';
-import type { ApprovalCard, ApprovalState, DecisionView, LiveSession } from './backend';
+import type { ApprovalCard, ApprovalState, DecisionView, LiveGrant, LiveSession } from './backend';
 
 export class ApprovalStore {
   cards = $state<ApprovalCard[]>([]);
   sessions = $state<LiveSession[]>([]);
+  /** Time-boxed grants in force, oldest first. */
+  grants = $state<LiveGrant[]>([]);
   /** Recent answers and expiries, newest first. */
   decisions = $state<DecisionView[]>([]);
   /** Date.now() when the state arrived: card countdowns start there. */
@@ -29,6 +31,7 @@ export class ApprovalStore {
     this.cards = s.cards;
     this.sessions = s.sessions;
     this.decisions = s.decisions;
+    this.grants = s.grants;
     this.receivedAt = Date.now();
     this.loaded = true;
     this.error = '';
@@ -45,12 +48,13 @@ export class ApprovalStore {
         (e) => (this.error = e.message),
       );
       const before = this.pushes;
-      const [cards, sessions, decisions] = await Promise.all([
+      const [cards, sessions, decisions, grants] = await Promise.all([
         backend.approvalPending(),
         backend.approvalSessions(),
         backend.approvalDecisions(),
+        backend.approvalGrants(),
       ]);
-      if (this.pushes === before) this.apply({ cards, sessions, decisions });
+      if (this.pushes === before) this.apply({ cards, sessions, decisions, grants });
     } catch (err) {
       this.error = (err as Error).message;
     }

@@ -43,10 +43,10 @@ describe('ApprovalStore', () => {
     const store = new ApprovalStore();
     await store.start();
     const call = approvalCard({ id: 'call-2', kind: 'call' });
-    approvals.deliver({ cards: [call], sessions: [], decisions: [] }, 12);
-    approvals.deliver({ cards: [], sessions: [], decisions: [] }, 11);
+    approvals.deliver({ cards: [call], sessions: [], decisions: [], grants: [] }, 12);
+    approvals.deliver({ cards: [], sessions: [], decisions: [], grants: [] }, 11);
     expect(store.cards.map((c) => c.id)).toEqual(['call-2']);
-    approvals.deliver({ cards: [], sessions: [], decisions: [] }, 13);
+    approvals.deliver({ cards: [], sessions: [], decisions: [], grants: [] }, 13);
     expect(store.cards).toEqual([]);
     store.stop();
   });

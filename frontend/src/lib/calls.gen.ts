@@ -193,11 +193,26 @@ export function approvalAnswer(id: string, approve: boolean): Promise<void> {
 }
 
 /**
+ * AnswerGrant approves a per-call card from the desktop app and lets the
+ * same run's calls like it (the card's grantWords) through without a card
+ * for grantMinutes, or until the agent exits, the vault locks or Yett
+ * restarts.
+ */
+export function approvalAnswerGrant(id: string): Promise<void> {
+  return call(() => service('ApprovalService').AnswerGrant(id));
+}
+
+/**
  * Decisions lists the recent answers and expiries, newest first: what was
  * asked, how it ended, who answered and where.
  */
 export function approvalDecisions(): Promise<V.DecisionView[]> {
   return call(async () => parseViews('DecisionView', await service('ApprovalService').Decisions()));
+}
+
+/** Grants lists the time-boxed grants in force, oldest first. */
+export function approvalGrants(): Promise<V.LiveGrant[]> {
+  return call(async () => parseViews('LiveGrant', await service('ApprovalService').Grants()));
 }
 
 /** Pending lists the cards waiting for the person, oldest first. */
@@ -211,6 +226,14 @@ export function approvalPending(): Promise<V.ApprovalCard[]> {
  */
 export function approvalRevoke(sessionID: string): Promise<void> {
   return call(() => service('ApprovalService').Revoke(sessionID));
+}
+
+/**
+ * RevokeGrant ends a time-boxed grant at once; its session stays, and the
+ * agent's next call like it gets a card again.
+ */
+export function approvalRevokeGrant(id: string): Promise<void> {
+  return call(() => service('ApprovalService').RevokeGrant(id));
 }
 
 /** Sessions lists the live session approvals, oldest first. */

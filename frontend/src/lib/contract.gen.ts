@@ -332,6 +332,14 @@ export interface ApprovalCard {
    * the card stays, and the answer applies if it sends the call again.
    */
   agentStoppedWaiting: boolean;
+  /**
+   * GrantWords says which calls "Approve calls like this for 10 minutes"
+   * would let through without a card ("POST requests to
+   * api.example.com/repos/a/…"), "" when this card cannot give one;
+   * GrantMinutes is how long such a grant lasts.
+   */
+  grantWords: string;
+  grantMinutes: number;
 }
 
 /** ApprovalState is the payload of the approval:changed event. */
@@ -339,6 +347,7 @@ export interface ApprovalState {
   cards: ApprovalCard[];
   sessions: LiveSession[];
   decisions: DecisionView[];
+  grants: LiveGrant[];
 }
 
 /**
@@ -700,6 +709,23 @@ export interface InventoryRowView {
 /** InventorySettingsView are the inventory's switches. */
 export interface InventorySettingsView {
   blockUncontrolled: boolean;
+}
+
+/**
+ * LiveGrant is a time-boxed grant in force: calls like one approved card,
+ * of one run, let through without a card until Until.
+ */
+export interface LiveGrant {
+  id: string;
+  sessionId: string;
+  agent: AgentView;
+  /** Words says which calls it lets through, Credential with what. */
+  words: string;
+  credential: string;
+  givenAt: string;
+  until: string;
+  /** Uses counts the calls it let through so far. */
+  uses: number;
 }
 
 /** LiveSession is a session approval in force: one run of one process. */
@@ -1120,8 +1146,8 @@ export const VIEWS = {
   AgentClient: { what: 'an agent client', fields: { id: AGENT_CLIENT_IDS, name: 's', path: 's', state: AGENT_CLIENT_STATES, problem: 's', lastCall: 's', lastProgram: 's', lastPid: 'n' } },
   AgentView: { what: 'an agent description', fields: { name: 's', executable: 's', path: 's', signer: 's', signed: 'b', pid: 'n', exeHash: 's', startedAt: 's', parents: 'ParentView[]', via: 's', shimPid: 'n', shimStartedAt: 's', shimParent: 'ProcessView', stdio: 's', stdioText: 's', stdioOk: 'b' } },
   AgentWritten: { what: 'an agent written', fields: { path: 's', backup: 's', message: 's' } },
-  ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b' } },
-  ApprovalState: { what: 'an approval update', fields: { cards: 'ApprovalCard[]', sessions: 'LiveSession[]', decisions: 'DecisionView[]' } },
+  ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b', grantWords: 's', grantMinutes: 'n' } },
+  ApprovalState: { what: 'an approval update', fields: { cards: 'ApprovalCard[]', sessions: 'LiveSession[]', decisions: 'DecisionView[]', grants: 'LiveGrant[]' } },
   AuditStatus: { what: 'an audit status', fields: { state: AUDIT_STATES, writing: 'b', problem: 's', entries: 'n', treeHead: 's', signedSize: 'n', firstBad: 'n', reason: 's', torn: 's', notes: 's[]' } },
   AuthorizationView: { what: 'an authorization', fields: { id: 's', name: 's', provider: 's', providerHost: 's', accountRef: 's', scopes: 's[]', owner: 's', backupRevoker: 's', environment: 's', createdHow: GRANT_FLOWS, connectedAt: 's', lastRefresh: 's', lastUsed: 's', reviewBy: 's', disableProcedure: 's', operations: 's[]', state: AUTHORIZATION_STATES, stateReason: 's', revocation: REVOCATION_STATES, unattended: 'b', dpop: 'b', clientAuth: 's', controlled: 'b', problems: 's[]', apiHosts: 's[]', revocationEndpoint: 's', introspectionEndpoint: 's', waitingRevocations: 'n' } },
   BackupChoice: { what: 'a backup choice', fields: { chosen: 'b', path: 's', name: 's', size: 'n', modified: 's' } },
@@ -1141,6 +1167,7 @@ export const VIEWS = {
   FlowView: { what: 'a connection flow', fields: { flowId: 's', flow: GRANT_FLOWS, state: FLOW_STATES, authorizationUrl: 's', userCode: 's', verificationUri: 's', verificationUriComplete: 's', expiresAt: 's', authorizationId: 's', error: 's' } },
   InventoryRowView: { what: 'an inventory row', fields: { id: 's', kind: 's', name: 's', provider: 's', accountRef: 's', scopes: 's[]', environment: 's', heldOn: 's', owner: 's', backupRevoker: 's', createdVia: 's', connectedAt: 's', lastUsed: 's', lastRefresh: 's', reviewBy: 's', lastDrillId: 's', lastDrillKind: 's', lastDrillAt: 's', lastDrillPassed: 'b', nextDrill: 's', drillEveryDays: 'n', drillKind: 's', drillable: 'b', operations: 's[]', disableProcedure: 's', state: 's', stateReason: 's', controlled: 'b', missing: 's[]', reviewDue: 'b', drillOverdue: 'b', drilling: 'b' } },
   InventorySettingsView: { what: 'the inventory settings', fields: { blockUncontrolled: 'b' } },
+  LiveGrant: { what: 'a live grant', fields: { id: 's', sessionId: 's', agent: 'AgentView', words: 's', credential: 's', givenAt: 's', until: 's', uses: 'n' } },
   LiveSession: { what: 'a live session', fields: { id: 's', agent: 'AgentView', channel: 's', approvedAt: 's', surface: 's', vaultEpoch: 'n' } },
   LoggedSession: { what: 'a logged session', fields: { id: 's', executable: 's', pid: 'n', exeSha256: 's', signer: 's', bootId: 's', vaultEpoch: 'n', approvedAt: 's', approvedBy: 's', surface: 's', ended: 'b', endedAt: 's', endReason: 's', endInferred: 'b', calls: 'n' } },
   NotificationPolicyView: { what: 'a notification policy', fields: { sessionCards: 'b', callCards: 'b', windowOnly: 's[]' } },
@@ -1197,6 +1224,7 @@ export interface Views {
   FlowView: FlowView;
   InventoryRowView: InventoryRowView;
   InventorySettingsView: InventorySettingsView;
+  LiveGrant: LiveGrant;
   LiveSession: LiveSession;
   LoggedSession: LoggedSession;
   NotificationPolicyView: NotificationPolicyView;

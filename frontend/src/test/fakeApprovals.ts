@@ -57,6 +57,8 @@ export function approvalCard(over: Partial<ApprovalCard> = {}): ApprovalCard {
     scope: 'this run: until pid 48192 exits, the vault locks or Yett restarts',
     verifies: false,
     agentStoppedWaiting: false,
+    grantWords: '',
+    grantMinutes: 0,
     ...over,
   };
 }
@@ -99,6 +101,7 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
     cards: initial.cards ?? [],
     sessions: initial.sessions ?? [],
     decisions: initial.decisions ?? [],
+    grants: initial.grants ?? [],
   };
   const listeners = new Set<Listener>();
 
@@ -111,6 +114,26 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
     Pending: vi.fn(async (): Promise<unknown> => structuredClone(state.cards)),
     Sessions: vi.fn(async (): Promise<unknown> => structuredClone(state.sessions)),
     Decisions: vi.fn(async (): Promise<unknown> => structuredClone(state.decisions)),
+    Grants: vi.fn(async (): Promise<unknown> => structuredClone(state.grants)),
+    AnswerGrant: vi.fn(async (id: string): Promise<void> => {
+      const i = state.cards.findIndex((c) => c.id === id);
+      if (i < 0) throw 'This request is no longer waiting: it was answered, timed out or withdrawn.';
+      const [card] = state.cards.splice(i, 1);
+      if (!card.grantWords) throw 'This card cannot allow calls like it for a while: approve this call alone, or deny it.';
+      state.decisions.unshift(decision({ id, kind: card.kind, agent: card.agent, outcome: 'approved', where: 'in the window' }));
+      const session = state.sessions.find((s) => s.agent.pid === card.agent.pid);
+      state.grants.push({
+        id: `gr-${id}`, sessionId: session?.id ?? '', agent: card.agent, words: card.grantWords, credential: card.credential,
+        givenAt: '2026-11-29T18:01:00Z', until: '2026-11-29T18:11:00Z', uses: 0,
+      });
+      push();
+    }),
+    RevokeGrant: vi.fn(async (id: string): Promise<void> => {
+      const i = state.grants.findIndex((g) => g.id === id);
+      if (i < 0) throw 'This grant has already ended.';
+      state.grants.splice(i, 1);
+      push();
+    }),
     Answer: vi.fn(async (id: string, approve: boolean): Promise<void> => {
       const i = state.cards.findIndex((c) => c.id === id);
       if (i < 0) throw 'This request is no longer waiting: it was answered, timed out or withdrawn.';

@@ -62,6 +62,8 @@ const TYPES: Record<string, string> = {
   token_refreshed: 'Access renewed',
   authorization_disabled: 'Account disabled in Yett',
   authorization_revoked: 'Account revoked at the provider',
+  grant_given: 'Calls like an approved one allowed for 10 minutes',
+  grant_ended: 'Time-boxed grant ended',
 };
 
 // What a credential or vault change was, by its reason.

@@ -119,6 +119,8 @@ export namespace app {
 	    secondsLeft: number;
 	    verifies: boolean;
 	    agentStoppedWaiting: boolean;
+	    grantWords: string;
+	    grantMinutes: number;
 	}
 	export interface AuditStatus {
 	    state: string;
@@ -421,6 +423,16 @@ export namespace app {
 	}
 	export interface InventorySettingsView {
 	    blockUncontrolled: boolean;
+	}
+	export interface LiveGrant {
+	    id: string;
+	    sessionId: string;
+	    agent: AgentView;
+	    words: string;
+	    credential: string;
+	    givenAt: string;
+	    until: string;
+	    uses: number;
 	}
 	export interface LiveSession {
 	    id: string;

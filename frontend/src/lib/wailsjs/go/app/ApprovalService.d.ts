@@ -4,10 +4,16 @@ import {app} from '../models';
 
 export function Answer(arg1:string,arg2:boolean):Promise<void>;
 
+export function AnswerGrant(arg1:string):Promise<void>;
+
 export function Decisions():Promise<Array<app.DecisionView>>;
+
+export function Grants():Promise<Array<app.LiveGrant>>;
 
 export function Pending():Promise<Array<app.ApprovalCard>>;
 
 export function Revoke(arg1:string):Promise<void>;
+
+export function RevokeGrant(arg1:string):Promise<void>;
 
 export function Sessions():Promise<Array<app.LiveSession>>;

@@ -6,8 +6,16 @@ export function Answer(arg1, arg2) {
   return window['go']['app']['ApprovalService']['Answer'](arg1, arg2);
 }
 
+export function AnswerGrant(arg1) {
+  return window['go']['app']['ApprovalService']['AnswerGrant'](arg1);
+}
+
 export function Decisions() {
   return window['go']['app']['ApprovalService']['Decisions']();
+}
+
+export function Grants() {
+  return window['go']['app']['ApprovalService']['Grants']();
 }
 
 export function Pending() {
@@ -16,6 +24,10 @@ export function Pending() {
 
 export function Revoke(arg1) {
   return window['go']['app']['ApprovalService']['Revoke'](arg1);
+}
+
+export function RevokeGrant(arg1) {
+  return window['go']['app']['ApprovalService']['RevokeGrant'](arg1);
 }
 
 export function Sessions() {
