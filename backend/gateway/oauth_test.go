@@ -220,18 +220,9 @@ func TestOperationSingleFlightAcrossAgents(t *testing.T) {
 // get on their next call: a removed operation is refused without a request,
 // and one saved again is listed and served.
 func TestOperationCatalogueChangesReachAgents(t *testing.T) {
-	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "CANARY-catalogue-client-secret"})
-	w := newWorld(t, worldOpts{oauth: true})
-	fv, err := w.oauth.Connect(context.Background(), oauth.ConnectRequest{
-		Name: "tracker", Provider: "custom", Flow: oauth.FlowClientCredentials, Environment: "development",
-		Endpoints: oauth.Endpoints{Issuer: p.URL}, ClientID: oauthtest.DefaultClientID, ClientAuth: oauth.ClientAuthSecret,
-		ClientSecret: []byte("CANARY-catalogue-client-secret"), Owner: "alice", BackupRevoker: "bob",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, w, authz := clientCredentialsWorld(t, "CANARY-catalogue-client-secret")
 	op := operation.Operation{
-		Name: "tracker.list_items", AuthorizationID: fv.AuthorizationID, Method: "GET", URLTemplate: p.URL + "/resource",
+		Name: "tracker.list_items", AuthorizationID: authz, Method: "GET", URLTemplate: p.URL + "/resource",
 		Params:   []operation.Param{{Name: "state", Type: "string", Allowed: []string{"open"}, Required: true}},
 		Approval: operation.ApprovalSession,
 	}
@@ -272,6 +263,23 @@ func TestOperationCatalogueChangesReachAgents(t *testing.T) {
 		t.Fatalf("the operation saved again: %s %s", r.Text, r.Err)
 	}
 	a.do(agentCmd{Op: "close"})
+}
+
+// clientCredentialsWorld is a world with an authorization "tracker"
+// connected by client credentials to an in-process provider.
+func clientCredentialsWorld(t *testing.T, secret string) (*oauthtest.Provider, *world, string) {
+	t.Helper()
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: secret})
+	w := newWorld(t, worldOpts{oauth: true})
+	fv, err := w.oauth.Connect(context.Background(), oauth.ConnectRequest{
+		Name: "tracker", Provider: "custom", Flow: oauth.FlowClientCredentials, Environment: "development",
+		Endpoints: oauth.Endpoints{Issuer: p.URL}, ClientID: oauthtest.DefaultClientID, ClientAuth: oauth.ClientAuthSecret,
+		ClientSecret: []byte(secret), Owner: "alice", BackupRevoker: "bob",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, w, fv.AuthorizationID
 }
 
 // waitFor polls cond until it holds, for at most testWait.
@@ -430,20 +438,11 @@ func TestRefreshOnlyForARecordedIntent(t *testing.T) {
 // alone, and one not marked so asks on every call, approved or denied on
 // its own card.
 func TestOperationReadsPassWritesAsk(t *testing.T) {
-	p := oauthtest.New(t, oauthtest.Options{ClientSecret: "CANARY-writes-client-secret"})
-	w := newWorld(t, worldOpts{oauth: true})
-	fv, err := w.oauth.Connect(context.Background(), oauth.ConnectRequest{
-		Name: "tracker", Provider: "custom", Flow: oauth.FlowClientCredentials, Environment: "development",
-		Endpoints: oauth.Endpoints{Issuer: p.URL}, ClientID: oauthtest.DefaultClientID, ClientAuth: oauth.ClientAuthSecret,
-		ClientSecret: []byte("CANARY-writes-client-secret"), Owner: "alice", BackupRevoker: "bob",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, w, authz := clientCredentialsWorld(t, "CANARY-writes-client-secret")
 	for _, op := range []operation.Operation{
-		{Name: "tracker.list_items", AuthorizationID: fv.AuthorizationID, Method: "GET", URLTemplate: p.URL + "/resource",
+		{Name: "tracker.list_items", AuthorizationID: authz, Method: "GET", URLTemplate: p.URL + "/resource",
 			Approval: operation.ApprovalWrites, ReadOnly: true},
-		{Name: "tracker.touch_items", AuthorizationID: fv.AuthorizationID, Method: "POST", URLTemplate: p.URL + "/resource",
+		{Name: "tracker.touch_items", AuthorizationID: authz, Method: "POST", URLTemplate: p.URL + "/resource",
 			Approval: operation.ApprovalWrites},
 	} {
 		if err := w.ops.Save(op); err != nil {

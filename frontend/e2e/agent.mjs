@@ -10,7 +10,9 @@
 // stays live for the Live sessions checks. YETT_RUNTIME_DIR must name the
 // app's runtime directory (the e2e script exports it). YETT_E2E_TOOL and
 // YETT_E2E_ARGS (a JSON object), when set, name another call to make
-// instead (e2e/ssh-steps.mjs: ssh.exec); URL is then only a label.
+// instead (e2e/ssh-steps.mjs: ssh.exec); URL is then only a label. Each
+// line then written to its stdin, {"tool": ..., "args": {...}}, is one more
+// call of the same run, answered with one more JSON line.
 
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -68,12 +70,27 @@ shim.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initial
 const res = await request('tools/call', process.env.YETT_E2E_TOOL
   ? { name: process.env.YETT_E2E_TOOL, arguments: JSON.parse(process.env.YETT_E2E_ARGS || '{}') }
   : { name: 'http.request', arguments: { method: 'POST', url, body: { from: 'e2e agent' }, idempotency_key: key } });
-if (res.error) {
-  say({ error: res.error.message });
-} else {
-  const text = (res.result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-  say({ text, isError: Boolean(res.result?.isError) });
+function answer(res) {
+  if (res.error) {
+    say({ error: res.error.message });
+  } else {
+    const text = (res.result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+    say({ text, isError: Boolean(res.result?.isError) });
+  }
 }
+answer(res);
+
+// More calls of the same run, one per line of stdin.
+createInterface({ input: process.stdin }).on('line', async (line) => {
+  let cmd;
+  try {
+    cmd = JSON.parse(line);
+  } catch {
+    say({ error: 'not a JSON line' });
+    return;
+  }
+  answer(await request('tools/call', { name: cmd.tool, arguments: cmd.args }));
+});
 
 // Stay alive (the run, and so its session, ends when this process exits).
 process.stdin.resume();

@@ -96,11 +96,25 @@ export function sshSteps({ byId, shot, assert, STEP_TIMEOUT, axeCheck = async ()
     });
     let err = '';
     proc.stderr.on('data', (d) => (err += d));
-    const reply = new Promise((ok) => {
-      createInterface({ input: proc.stdout }).once('line', (l) => ok(JSON.parse(l)));
-      proc.once('exit', (code) => ok({ error: `agent exited (${code}): ${err}` }));
+    // Each line the agent prints answers one call, in order.
+    const lines = [];
+    const waiters = [];
+    createInterface({ input: proc.stdout }).on('line', (l) => {
+      const r = JSON.parse(l);
+      if (waiters.length) waiters.shift()(r);
+      else lines.push(r);
     });
-    return { proc, reply, stop: () => proc.stdin.end() };
+    proc.once('exit', (code) => {
+      for (const w of waiters.splice(0)) w({ error: `agent exited (${code}): ${err}` });
+    });
+    const next = () => (lines.length ? Promise.resolve(lines.shift()) : new Promise((ok) => waiters.push(ok)));
+    const reply = next();
+    // call makes one more call of the same run and answers its reply.
+    const call = (tool, args) => {
+      proc.stdin.write(JSON.stringify({ tool, args }) + '\n');
+      return next();
+    };
+    return { proc, reply, call, stop: () => proc.stdin.end() };
   }
 
   const card = (page) => byId(page, 'approval-card');
@@ -177,6 +191,38 @@ export function sshSteps({ byId, shot, assert, STEP_TIMEOUT, axeCheck = async ()
       assert(/"exit_code":\s*0/.test(reply.text), `no exit code 0 in ${reply.text}`);
       assert(!reply.text.includes('PRIVATE KEY'), 'the key reached the agent');
       await card(page).waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    }],
+
+    ['"Approve calls like this for 10 minutes" lets the same command of the same run through, until the grant is revoked', async (page) => {
+      const again = (n) => agent.call('ssh.exec', { host: hostName, command, idempotency_key: `e2e-ssh-grant-${n}` });
+      let reply = again(1);
+      await card(page).waitFor({ timeout: STEP_TIMEOUT });
+      const words = await byId(page, 'approval-grant-words').innerText();
+      assert(words.includes(`exactly this command on ${userInfo().username}@`) && words.includes('10 minutes'), `the grant offered: ${words}`);
+      await shot(page, '43-ssh-call-card-grant');
+      await byId(page, 'approval-grant').click();
+      let r = await reply;
+      assert(!r.error && !r.isError && /"exit_code":\s*0/.test(r.text), `the granted card's call: ${JSON.stringify(r)}`);
+      await card(page).waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+      // Under the grant: no card, the command runs.
+      r = await again(2);
+      assert(!r.error && !r.isError && /"exit_code":\s*0/.test(r.text), `the call under the grant: ${JSON.stringify(r)}`);
+      assert((await card(page).count()) === 0, 'a call under the grant raised a card');
+      await byId(page, 'nav-sessions').click();
+      const grant = byId(page, 'live-grant');
+      await grant.waitFor({ timeout: STEP_TIMEOUT });
+      const text = await grant.innerText();
+      assert(text.includes('Used once'), `the grant says: ${text}`);
+      await shot(page, '44-sessions-grant');
+      await axeCheck(page, 'Sessions with a grant');
+      await grant.locator('[data-testid="revoke-grant"]').click();
+      await grant.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+      // Revoked: the same command asks again.
+      reply = again(3);
+      await card(page).waitFor({ timeout: STEP_TIMEOUT });
+      await byId(page, 'approval-deny').click();
+      r = await reply;
+      assert(r.isError && r.text.includes('DENIED'), `after the revoke: ${JSON.stringify(r)}`);
       agent.stop();
     }],
   ];
