@@ -1,6 +1,8 @@
 package app
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -154,6 +156,48 @@ func (s *ApprovalService) AnswerGrant(id string) error {
 	return s.publicError(b.AnswerGrant(id, approval.Via{Surface: SurfaceDesktopCard, Detail: "click or key in the window"}))
 }
 
+// AnswerRuns approves or denies, in one action, the session cards of runs
+// of one program that wait together (their cards' program is the same).
+// Each card is still its own approval of its own run, recorded on its own,
+// and asks the system to confirm it is the person if it would alone. It
+// refuses a set that mixes programs, targets or call cards, answering none.
+func (s *ApprovalService) AnswerRuns(ids []string, approve bool) (RunsAnswered, error) {
+	out := RunsAnswered{Answered: []string{}, Failed: []RunAnswerFail{}}
+	b := s.current()
+	if b == nil {
+		return out, errNoGateway
+	}
+	byID := map[string]approval.Request{}
+	for _, r := range b.Pending() {
+		byID[r.ID] = r
+	}
+	program := ""
+	for i, id := range ids {
+		r, ok := byID[id]
+		p := programOf(r)
+		if !ok || p == "" || i > 0 && p != program {
+			return out, s.publicError(errNotOneProgram)
+		}
+		program = p
+	}
+	if len(ids) == 0 {
+		return out, s.publicError(errNotOneProgram)
+	}
+	via := approval.Via{Surface: SurfaceDesktopCard, Detail: fmt.Sprintf("one action in the window for %d runs of the same program", len(ids))}
+	for _, id := range ids {
+		if err := b.AnswerVia(id, approve, via); err != nil {
+			out.Failed = append(out.Failed, RunAnswerFail{ID: id, Error: s.publicError(err).Error()})
+			continue
+		}
+		out.Answered = append(out.Answered, id)
+	}
+	return out, nil
+}
+
+// errNotOneProgram: AnswerRuns was given cards that are not session cards
+// of runs of one program waiting together.
+var errNotOneProgram = errors.New("approval: not session cards of one program")
+
 // Grants lists the time-boxed grants in force, oldest first.
 func (s *ApprovalService) Grants() []LiveGrant {
 	out := []LiveGrant{}
@@ -195,6 +239,7 @@ var approvalTexts = []known{
 	{approval.ErrAuditUnavailable, "Yett could not record the approval in its audit log, so the request was refused."},
 	{approval.ErrNoSession, "This session has already ended."},
 	{approval.ErrNoGrant, "This grant has already ended."},
+	{errNotOneProgram, "These cards are not runs of one program asking for the same thing, all still waiting: answer them one by one. Nothing was answered."},
 	{approval.ErrNotGrantable, "This card cannot allow calls like it for a while: approve this call alone, or deny it."},
 	{approval.ErrClosed, "Yett's gateway has stopped; the request was withdrawn."},
 	{presence.ErrUnavailable, "Approving needs your system to confirm it is you, and it cannot here (no polkit authentication agent is running). Start your desktop's polkit agent, or choose when Yett asks in Settings. Nothing was approved."},

@@ -488,3 +488,77 @@ func TestPerCallCard(t *testing.T) {
 
 // callErr is AskCall's error alone, for tests that wait on it.
 func callErr(_ approval.Via, err error) error { return err }
+
+// Session cards of runs of one program waiting together are answered in
+// one action, each its own approval of its own run and each recorded; a
+// set that mixes another target (or a call card) is refused whole.
+func TestAnswerRunsOfOneProgram(t *testing.T) {
+	f := newApprovalFixture(t, 30*time.Second)
+	var runs []*liveAgent
+	var tickets []approval.Ticket
+	for range 3 {
+		a := startAgent(t)
+		tk, err := f.broker.RequestSession(a.rec, approval.Continuity{Change: approval.ChangeFirst}, "http", "api.example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs, tickets = append(runs, a), append(tickets, tk)
+	}
+	other := startAgent(t)
+	otk, err := f.broker.RequestSession(other.rec, approval.Continuity{Change: approval.ChangeFirst}, "http", "other.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := f.waitState(t, "four cards", cardsIs(4))
+	group := map[string][]string{}
+	for _, c := range st.Cards {
+		if c.Program == "" {
+			t.Fatalf("a session card without a program: %+v", c)
+		}
+		group[c.Program] = append(group[c.Program], c.ID)
+	}
+	var three []string
+	for _, ids := range group {
+		if len(ids) == 3 {
+			three = ids
+		}
+	}
+	if len(group) != 2 || three == nil {
+		t.Fatalf("groups %v", group)
+	}
+	mixed := append(append([]string(nil), three...), otk.ID)
+	if res, err := f.svc.AnswerRuns(mixed, true); err == nil || !strings.Contains(err.Error(), "one by one") || len(res.Answered) != 0 {
+		t.Fatalf("a mixed set: %+v %v", res, err)
+	}
+	if n := len(f.svc.Pending()); n != 4 {
+		t.Fatalf("a refused set answered cards: %d left", n)
+	}
+	res, err := f.svc.AnswerRuns(three, true)
+	if err != nil || len(res.Answered) != 3 || len(res.Failed) != 0 {
+		t.Fatalf("answer runs: %+v %v", res, err)
+	}
+	seen := map[string]bool{}
+	for i, tk := range tickets {
+		s, err := tk.Wait(context.Background())
+		if err != nil || s.Run.PID != runs[i].rec.PID || seen[s.ID] {
+			t.Fatalf("run %d: session %+v, %v", i, s, err)
+		}
+		seen[s.ID] = true
+		if !strings.Contains(s.Via.Detail, "one action in the window for 3 runs") {
+			t.Fatalf("via %+v", s.Via)
+		}
+	}
+	if n := len(f.svc.Sessions()); n != 3 {
+		t.Fatalf("%d sessions, want one per run", n)
+	}
+	// Answering again: each card is gone; Deny on the rest works alike.
+	if res, err := f.svc.AnswerRuns(three, true); err == nil || len(res.Answered) != 0 {
+		t.Fatalf("answered cards answered again: %+v %v", res, err)
+	}
+	if res, err := f.svc.AnswerRuns([]string{otk.ID}, false); err != nil || len(res.Answered) != 1 {
+		t.Fatalf("deny one: %+v %v", res, err)
+	}
+	if _, err := otk.Wait(context.Background()); !errors.Is(err, approval.ErrDenied) {
+		t.Fatalf("denied run: %v", err)
+	}
+}

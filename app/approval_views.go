@@ -1,6 +1,8 @@
 package app
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"path/filepath"
 	"strings"
@@ -109,6 +111,25 @@ type ApprovalCard struct {
 	// GrantMinutes is how long such a grant lasts.
 	GrantWords   string `json:"grantWords"`
 	GrantMinutes int    `json:"grantMinutes"`
+	// Program groups the session cards of runs of one program asking for
+	// the same thing (its running file's hash, the channel and the
+	// target): cards with the same Program can be answered in one action
+	// (AnswerRuns), each still its own approval of its own run. "" for
+	// call cards, which are answered one by one.
+	Program string `json:"program"`
+}
+
+// RunsAnswered is what AnswerRuns did: the cards it answered, and those it
+// could not (each with why, in words).
+type RunsAnswered struct {
+	Answered []string        `json:"answered"`
+	Failed   []RunAnswerFail `json:"failed"`
+}
+
+// RunAnswerFail is one card AnswerRuns could not answer.
+type RunAnswerFail struct {
+	ID    string `json:"id"`
+	Error string `json:"error"`
 }
 
 // LiveGrant is a time-boxed grant in force: calls like one approved card,
@@ -261,11 +282,12 @@ func cardView(r approval.Request, now time.Time) ApprovalCard {
 		Headline: r.Headline(), Sentence: r.Sentence(), Scope: r.Scope(),
 		Deadline: r.Deadline.UTC().Format(time.RFC3339), SecondsLeft: secondsLeft(r.Deadline, now),
 		AgentStoppedWaiting: r.AgentStoppedWaiting,
-		GrantWords: r.GrantWords,
+		GrantWords:          r.GrantWords,
 	}
 	if r.GrantWords != "" {
 		c.GrantMinutes = int(approval.GrantDuration / time.Minute)
 	}
+	c.Program = programOf(r)
 	if r.Kind == approval.KindCall && r.Command == "" {
 		// Call cards carry host and path together; the card shows them apart.
 		c.Target, c.Path = r.CallTarget()
@@ -279,6 +301,17 @@ func secondsLeft(deadline, now time.Time) int {
 		return 0
 	}
 	return int(math.Ceil(d))
+}
+
+// programOf is the key that groups session cards of runs of one program
+// asking for the same thing ("" for a call card, or a run whose file is
+// not known).
+func programOf(r approval.Request) string {
+	if r.Kind != approval.KindSession || r.Who.ExeSHA256 == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(r.Who.ExeSHA256 + "\x00" + r.Who.Executable + "\x00" + r.Channel + "\x00" + r.Target))
+	return hex.EncodeToString(sum[:12])
 }
 
 func grantView(g approval.Grant) LiveGrant {

@@ -44,8 +44,8 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT,
     );
   }
 
-  function startAgent(url) {
-    const proc = spawn(process.execPath, [join(here, 'agent.mjs'), CLI, url], { stdio: ['pipe', 'pipe', 'pipe'] });
+  function startAgent(url, key) {
+    const proc = spawn(process.execPath, [join(here, 'agent.mjs'), CLI, url, ...(key ? [key] : [])], { stdio: ['pipe', 'pipe', 'pipe'] });
     let err = '';
     proc.stderr.on('data', (d) => (err += d));
     const reply = new Promise((ok) => {
@@ -109,6 +109,34 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT,
       assert(!agent.stderr().includes(CANARY), "the credential reached the agent's or the shim's stderr");
       const leaks = received.filter((f) => f.includes(CANARY));
       assert(leaks.length === 0, `${leaks.length} received frame(s) hold the canary`);
+    }],
+
+    ['two runs of the same agent waiting together are approved in one action, each with a session of its own', async (page) => {
+      const before = arrivals.length;
+      const runs = [startAgent(`http://${receiverHost}/e2e-batch-1`, 'e2e-batch-1'), startAgent(`http://${receiverHost}/e2e-batch-2`, 'e2e-batch-2')];
+      try {
+        const batch = byId(page, 'approval-batch');
+        await batch.waitFor({ timeout: STEP_TIMEOUT });
+        const text = (await batch.innerText()).replace(/\s+/g, ' ');
+        for (const r of runs) assert(text.includes(String(r.proc.pid)), `the batch does not name pid ${r.proc.pid}: ${text}`);
+        assert(text.includes('2 runs of node'), `the batch says: ${text}`);
+        assert((await byId(page, 'approval-card').count()) === 2, 'each run does not keep its own card');
+        await shot(page, '12-batch');
+        await axeCheck(page, 'two cards of one program with a batch answer');
+        await byId(page, 'approval-batch-approve').click();
+        for (const r of runs) {
+          const reply = await r.reply;
+          assert(!reply.error && !reply.isError, `a batch-approved call failed: ${JSON.stringify(reply)}`);
+        }
+        assert(arrivals.length === before + 2 && arrivals.slice(before).every((a) => a.withCredential), 'the two calls did not arrive once each');
+        await byId(page, 'nav-sessions').click();
+        await page.waitForFunction(() => document.querySelectorAll('[data-testid="live-session"]').length === 2, null, { timeout: STEP_TIMEOUT });
+        const pids = await page.locator('[data-testid="live-session"] [data-testid="agent-pid"]').allTextContents();
+        assert(runs.every((r) => pids.includes(String(r.proc.pid))), `sessions are for pids ${pids}`);
+      } finally {
+        for (const r of runs) r.stop();
+      }
+      await byId(page, 'live-sessions-empty').waitFor({ timeout: STEP_TIMEOUT });
     }],
   ];
 

@@ -244,6 +244,21 @@ describe('approval cards', () => {
     expect(screen.getByTestId('live-session')).toBeTruthy();
   });
 
+  it('answers the cards of runs of one program waiting together in one action, and no others', async () => {
+    const runs = [4101, 4102, 4103].map((pid, i) =>
+      approvalCard({ id: `rq-${pid}`, program: 'prog-node', agent: agentView({ pid }), headline: `run ${i}` }),
+    );
+    const approvals = await openApp([...runs, approvalCard({ id: 'rq-other', program: 'prog-other', agent: agentView({ pid: 5000 }) })]);
+    const batch = await screen.findByTestId('approval-batch');
+    expect(screen.getAllByTestId('approval-batch')).toHaveLength(1);
+    expect(batch.textContent!.replace(/\s+/g, ' ')).toContain('3 runs of claude (pids 4101, 4102, 4103) ask for HTTP to api.example.com');
+    await fireEvent.click(within(batch).getByTestId('approval-batch-approve'));
+    expect(approvals.ApprovalService.AnswerRuns).toHaveBeenCalledWith(['rq-4101', 'rq-4102', 'rq-4103'], true);
+    await waitFor(() => expect(screen.getAllByTestId('approval-card')).toHaveLength(1));
+    expect(screen.queryByTestId('approval-batch')).toBeNull();
+    expect(screen.getByTestId('approval-card').dataset.approvalId).toBe('rq-other');
+  });
+
   it('offers no grant on a card that cannot give one', async () => {
     await openApp([approvalCard({ kind: 'call', method: 'POST', path: '/x' })]);
     await screen.findByTestId('approval-card');

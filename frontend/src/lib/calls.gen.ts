@@ -203,6 +203,17 @@ export function approvalAnswerGrant(id: string): Promise<void> {
 }
 
 /**
+ * AnswerRuns approves or denies, in one action, the session cards of runs
+ * of one program that wait together (their cards' program is the same).
+ * Each card is still its own approval of its own run, recorded on its own,
+ * and asks the system to confirm it is the person if it would alone. It
+ * refuses a set that mixes programs, targets or call cards, answering none.
+ */
+export function approvalAnswerRuns(ids: string[], approve: boolean): Promise<V.RunsAnswered> {
+  return call(async () => parseView('RunsAnswered', await service('ApprovalService').AnswerRuns(ids, approve)));
+}
+
+/**
  * Decisions lists the recent answers and expiries, newest first: what was
  * asked, how it ended, who answered and where.
  */

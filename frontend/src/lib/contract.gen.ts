@@ -340,6 +340,14 @@ export interface ApprovalCard {
    */
   grantWords: string;
   grantMinutes: number;
+  /**
+   * Program groups the session cards of runs of one program asking for
+   * the same thing (its running file's hash, the channel and the
+   * target): cards with the same Program can be answered in one action
+   * (AnswerRuns), each still its own approval of its own run. "" for
+   * call cards, which are answered one by one.
+   */
+  program: string;
 }
 
 /** ApprovalState is the payload of the approval:changed event. */
@@ -873,6 +881,21 @@ export interface RevokeStepView {
   unverified: boolean;
 }
 
+/** RunAnswerFail is one card AnswerRuns could not answer. */
+export interface RunAnswerFail {
+  id: string;
+  error: string;
+}
+
+/**
+ * RunsAnswered is what AnswerRuns did: the cards it answered, and those it
+ * could not (each with why, in words).
+ */
+export interface RunsAnswered {
+  answered: string[];
+  failed: RunAnswerFail[];
+}
+
 /** SSHHostView is a host as the UI shows it: never its private key. */
 export interface SSHHostView {
   id: string;
@@ -1146,7 +1169,7 @@ export const VIEWS = {
   AgentClient: { what: 'an agent client', fields: { id: AGENT_CLIENT_IDS, name: 's', path: 's', state: AGENT_CLIENT_STATES, problem: 's', lastCall: 's', lastProgram: 's', lastPid: 'n' } },
   AgentView: { what: 'an agent description', fields: { name: 's', executable: 's', path: 's', signer: 's', signed: 'b', pid: 'n', exeHash: 's', startedAt: 's', parents: 'ParentView[]', via: 's', shimPid: 'n', shimStartedAt: 's', shimParent: 'ProcessView', stdio: 's', stdioText: 's', stdioOk: 'b' } },
   AgentWritten: { what: 'an agent written', fields: { path: 's', backup: 's', message: 's' } },
-  ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b', grantWords: 's', grantMinutes: 'n' } },
+  ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b', grantWords: 's', grantMinutes: 'n', program: 's' } },
   ApprovalState: { what: 'an approval update', fields: { cards: 'ApprovalCard[]', sessions: 'LiveSession[]', decisions: 'DecisionView[]', grants: 'LiveGrant[]' } },
   AuditStatus: { what: 'an audit status', fields: { state: AUDIT_STATES, writing: 'b', problem: 's', entries: 'n', treeHead: 's', signedSize: 'n', firstBad: 'n', reason: 's', torn: 's', notes: 's[]' } },
   AuthorizationView: { what: 'an authorization', fields: { id: 's', name: 's', provider: 's', providerHost: 's', accountRef: 's', scopes: 's[]', owner: 's', backupRevoker: 's', environment: 's', createdHow: GRANT_FLOWS, connectedAt: 's', lastRefresh: 's', lastUsed: 's', reviewBy: 's', disableProcedure: 's', operations: 's[]', state: AUTHORIZATION_STATES, stateReason: 's', revocation: REVOCATION_STATES, unattended: 'b', dpop: 'b', clientAuth: 's', controlled: 'b', problems: 's[]', apiHosts: 's[]', revocationEndpoint: 's', introspectionEndpoint: 's', waitingRevocations: 'n' } },
@@ -1181,6 +1204,8 @@ export const VIEWS = {
   ProcessView: { what: 'a process', fields: { name: 's', pid: 'n', startedAt: 's', cmdline: 's' } },
   RevokeReport: { what: 'a revocation report', fields: { authorizationId: 's', steps: 'RevokeStepView[]', retryPending: 'b' } },
   RevokeStepView: { what: 'a revocation step', fields: { step: REVOKE_STEP_NAMES, ok: 'b', detail: 's', at: 's', unverified: 'b' } },
+  RunAnswerFail: { what: 'a run answer fail', fields: { id: 's', error: 's' } },
+  RunsAnswered: { what: 'a runs answered', fields: { answered: 's[]', failed: 'RunAnswerFail[]' } },
   SSHHostView: { what: 'an SSH host', fields: { id: 's', name: 's', address: 's', port: 'n', user: 's', publicKey: 's', keyFingerprint: 's', pins: 'SSHPinView[]', alertFingerprint: 's', alertAt: 's', settings: 'SSHSettingsForm', controlled: 'b', problems: 's[]', createdAt: 's', version: 'n' } },
   SSHPinResult: { what: 'an SSH pin result', fields: { host: 'SSHHostView', skipped: 'n' } },
   SSHPinView: { what: 'a host key pin', fields: { type: 's', fingerprint: 's' } },
@@ -1238,6 +1263,8 @@ export interface Views {
   ProcessView: ProcessView;
   RevokeReport: RevokeReport;
   RevokeStepView: RevokeStepView;
+  RunAnswerFail: RunAnswerFail;
+  RunsAnswered: RunsAnswered;
   SSHHostView: SSHHostView;
   SSHPinResult: SSHPinResult;
   SSHPinView: SSHPinView;

@@ -59,6 +59,7 @@ export function approvalCard(over: Partial<ApprovalCard> = {}): ApprovalCard {
     agentStoppedWaiting: false,
     grantWords: '',
     grantMinutes: 0,
+    program: '',
     ...over,
   };
 }
@@ -127,6 +128,19 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
         givenAt: '2026-11-29T18:01:00Z', until: '2026-11-29T18:11:00Z', uses: 0,
       });
       push();
+    }),
+    AnswerRuns: vi.fn(async (ids: string[], approve: boolean): Promise<unknown> => {
+      const answered: string[] = [];
+      for (const id of ids) {
+        const i = state.cards.findIndex((c) => c.id === id);
+        if (i < 0) continue;
+        const [card] = state.cards.splice(i, 1);
+        answered.push(id);
+        state.decisions.unshift(decision({ id, kind: card.kind, agent: card.agent, outcome: approve ? 'approved' : 'denied', where: 'in the window' }));
+        if (approve) state.sessions.push(liveSession({ id: `ap-${id}`, agent: card.agent, channel: card.channel }));
+      }
+      push();
+      return { answered, failed: [] };
     }),
     RevokeGrant: vi.fn(async (id: string): Promise<void> => {
       const i = state.grants.findIndex((g) => g.id === id);

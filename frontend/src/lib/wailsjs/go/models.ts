@@ -121,6 +121,7 @@ export namespace app {
 	    agentStoppedWaiting: boolean;
 	    grantWords: string;
 	    grantMinutes: number;
+	    program: string;
 	}
 	export interface AuditStatus {
 	    state: string;
@@ -538,6 +539,14 @@ export namespace app {
 	    retryPending: boolean;
 	}
 	
+	export interface RunAnswerFail {
+	    id: string;
+	    error: string;
+	}
+	export interface RunsAnswered {
+	    answered: string[];
+	    failed: RunAnswerFail[];
+	}
 	export interface SSHSettingsForm {
 	    approval: string;
 	    rules: string;

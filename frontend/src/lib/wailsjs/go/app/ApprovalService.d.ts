@@ -6,6 +6,8 @@ export function Answer(arg1:string,arg2:boolean):Promise<void>;
 
 export function AnswerGrant(arg1:string):Promise<void>;
 
+export function AnswerRuns(arg1:Array<string>,arg2:boolean):Promise<app.RunsAnswered>;
+
 export function Decisions():Promise<Array<app.DecisionView>>;
 
 export function Grants():Promise<Array<app.LiveGrant>>;

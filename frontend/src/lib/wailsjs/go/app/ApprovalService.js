@@ -10,6 +10,10 @@ export function AnswerGrant(arg1) {
   return window['go']['app']['ApprovalService']['AnswerGrant'](arg1);
 }
 
+export function AnswerRuns(arg1, arg2) {
+  return window['go']['app']['ApprovalService']['AnswerRuns'](arg1, arg2);
+}
+
 export function Decisions() {
   return window['go']['app']['ApprovalService']['Decisions']();
 }
