@@ -39,9 +39,12 @@ process of that session, is refused at the terminal (approve it from
 another session or from the app).
 
 At the terminal:  y N CODE     approve card N with the one-time code on it
+                  g N CODE     approve call card N and calls like it for 10
+                               minutes (the card says which)
                   n N          deny card N
-                  sessions     list approved sessions
+                  sessions     list approved sessions and their grants
                   revoke N     end session N
+                  revoke gN    end grant N
                   lock         lock the vault (denies every call)
                   unlock       unlock it again
                   quit         stop the gateway

@@ -27,13 +27,14 @@ type terminal struct {
 	v   *vault.Vault
 	b   *approval.Broker
 
-	mu    sync.Mutex
-	next  int
-	cards map[int]approval.Request // shown and still pending
-	codes map[int]string           // each shown card's one-time code
-	wrong map[int]int              // wrong codes typed for a card
-	byID  map[string]int
-	sess  []approval.Session
+	mu     sync.Mutex
+	next   int
+	cards  map[int]approval.Request // shown and still pending
+	codes  map[int]string           // each shown card's one-time code
+	wrong  map[int]int              // wrong codes typed for a card
+	byID   map[string]int
+	sess   []approval.Session
+	grants []approval.Grant // as the last "sessions" listed them
 	// ttyName names the terminal in the audit log's record of an answer.
 	ttyName string
 }
@@ -221,6 +222,10 @@ func cardText(n int, r approval.Request, code string) string {
 		fmt.Fprintf(&b, "    wants:   %s %s with credential %q\n", r.Method, r.Target, r.Credential)
 	}
 	fmt.Fprintf(&b, "    answer:  y %d %s  or  n %d   (within %s; the code is for this card only)\n", n, code, n, time.Until(r.Deadline).Round(time.Second))
+	if r.GrantWords != "" {
+		fmt.Fprintf(&b, "    or:      g %d %s  approves it and lets %s (same run, same credential) go without a card for %d minutes\n",
+			n, code, r.GrantWords, int(approval.GrantDuration/time.Minute))
+	}
 	return b.String()
 }
 
@@ -264,13 +269,17 @@ func (t *terminal) commands(quit chan<- struct{}) {
 		}
 		switch {
 		case f[0] == "y" && len(f) == 3:
-			t.approve(f[1], f[2])
+			t.approve(f[1], f[2], false)
+		case f[0] == "g" && len(f) == 3:
+			t.approve(f[1], f[2], true)
 		case f[0] == "y" && len(f) == 2:
 			fmt.Fprintf(t.tty, "Type the card's code too: y %s CODE (the code is on the card).\n", f[1])
 		case f[0] == "n" && len(f) == 2:
 			t.answer(f[1], false, "")
 		case f[0] == "sessions":
 			t.listSessions()
+		case f[0] == "revoke" && len(f) == 2 && strings.HasPrefix(f[1], "g"):
+			t.revokeGrant(strings.TrimPrefix(f[1], "g"))
 		case f[0] == "revoke" && len(f) == 2:
 			t.revoke(f[1])
 		case f[0] == "lock":
@@ -293,9 +302,9 @@ func (t *terminal) commands(quit chan<- struct{}) {
 	}
 }
 
-// approve approves card num if code is its one-time code. Three wrong codes
-// deny the card.
-func (t *terminal) approve(num, code string) {
+// approve approves card num if code is its one-time code (with grant, for
+// calls like it for a while too). Three wrong codes deny the card.
+func (t *terminal) approve(num, code string, grant bool) {
 	n, _ := strconv.Atoi(num)
 	t.mu.Lock()
 	want, ok := t.codes[n]
@@ -309,6 +318,8 @@ func (t *terminal) approve(num, code string) {
 	switch {
 	case !ok:
 		fmt.Fprintf(t.tty, "No open card %s.\n", num)
+	case right && grant:
+		t.answerGrant(num)
 	case right:
 		t.answer(num, true, "one-time code checked")
 	case tries >= maxWrongCodes:
@@ -343,17 +354,63 @@ func (t *terminal) answer(num string, yes bool, checked string) {
 	}
 }
 
-func (t *terminal) listSessions() {
-	ss := t.b.Sessions()
+// answerGrant approves card num and gives its run a grant for calls like
+// it (the code was checked).
+func (t *terminal) answerGrant(num string) {
+	n, _ := strconv.Atoi(num)
 	t.mu.Lock()
-	t.sess = ss
+	r, ok := t.cards[n]
+	t.mu.Unlock()
+	if !ok {
+		fmt.Fprintf(t.tty, "No open card %s.\n", num)
+		return
+	}
+	err := t.b.AnswerGrant(r.ID, approval.Via{Surface: approval.SurfaceTerminal, Detail: t.ttyName + ", one-time code checked"})
+	switch {
+	case err == nil:
+		fmt.Fprintf(t.tty, "[%d] approved, and %s go without a card for %d minutes (sessions lists it; revoke gN ends it).\n",
+			n, r.GrantWords, int(approval.GrantDuration/time.Minute))
+	case errors.Is(err, approval.ErrNotGrantable):
+		fmt.Fprintf(t.tty, "[%d] cannot allow calls like it for a while: answer it with y or n.\n", n)
+	case errors.Is(err, approval.ErrNotPending), errors.Is(err, approval.ErrWithdrawn):
+		fmt.Fprintf(t.tty, "[%d] is no longer open (the agent exited, the vault changed or it timed out).\n", n)
+	default:
+		fmt.Fprintf(t.tty, "[%d] could not be approved: the audit log refused to record it.\n", n)
+	}
+}
+
+func (t *terminal) listSessions() {
+	ss, gs := t.b.Sessions(), t.b.Grants()
+	t.mu.Lock()
+	t.sess, t.grants = ss, gs
 	t.mu.Unlock()
 	if len(ss) == 0 {
 		fmt.Fprintln(t.tty, "No approved sessions.")
 	}
 	for i, s := range ss {
 		fmt.Fprintf(t.tty, "  %d. %s (pid %d, %s) %s since %s\n", i+1, s.Who.Name, s.Who.PID, s.Who.Signer, s.Channel, s.ApprovedAt.Local().Format(time.Kitchen))
+		for j, g := range gs {
+			if g.SessionID == s.ID {
+				fmt.Fprintf(t.tty, "     g%d. %s with %q until %s, used %d times\n", j+1, g.Words, g.Credential, g.Until.Local().Format(time.Kitchen), g.Uses)
+			}
+		}
 	}
+}
+
+func (t *terminal) revokeGrant(num string) {
+	n, _ := strconv.Atoi(num)
+	t.mu.Lock()
+	gs := t.grants
+	t.mu.Unlock()
+	if n < 1 || n > len(gs) {
+		fmt.Fprintln(t.tty, "Type sessions first, then revoke gN.")
+		return
+	}
+	if err := t.b.RevokeGrant(gs[n-1].ID); err != nil {
+		fmt.Fprintln(t.tty, "That grant already ended.")
+		return
+	}
+	fmt.Fprintf(t.tty, "Grant g%d ended.\n", n)
 }
 
 func (t *terminal) revoke(num string) {

@@ -376,3 +376,59 @@ func TestServeTerminalSaysTheAgentStoppedWaiting(t *testing.T) {
 		t.Fatalf("a second card was raised for the same call:\n%s", w.tty.String())
 	}
 }
+
+// TestServeTerminalGrant: at yett serve's terminal, "g N CODE" on a
+// per-call card approves it and calls like it for 10 minutes: the same
+// run's next call under the same prefix goes without a card, sessions
+// lists the grant, "revoke g1" ends it, and the next call asks again.
+func TestServeTerminalGrant(t *testing.T) {
+	perCallURL, _ := startReceiver(t)
+	w := startServeSeeded(t, func(_ string, v *vault.Vault) {
+		if _, err := v.Credentials().Add(vault.NewCredential{Name: "per-call receiver", Secret: vault.NewSecret([]byte(serveCanary)),
+			Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{strings.TrimPrefix(perCallURL, "http://")},
+			Approval: vault.ApprovalPerCall}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	w.typeLine(t, servePassphrase)
+	w.tty.waitFor(t, "gateway listening")
+	s := w.connect(t)
+	call := func(n int) chan string {
+		done := make(chan string, 1)
+		go func() {
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "http.request", Arguments: map[string]any{
+				"method": "POST", "url": fmt.Sprintf("%s/grant/%d", perCallURL, n), "body": "x", "idempotency_key": fmt.Sprintf("grant-%d", n)}})
+			if err != nil {
+				done <- "error: " + err.Error()
+				return
+			}
+			done <- callText(res)
+		}()
+		return done
+	}
+	first := call(1)
+	w.typeLine(t, w.tty.approveLine(t, 1)) // the session
+	w.tty.waitFor(t, "or:      g 2 ")
+	w.tty.waitFor(t, "POST requests to "+strings.TrimPrefix(perCallURL, "http://")+"/grant/…")
+	w.typeLine(t, "g"+strings.TrimPrefix(w.tty.approveLine(t, 2), "y"))
+	if r := <-first; !strings.Contains(r, `"status":200`) {
+		t.Fatalf("the granted card's call: %s", r)
+	}
+	w.tty.waitFor(t, "[2] approved, and POST requests to")
+	if r := <-call(2); !strings.Contains(r, `"status":200`) {
+		t.Fatalf("the call under the grant: %s", r)
+	}
+	if strings.Contains(w.tty.String(), "[3]") {
+		t.Fatalf("a call under the grant raised a card:\n%s", w.tty.String())
+	}
+	w.typeLine(t, "sessions")
+	w.tty.waitFor(t, "used 1 times")
+	w.typeLine(t, "revoke g1")
+	w.tty.waitFor(t, "Grant g1 ended.")
+	third := call(3)
+	w.tty.waitFor(t, "[3] Approve this one call?")
+	w.typeLine(t, "n 3")
+	if r := <-third; !strings.Contains(r, "DENIED") {
+		t.Fatalf("after the revoke: %s", r)
+	}
+}
