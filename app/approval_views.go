@@ -117,6 +117,11 @@ type ApprovalCard struct {
 	// (AnswerRuns), each still its own approval of its own run. "" for
 	// call cards, which are answered one by one.
 	Program string `json:"program"`
+	// Reason is, on an access card (kind "access"), the agent's words for
+	// why it needs what it asks for; Wants says what that is ("a
+	// credential for api.github.com").
+	Reason string `json:"reason"`
+	Wants  string `json:"wants"`
 }
 
 // RunsAnswered is what AnswerRuns did: the cards it answered, and those it
@@ -288,6 +293,9 @@ func cardView(r approval.Request, now time.Time) ApprovalCard {
 		c.GrantMinutes = int(approval.GrantDuration / time.Minute)
 	}
 	c.Program = programOf(r)
+	if r.Kind == approval.KindAccess {
+		c.Reason, c.Wants = r.Reason, approval.AccessWords(r.Channel, r.Target)
+	}
 	if r.Kind == approval.KindCall && r.Command == "" {
 		// Call cards carry host and path together; the card shows them apart.
 		c.Target, c.Path = r.CallTarget()

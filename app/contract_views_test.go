@@ -66,7 +66,7 @@ var enumSets = []enumSet{
 	{"CredentialFormat", "vault.Inject*", names(vault.InjectBearer, vault.InjectHeader, vault.InjectBasic)},
 	{"ApprovalMode", "vault.Approval*", names(vault.ApprovalSession, vault.ApprovalPerCall, vault.ApprovalWrites)},
 	{"OverlapWinner", "vault.Winner*", names(vault.WinnerCandidate, vault.WinnerOther, vault.WinnerThird, vault.WinnerNone)},
-	{"ApprovalKind", "approval.Kind*", names(approval.KindSession, approval.KindCall)},
+	{"ApprovalKind", "approval.Kind*", names(approval.KindSession, approval.KindCall, approval.KindAccess)},
 	{"DecisionOutcome", "approval.Outcome*", names(approval.OutcomeApproved, approval.OutcomeDenied, approval.OutcomeRefused,
 		approval.OutcomeExpired, approval.OutcomeWithdrawn)},
 	{"AuditState", "AuditStatus.State", auditStates},

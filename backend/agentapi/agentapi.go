@@ -17,6 +17,18 @@ const (
 	ToolStatus  = "yett.status"
 	// ToolSSHExec runs one command on an SSH host a person added to Yett.
 	ToolSSHExec = "ssh.exec"
+	// ToolRequestAccess asks the person for a credential, SSH host or
+	// operation Yett does not hold for the agent; it gives nothing itself.
+	ToolRequestAccess = "yett.request_access"
+)
+
+// Codes of yett.request_access's answer (a refusal is REFUSED with
+// DetailPersonRefused or DetailAlreadyRefused).
+const (
+	CodeGranted          = "GRANTED"
+	CodeAlreadyAvailable = "ALREADY_AVAILABLE"
+	DetailPersonRefused  = "person_refused"
+	DetailAlreadyRefused = "already_refused"
 )
 
 // Codes that start every answer the agent reads.

@@ -107,15 +107,19 @@ type Broker struct {
 	// joinable are the per-call cards a retry of the same call may join, by
 	// run and Call.Join: pending ones, and answered ones whose caller had
 	// stopped waiting, kept until the retry takes the answer.
-	joinable  map[string]*pending
-	sessions  map[string]*Session // by run id
-	grants    map[string]*Grant   // live grants by id
-	endedRuns map[string]audit.Reason
-	history   []endedRun
-	decisions []Decision // newest last, at most maxDecisions
-	policy    AnswerPolicy
-	verifier  Verifier
-	closed    bool
+	joinable map[string]*pending
+	sessions map[string]*Session // by run id
+	grants   map[string]*Grant   // live grants by id
+	// refusedAccess are the access requests the person refused, by run,
+	// kind and target, with the reason the agent gave: the same run asks
+	// again only with a new reason.
+	refusedAccess map[string]string
+	endedRuns     map[string]audit.Reason
+	history       []endedRun
+	decisions     []Decision // newest last, at most maxDecisions
+	policy        AnswerPolicy
+	verifier      Verifier
+	closed        bool
 
 	updates feed.Feed[Update]
 }
@@ -126,7 +130,7 @@ func New(cfg Config) *Broker {
 		cfg.Timeout = DefaultTimeout
 	}
 	return &Broker{
-		cfg: cfg, pending: map[string]*pending{}, joinable: map[string]*pending{}, sessions: map[string]*Session{}, grants: map[string]*Grant{},
+		cfg: cfg, pending: map[string]*pending{}, joinable: map[string]*pending{}, sessions: map[string]*Session{}, grants: map[string]*Grant{}, refusedAccess: map[string]string{},
 		endedRuns: map[string]audit.Reason{},
 	}
 }

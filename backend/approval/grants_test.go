@@ -232,3 +232,58 @@ func TestGrantFailsClosed(t *testing.T) {
 		t.Fatalf("ssh words %q", words)
 	}
 }
+
+// An access card: approving tells the agent it is set up (and gives no
+// session); refusing is remembered for the run and the same reason, so the
+// same request with the same reason is refused without a card, and a new
+// reason asks again; asking twice joins the card.
+func TestAccessRequests(t *testing.T) {
+	b, _, _ := grantBroker(t)
+	a := run(100, 1, 9)
+	ask := func(reason string) (CallTicket, error) {
+		return b.RequestAccess(a, Access{Kind: "http", Target: "api.github.com", Reason: reason})
+	}
+	wait := func(tk CallTicket) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := tk.Wait(ctx)
+		return err
+	}
+	tk, err := ask("to open the release pull request")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := ask("to open the release pull request")
+	if p := b.Pending(); len(p) != 1 || p[0].Kind != KindAccess || p[0].Reason != "to open the release pull request" ||
+		!strings.Contains(p[0].Sentence(), "a credential for api.github.com") {
+		t.Fatalf("pending %+v", p)
+	}
+	if err := b.Answer(tk.p.req.ID, true, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if wait(tk) != nil || wait(again) != nil {
+		t.Fatal("the approved request did not answer both waiters")
+	}
+	if _, ok := b.Valid(a); ok {
+		t.Fatal("an access answer gave a session")
+	}
+	tk, _ = ask("to read the CI logs")
+	b.Answer(tk.p.req.ID, false, "test")
+	if err := wait(tk); !errors.Is(err, ErrDenied) {
+		t.Fatalf("refused: %v", err)
+	}
+	if _, err := ask("to read the CI logs"); !errors.Is(err, ErrAlreadyRefused) {
+		t.Fatalf("the same reason again: %v", err)
+	}
+	if len(b.Pending()) != 0 {
+		t.Fatal("a refused request raised a card again")
+	}
+	tk, err = ask("the CI failed and its logs say why")
+	if err != nil || len(b.Pending()) != 1 {
+		t.Fatalf("a new reason: %v", err)
+	}
+	b.EndRun(RunID(a), audit.ReasonProcessExited)
+	if err := wait(tk); !errors.Is(err, ErrWithdrawn) {
+		t.Fatalf("after the run ended: %v", err)
+	}
+}

@@ -141,6 +141,24 @@ type CallTicket struct {
 // one it was raised with).
 func (t CallTicket) Deadline() time.Time { return t.p.req.Deadline }
 
+// Withdraw takes the card away unanswered (its request could not be
+// recorded): every call waiting on it gets ErrWithdrawn.
+func (t CallTicket) Withdraw() {
+	b := t.b
+	b.mu.Lock()
+	removed := b.finishLocked(t.p, ErrWithdrawn)
+	if removed {
+		b.withdrawnLocked(t.p, audit.ReasonAuditUnavailable)
+	}
+	if b.joinable[t.p.join] == t.p {
+		delete(b.joinable, t.p.join)
+	}
+	b.mu.Unlock()
+	if removed {
+		b.notify(Update{Pending: true})
+	}
+}
+
 // Wait waits for the answer; a caller that stops waiting (ctx) leaves the
 // card as Call.Join says.
 func (t CallTicket) Wait(ctx context.Context) (Via, error) { return t.b.waitCall(ctx, t.p) }
@@ -323,13 +341,16 @@ func (b *Broker) answer(id string, approve bool, via Via, grant bool) error {
 		}
 	}
 	if !approve {
+		if p.req.Kind == KindAccess {
+			b.refusedAccess[accessKey(p.req.RunID, p.req.Channel, p.req.Target)] = p.req.Reason
+		}
 		b.finishLocked(p, ErrDenied)
 		b.decideLocked(p, OutcomeDenied, surface)
 		b.mu.Unlock()
 		b.notify(Update{Pending: true})
 		return nil
 	}
-	if v := b.verifier; v != nil && via.Verified == "" && v.Required(p.req, via) {
+	if v := b.verifier; v != nil && p.req.Kind != KindAccess && via.Verified == "" && v.Required(p.req, via) {
 		proof, err := b.verifyLocked(p, v) // unlocks and locks b.mu
 		if err != nil {
 			b.mu.Unlock()
@@ -347,7 +368,7 @@ func (b *Broker) answer(id string, approve bool, via Via, grant bool) error {
 	if grant {
 		return b.grantLocked(p, via) // unlocks b.mu
 	}
-	if p.req.Kind == KindCall {
+	if p.req.Kind == KindCall || p.req.Kind == KindAccess {
 		// A per-call card is approved only in the epoch it was shown in,
 		// as a session card is: the person answered a question about the
 		// vault state of that moment.
@@ -457,6 +478,11 @@ func (b *Broker) EndRun(runID string, reason audit.Reason) {
 	for k, p := range b.joinable {
 		if p.req.RunID == runID {
 			delete(b.joinable, k) // an answer kept for a retry ends with its run
+		}
+	}
+	for k := range b.refusedAccess {
+		if strings.HasPrefix(k, runID+"\x00") {
+			delete(b.refusedAccess, k)
 		}
 	}
 	b.mu.Unlock()

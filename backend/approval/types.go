@@ -64,6 +64,11 @@ type Kind string
 const (
 	KindSession Kind = "session" // may this run use this channel for its lifetime
 	KindCall    Kind = "call"    // may this one call go ahead
+	// KindAccess: an agent asks for something Yett does not hold for it
+	// (yett.request_access). Answering gives nothing by itself: the
+	// person adds or chooses a credential, or refuses, and the agent is
+	// told which; its calls then ask as any call does.
+	KindAccess Kind = "access"
 )
 
 // Change says why a session card is shown: what broke continuity.
@@ -177,6 +182,9 @@ type Request struct {
 	// minutes" would let through without a card ("POST requests to
 	// api.example.com/repos/a/…"), "" when this card cannot give a grant.
 	GrantWords string `json:"grant_words,omitempty"`
+	// Reason is, on an access card, the agent's own words for why it needs
+	// what it asks for (clipped; the agent's word).
+	Reason string `json:"reason,omitempty"`
 }
 
 // Session is a live session approval.

@@ -55,6 +55,9 @@ var localUser = sync.OnceValue(func() string {
 // session card, the question for a per-call card. The app's cards and the
 // notifications say the same words.
 func (r Request) Headline() string {
+	if r.Kind == KindAccess {
+		return "An agent asks for access"
+	}
 	if r.Kind == KindCall {
 		return "Approve this call?"
 	}
@@ -65,6 +68,10 @@ func (r Request) Headline() string {
 // Sentence says what changed and what approving does (seed 000: a vague
 // "the session expired" teaches people to click without reading).
 func (r Request) Sentence() string {
+	if r.Kind == KindAccess {
+		return fmt.Sprintf("%s asks for %s, which Yett does not hold for it. Add or choose what it needs and say it is set up, or refuse. It never sees a secret either way, and its calls still ask as any call does.",
+			r.Who.Program(), AccessWords(r.Channel, r.Target))
+	}
 	if r.Kind == KindCall && r.Command != "" {
 		return fmt.Sprintf("%s wants to run a command on the SSH host “%s” (%s), which needs your approval for every command. Read the command below: it runs exactly as shown.",
 			r.Who.Program(), r.Credential, r.Target)
@@ -92,6 +99,9 @@ func (r Request) Sentence() string {
 // Scope says what an approval covers: this run of the process, or this
 // one call.
 func (r Request) Scope() string {
+	if r.Kind == KindAccess {
+		return "nothing by itself: the agent is told your answer"
+	}
 	if r.Kind == KindCall {
 		return "this call only"
 	}

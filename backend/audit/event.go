@@ -59,6 +59,11 @@ const (
 	// action_requested whose via names it.
 	EventGrantGiven EventType = "grant_given"
 	EventGrantEnded EventType = "grant_ended"
+	// An agent asked for something Yett does not hold for it
+	// (access_requested), and the person answered: set up or refused
+	// (access_answered, success), or nobody did (its reason).
+	EventAccessRequested EventType = "access_requested"
+	EventAccessAnswered  EventType = "access_answered"
 )
 
 var knownTypes = map[EventType]bool{
@@ -70,7 +75,7 @@ var knownTypes = map[EventType]bool{
 	EventAuthorizationDisabled: true, EventAuthorizationRevoked: true,
 	EventDrillStep: true, EventSSHHostKeyChanged: true, EventAuthorizationEdited: true,
 	EventOperationSaved: true, EventOperationRemoved: true, EventVaultChanged: true,
-	EventGrantGiven: true, EventGrantEnded: true,
+	EventGrantGiven: true, EventGrantEnded: true, EventAccessRequested: true, EventAccessAnswered: true,
 }
 
 // Reason says concretely why authority ended or an action was refused.
@@ -188,6 +193,15 @@ type Event struct {
 	Drill           *DrillFacts     `json:"drill,omitempty"`
 	Inventory       *InventoryEdit  `json:"inventory,omitempty"`
 	Grant           *GrantFacts     `json:"grant,omitempty"`
+	Access          *AccessFacts    `json:"access,omitempty"`
+}
+
+// AccessFacts describe an agent's request for access (access_requested,
+// access_answered): what it asked for and why, in its own words (clipped).
+type AccessFacts struct {
+	Kind   string `json:"kind"`   // http, ssh, operation
+	Target string `json:"target"` // host, SSH host name or operation name
+	Why    string `json:"why"`    // the agent's words
 }
 
 // GrantFacts describe a time-boxed grant (grant_given, grant_ended): what
@@ -318,6 +332,9 @@ func (e *Event) validate() error {
 		fields["action.request_id"], fields["action.channel"] = a.RequestID, a.Channel
 		fields["action.operation"], fields["action.target"] = a.Operation, a.Target
 		fields["action.credential_ref"], fields["action.idempotency_ref"] = a.CredentialRef, a.IdempotencyRef
+	}
+	if a := e.Access; a != nil {
+		fields["access.kind"], fields["access.target"], fields["access.why"] = a.Kind, a.Target, a.Why
 	}
 	if g := e.Grant; g != nil {
 		fields["grant.id"], fields["grant.channel"], fields["grant.method"] = g.ID, g.Channel, g.Method

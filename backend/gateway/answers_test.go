@@ -132,6 +132,8 @@ func TestToolsDeclareWhatTheyDo(t *testing.T) {
 		agentapi.ToolHTTPGet:     {true, false, true},
 		agentapi.ToolHTTPRequest: {false, true, true},
 		agentapi.ToolSSHExec:     {false, true, true},
+		// Asking changes nothing and reaches nothing outside Yett.
+		agentapi.ToolRequestAccess: {false, false, false},
 	}
 	var names []string
 	for _, tool := range tools {
@@ -154,7 +156,7 @@ func TestToolsDeclareWhatTheyDo(t *testing.T) {
 			t.Errorf("%s: server and tool name pass 60 characters", tool.Name)
 		}
 	}
-	if strings.Join(names, ",") != "http.get,http.request,ssh.exec,yett.status" {
+	if strings.Join(names, ",") != "http.get,http.request,ssh.exec,yett.request_access,yett.status" {
 		t.Fatalf("tools/list is not in a stable order: %v", names)
 	}
 }

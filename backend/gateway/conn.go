@@ -170,8 +170,9 @@ func (c *conn) setTools(unlocked bool, ops []*mcp.Tool) {
 		c.server.AddTool(httpGetTool(), c.httpGet)
 		c.server.AddTool(httpRequestTool(), c.httpRequest)
 		c.server.AddTool(sshExecTool(), c.sshExec)
+		c.server.AddTool(requestAccessTool(), c.requestAccess)
 	} else {
-		c.server.RemoveTools(agentapi.ToolHTTPGet, agentapi.ToolHTTPRequest, agentapi.ToolSSHExec)
+		c.server.RemoveTools(agentapi.ToolHTTPGet, agentapi.ToolHTTPRequest, agentapi.ToolSSHExec, agentapi.ToolRequestAccess)
 	}
 }
 
@@ -212,6 +213,8 @@ func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			return c.sshExec(ctx, ctr)
 		case name == agentapi.ToolStatus:
 			return c.status(ctx, ctr)
+		case name == agentapi.ToolRequestAccess:
+			return c.requestAccess(ctx, ctr)
 		case c.g.ops != nil:
 			if _, ok := c.g.ops.LookupTool(name); ok {
 				return c.operation(ctx, ctr)

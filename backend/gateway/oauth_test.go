@@ -118,7 +118,7 @@ func TestOperationSingleFlightAcrossAgents(t *testing.T) {
 		// account, lists authorizations or hands out a token.
 		r := agents[i].do(agentCmd{Op: "list"})
 		got := slices.Sorted(slices.Values(r.Tools))
-		if want := []string{"http.get", "http.request", "ssh.exec", "tracker.create_issue", "yett.status"}; !slices.Equal(got, want) {
+		if want := []string{"http.get", "http.request", "ssh.exec", "tracker.create_issue", "yett.request_access", "yett.status"}; !slices.Equal(got, want) {
 			t.Fatalf("agents see tools %v, want exactly %v", got, want)
 		}
 		wait := agents[i].callAsync("tracker.create_issue", issueArgs)

@@ -45,7 +45,7 @@ func TestToolListFollowsVault(t *testing.T) {
 	a := startAgent(t, w.runDir)
 	a.connect()
 	r := a.do(agentCmd{Op: "list"})
-	if strings.Join(r.Tools, ",") != "http.get,http.request,ssh.exec,yett.status" {
+	if strings.Join(r.Tools, ",") != "http.get,http.request,ssh.exec,yett.request_access,yett.status" {
 		t.Fatalf("unlocked tools %v", r.Tools)
 	}
 	// The SDK debounces tools/list_changed, so a lock and an unlock in quick
@@ -69,5 +69,5 @@ func TestToolListFollowsVault(t *testing.T) {
 	w.lock()
 	r = listAfterChange(r.Changes, "yett.status")
 	w.unlock()
-	listAfterChange(r.Changes, "http.get,http.request,ssh.exec,yett.status")
+	listAfterChange(r.Changes, "http.get,http.request,ssh.exec,yett.request_access,yett.status")
 }

@@ -178,7 +178,9 @@ func staysRefused(ctx context.Context, d *drill) (bool, string, []string, string
 		} else {
 			var odd []string
 			for _, n := range names {
-				if !slices.Contains(d.inv.catalogueNames(), n) && n != agentapi.ToolHTTPRequest && n != agentapi.ToolHTTPGet && n != agentapi.ToolStatus && !strings.HasPrefix(n, "ssh.") {
+				// yett.request_access asks the person; it connects nothing and returns no token.
+				if !slices.Contains(d.inv.catalogueNames(), n) && n != agentapi.ToolHTTPRequest && n != agentapi.ToolHTTPGet && n != agentapi.ToolStatus &&
+					n != agentapi.ToolRequestAccess && !strings.HasPrefix(n, "ssh.") {
 					odd = append(odd, n)
 				}
 			}

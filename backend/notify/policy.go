@@ -40,6 +40,9 @@ func (p Policy) Clone() Policy {
 
 // Allows reports whether a notification may answer r.
 func (p Policy) Allows(r approval.Request) bool {
+	if r.Kind == approval.KindAccess {
+		return false // answered where the person can add what it asks for
+	}
 	if r.Kind == approval.KindSession {
 		return p.SessionCards
 	}

@@ -50,6 +50,9 @@ func ComposeWhy(r approval.Request, answerable bool, whyNot string, now time.Tim
 }
 
 func title(r approval.Request) string {
+	if r.Kind == approval.KindAccess {
+		return fmt.Sprintf("%s asks for %s", r.Who.Program(), approval.AccessWords(r.Channel, r.Target))
+	}
 	if r.Kind == approval.KindCall {
 		host, _ := r.CallTarget()
 		return fmt.Sprintf("Approve %s to %s?", r.Method, host)

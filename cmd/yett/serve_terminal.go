@@ -193,6 +193,8 @@ func cardText(n int, r approval.Request, code string) string {
 		if r.ChangeDetail != "" {
 			fmt.Fprintf(&b, "    changed: %s\n", r.ChangeDetail)
 		}
+	} else if r.Kind == approval.KindAccess {
+		fmt.Fprintf(&b, "\n[%d] An agent asks for access\n", n)
 	} else {
 		fmt.Fprintf(&b, "\n[%d] Approve this one call?\n", n)
 	}
@@ -216,9 +218,13 @@ func cardText(n int, r approval.Request, code string) string {
 		}
 		fmt.Fprintf(&b, "    stdio:   %s %s\n", mark, text)
 	}
-	if r.Kind == approval.KindSession {
+	switch r.Kind {
+	case approval.KindAccess:
+		fmt.Fprintf(&b, "    asks for: %s, which Yett does not hold for it\n    because: %s\n", approval.AccessWords(r.Channel, r.Target), r.Reason)
+		fmt.Fprintf(&b, "    (y tells the agent it is set up, n refuses; nothing is given either way, and yett serve\n     cannot add a credential while it runs: stop it and use yett credential add, or the app)\n")
+	case approval.KindSession:
 		fmt.Fprintf(&b, "    wants:   to use Yett's %s credentials for as long as this process runs (first call: %s)\n", r.Channel, r.Target)
-	} else {
+	default:
 		fmt.Fprintf(&b, "    wants:   %s %s with credential %q\n", r.Method, r.Target, r.Credential)
 	}
 	fmt.Fprintf(&b, "    answer:  y %d %s  or  n %d   (within %s; the code is for this card only)\n", n, code, n, time.Until(r.Deadline).Round(time.Second))

@@ -259,6 +259,26 @@ describe('approval cards', () => {
     expect(screen.getByTestId('approval-card').dataset.approvalId).toBe('rq-other');
   });
 
+  it("shows an agent's request for access with its reason as text, leads to where it is added, and answers it", async () => {
+    const approvals = await openApp([
+      approvalCard({
+        kind: 'access', change: '', headline: 'An agent asks for access', channel: 'http', target: 'api.github.com',
+        wants: 'a credential for api.github.com', reason: '<img src=x onerror=alert(1)> to open the release PR',
+        scope: 'nothing by itself: the agent is told your answer',
+      }),
+    ]);
+    const card = await screen.findByTestId('approval-card');
+    expect(within(card).getByTestId('approval-access').textContent).toContain('Asks for a credential for api.github.com');
+    expect(within(card).getByTestId('approval-reason').textContent).toBe('<img src=x onerror=alert(1)> to open the release PR');
+    expect(card.querySelector('img')).toBeNull();
+    expect(within(card).getByTestId('approval-deny').textContent).toContain('Refuse');
+    expect(within(card).getByTestId('approval-approve').textContent).toContain('It is set up: tell the agent');
+    await fireEvent.click(within(card).getByTestId('approval-access-add'));
+    await screen.findByTestId('view-credentials');
+    await fireEvent.click(within(screen.getByTestId('approval-card')).getByTestId('approval-approve'));
+    expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
+  });
+
   it('offers no grant on a card that cannot give one', async () => {
     await openApp([approvalCard({ kind: 'call', method: 'POST', path: '/x' })]);
     await screen.findByTestId('approval-card');

@@ -39,7 +39,7 @@ export const OVERLAP_WINNERS = ['candidate', 'other', 'third', 'none'] as const;
 export type OverlapWinner = (typeof OVERLAP_WINNERS)[number];
 
 /** approval.Kind* */
-export const APPROVAL_KINDS = ['session', 'call'] as const;
+export const APPROVAL_KINDS = ['session', 'call', 'access'] as const;
 export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
 
 /** approval.Outcome* */
@@ -348,6 +348,13 @@ export interface ApprovalCard {
    * call cards, which are answered one by one.
    */
   program: string;
+  /**
+   * Reason is, on an access card (kind "access"), the agent's words for
+   * why it needs what it asks for; Wants says what that is ("a
+   * credential for api.github.com").
+   */
+  reason: string;
+  wants: string;
 }
 
 /** ApprovalState is the payload of the approval:changed event. */
@@ -1169,7 +1176,7 @@ export const VIEWS = {
   AgentClient: { what: 'an agent client', fields: { id: AGENT_CLIENT_IDS, name: 's', path: 's', state: AGENT_CLIENT_STATES, problem: 's', lastCall: 's', lastProgram: 's', lastPid: 'n' } },
   AgentView: { what: 'an agent description', fields: { name: 's', executable: 's', path: 's', signer: 's', signed: 'b', pid: 'n', exeHash: 's', startedAt: 's', parents: 'ParentView[]', via: 's', shimPid: 'n', shimStartedAt: 's', shimParent: 'ProcessView', stdio: 's', stdioText: 's', stdioOk: 'b' } },
   AgentWritten: { what: 'an agent written', fields: { path: 's', backup: 's', message: 's' } },
-  ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b', grantWords: 's', grantMinutes: 'n', program: 's' } },
+  ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b', grantWords: 's', grantMinutes: 'n', program: 's', reason: 's', wants: 's' } },
   ApprovalState: { what: 'an approval update', fields: { cards: 'ApprovalCard[]', sessions: 'LiveSession[]', decisions: 'DecisionView[]', grants: 'LiveGrant[]' } },
   AuditStatus: { what: 'an audit status', fields: { state: AUDIT_STATES, writing: 'b', problem: 's', entries: 'n', treeHead: 's', signedSize: 'n', firstBad: 'n', reason: 's', torn: 's', notes: 's[]' } },
   AuthorizationView: { what: 'an authorization', fields: { id: 's', name: 's', provider: 's', providerHost: 's', accountRef: 's', scopes: 's[]', owner: 's', backupRevoker: 's', environment: 's', createdHow: GRANT_FLOWS, connectedAt: 's', lastRefresh: 's', lastUsed: 's', reviewBy: 's', disableProcedure: 's', operations: 's[]', state: AUTHORIZATION_STATES, stateReason: 's', revocation: REVOCATION_STATES, unattended: 'b', dpop: 'b', clientAuth: 's', controlled: 'b', problems: 's[]', apiHosts: 's[]', revocationEndpoint: 's', introspectionEndpoint: 's', waitingRevocations: 'n' } },

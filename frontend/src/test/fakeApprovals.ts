@@ -60,6 +60,8 @@ export function approvalCard(over: Partial<ApprovalCard> = {}): ApprovalCard {
     grantWords: '',
     grantMinutes: 0,
     program: '',
+    reason: '',
+    wants: '',
     ...over,
   };
 }

@@ -122,6 +122,8 @@ export namespace app {
 	    grantWords: string;
 	    grantMinutes: number;
 	    program: string;
+	    reason: string;
+	    wants: string;
 	}
 	export interface AuditStatus {
 	    state: string;
