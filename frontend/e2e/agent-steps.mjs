@@ -44,8 +44,11 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT,
     );
   }
 
-  function startAgent(url, key) {
-    const proc = spawn(process.execPath, [join(here, 'agent.mjs'), CLI, url, ...(key ? [key] : [])], { stdio: ['pipe', 'pipe', 'pipe'] });
+  // tool and args, when given, name the agent's one call instead of an
+  // http.request to url.
+  function startAgent(url, key, tool, args) {
+    const env = tool ? { ...process.env, YETT_E2E_TOOL: tool, YETT_E2E_ARGS: JSON.stringify(args) } : process.env;
+    const proc = spawn(process.execPath, [join(here, 'agent.mjs'), CLI, url, ...(key ? [key] : [])], { stdio: ['pipe', 'pipe', 'pipe'], env });
     let err = '';
     proc.stderr.on('data', (d) => (err += d));
     const reply = new Promise((ok) => {
@@ -137,6 +140,37 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT,
         for (const r of runs) r.stop();
       }
       await byId(page, 'live-sessions-empty').waitFor({ timeout: STEP_TIMEOUT });
+    }],
+
+    ['an agent asks for a credential it lacks: the card shows its reason, the person adds it and says so, the agent reads GRANTED', async (page) => {
+      const host = `api.e2e-access-${randomBytes(2).toString('hex')}.test`;
+      const reason = 'to file the <b>release</b> report';
+      const asker = startAgent(`access://${host}`, '', 'yett.request_access', { kind: 'http', target: host, reason });
+      try {
+        const card = byId(page, 'approval-card');
+        await card.waitFor({ timeout: STEP_TIMEOUT });
+        assert((await card.getAttribute('data-kind')) === 'access', 'the card is not an access card');
+        assert((await byId(page, 'approval-reason').textContent()) === reason, 'the reason is not shown as the agent wrote it');
+        assert((await card.locator('b').count()) === 0, "the agent's reason became markup");
+        assert((await byId(page, 'approval-access').innerText()).includes(`a credential for ${host}`), 'the card does not say what it asks for');
+        await shot(page, '13-access-card');
+        await axeCheck(page, 'an access card');
+        await byId(page, 'approval-access-add').click();
+        await byId(page, 'view-credentials').waitFor({ timeout: STEP_TIMEOUT });
+        await byId(page, 'credential-add').click();
+        await byId(page, 'cred-name').fill(`e2e-access-${randomBytes(2).toString('hex')}`);
+        await byId(page, 'cred-secret').fill(`${CANARY}-access`);
+        await byId(page, 'cred-hosts').fill(host);
+        await byId(page, 'cred-submit').click();
+        await byId(page, 'credential-added').waitFor({ timeout: STEP_TIMEOUT });
+        await byId(page, 'approval-approve').click();
+        const reply = await asker.reply;
+        assert(!reply.error && !reply.isError && reply.text.startsWith('GRANTED'), `the agent read ${JSON.stringify(reply)}`);
+        assert(!reply.text.includes(CANARY), 'the secret reached the agent');
+        await card.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+      } finally {
+        asker.stop();
+      }
     }],
   ];
 
