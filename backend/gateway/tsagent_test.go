@@ -270,5 +270,27 @@ func TestTypeScriptSDKAgent(t *testing.T) {
 	if n := w.recv.count(t, "ts-5"); n != 0 {
 		t.Fatal("an abandoned call was sent")
 	}
+
+	// 5. A time-boxed grant: given on a per-call card, used by the next
+	// call like it (no card), cut by a lock.
+	wait = a.send(map[string]any{"op": "call", "tool": agentapi.ToolHTTPRequest, "args": w.req("ts-6")})
+	card = w.pendingCall(t, false)
+	if card.GrantWords == "" {
+		t.Fatalf("the per-call card offers no grant: %+v", card)
+	}
+	if err := w.gw.Broker().AnswerGrant(card.ID, approval.Via{Surface: approval.SurfaceApp}); err != nil {
+		t.Fatal(err)
+	}
+	if r := wait(); r.Structured["outcome"] != "COMPLETED" {
+		t.Fatalf("the granted card's call: %+v", r)
+	}
+	if r := a.do(map[string]any{"op": "call", "tool": agentapi.ToolHTTPRequest, "args": w.req("ts-7")}); r.Structured["outcome"] != "COMPLETED" ||
+		len(w.gw.Broker().Pending()) != 0 {
+		t.Fatalf("the call under the grant: %+v (pending %+v)", r, w.gw.Broker().Pending())
+	}
+	w.lock()
+	if len(w.gw.Broker().Grants()) != 0 {
+		t.Fatal("the grant outlived the lock")
+	}
 	fmt.Fprintln(os.Stderr) // keep the SDK's output apart from the test's
 }
