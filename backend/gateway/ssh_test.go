@@ -428,3 +428,25 @@ func TestSSHRecordingIsKept(t *testing.T) {
 		t.Fatalf("audit names recording %q, file %s", ev.SSH.Recording, files[0])
 	}
 }
+
+// Reads pass, writes ask, on an SSH host: with the approval "writes", a
+// command a read-only rule allows runs on the run's session approval, and
+// any other command the rules allow gets its own card.
+func TestSSHReadsPassWritesAsk(t *testing.T) {
+	s := newSSHWorld(t, sshOpts{approval: vault.ApprovalWrites, rules: []string{"read-only prefix: echo", "exact: true"}})
+	a := s.approvedSSHAgent() // "echo first": a read, no call card
+	mustContain(t, a.call(agentapi.ToolSSHExec, s.exec("echo again", "read-2")), `"stdout":"again\n"`)
+	if p := s.gw.Broker().Pending(); len(p) != 0 {
+		t.Fatalf("a read raised a card: %+v", p)
+	}
+	wait := a.callAsync(agentapi.ToolSSHExec, s.exec("true", "write-1"))
+	card := s.pending(approval.KindCall)
+	if card.Command != "true" {
+		t.Fatalf("card %+v", card)
+	}
+	s.gw.Broker().Answer(card.ID, false, "test")
+	mustContain(t, wait(), "DENIED")
+	wait = a.callAsync(agentapi.ToolSSHExec, s.exec("true", "write-2"))
+	s.approveCall("true")
+	mustContain(t, wait(), `"exit_code":0`)
+}

@@ -184,7 +184,8 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
-	if rules, err := sshaction.ParseRules(strings.Join(host.Rules, "\n")); err != nil || !rules.Allows(call.command) {
+	rules, err := sshaction.ParseRules(strings.Join(host.Rules, "\n"))
+	if err != nil || !rules.Allows(call.command) {
 		return g.refuse(c, act, "", &refusal{agentapi.CodeCommandNotAllowed, audit.ReasonCommandNotAllowed,
 			"no command rule of this host allows this command, so Yett did not connect; nothing was run. The person sets a host's rules in Yett"}), nil
 	}
@@ -199,9 +200,10 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if r != nil {
 		return g.refuse(c, act, "", r), nil
 	}
-	// 6. Per-call approval (the default for hosts), naming the exact command.
+	// 6. Per-call approval (the default for hosts), naming the exact
+	// command; with "writes", for every command no read-only rule allows.
 	var via *audit.Via
-	if host.Approval == vault.ApprovalPerCall {
+	if host.Approval == vault.ApprovalPerCall || host.Approval == vault.ApprovalWrites && !rules.ReadsOnly(call.command) {
 		card.Join = joinOf(call.key, sshDigest(host.Name, call))
 		v, err := g.askCall(ctx, sess, card)
 		if err != nil {

@@ -159,8 +159,8 @@ func (s SSHHostSettings) validate() (SSHHostSettings, error) {
 	if s.Approval == "" {
 		s.Approval = ApprovalPerCall
 	}
-	if s.Approval != ApprovalSession && s.Approval != ApprovalPerCall {
-		return s, invalid("approval must be %q or %q", ApprovalSession, ApprovalPerCall)
+	if s.Approval != ApprovalSession && s.Approval != ApprovalPerCall && s.Approval != ApprovalWrites {
+		return s, invalid("approval must be %q, %q or %q", ApprovalSession, ApprovalPerCall, ApprovalWrites)
 	}
 	if s.Timeout == 0 {
 		s.Timeout = DefaultSSHHostTimeout

@@ -314,3 +314,30 @@ func TestCastIsAsciicastV2(t *testing.T) {
 		t.Fatalf("output %q: a split UTF-8 sequence was broken", out)
 	}
 }
+
+// "read-only " before a rule's kind marks it as one that only reads; a bare
+// line that starts with the word stays an exact command. ReadsOnly is
+// true only for what a marked rule allows, and never without rules.
+func TestReadOnlyRules(t *testing.T) {
+	rs, err := ParseRules("read-only prefix: journalctl -u nginx\nread-only exact: uptime\nexact: systemctl restart nginx\nread-only rm -rf /tmp/x\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 4 || !rs[0].ReadOnly || !rs[1].ReadOnly || rs[2].ReadOnly || rs[3].ReadOnly || rs[3].Command != "read-only rm -rf /tmp/x" {
+		t.Fatalf("rules %+v", rs)
+	}
+	for cmd, reads := range map[string]bool{
+		"journalctl -u nginx": true, "journalctl -u nginx --since=today": false, "journalctl -u nginx today": true,
+		"uptime": true, "systemctl restart nginx": false, "rm -rf /tmp/x": false, "journalctl -u nginx; rm x": false,
+	} {
+		if got := rs.ReadsOnly(cmd); got != reads {
+			t.Errorf("ReadsOnly(%q) = %v", cmd, got)
+		}
+	}
+	if again, err := ParseRules(rs.String()); err != nil || again.String() != rs.String() {
+		t.Fatalf("the text form does not read back: %v\n%s", err, again.String())
+	}
+	if (Rules{}).ReadsOnly("uptime") {
+		t.Fatal("no rules said a command only reads")
+	}
+}

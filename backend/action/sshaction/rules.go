@@ -20,6 +20,12 @@ import (
 //	exact: uptime                   the same, said explicitly
 //	prefix: journalctl -u nginx     this command with more arguments
 //	prefix+options: ls -l           the same, and the arguments may be options
+//	read-only prefix: journalctl    any rule, marked as one that only reads
+//
+// "read-only " before a rule's kind (and only there: a bare line is an
+// exact command, whatever its first word) marks the commands it allows as
+// reads: on a host whose approval is "writes" they go on the run's session
+// approval, and every other command asks on its own card (ReadsOnly).
 //
 // An exact rule allows the command byte for byte. A prefix rule allows the
 // prefix itself, and the prefix followed by a space and arguments made only
@@ -48,7 +54,12 @@ const (
 type Rule struct {
 	Kind    RuleKind `json:"kind"`
 	Command string   `json:"command"`
+	// ReadOnly is the person's word that what the rule allows only reads.
+	ReadOnly bool `json:"read_only,omitempty"`
 }
+
+// readOnlyMark starts a rule the person marked as one that only reads.
+const readOnlyMark = "read-only "
 
 // Rules is a host's command rules; empty allows every command.
 type Rules []Rule
@@ -83,6 +94,12 @@ func ParseRules(text string) (Rules, error) {
 		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
 			continue
 		}
+		readOnly := false
+		if rest, ok := strings.CutPrefix(trimmed, readOnlyMark); ok {
+			if k := strings.TrimSpace(rest); strings.HasPrefix(k, "exact:") || strings.HasPrefix(k, "prefix:") || strings.HasPrefix(k, "prefix+options:") {
+				trimmed, readOnly = k, true
+			}
+		}
 		r := Rule{Kind: RuleExact, Command: trimmed}
 		switch {
 		case strings.HasPrefix(trimmed, "exact:"):
@@ -92,6 +109,7 @@ func ParseRules(text string) (Rules, error) {
 		case strings.HasPrefix(trimmed, "prefix+options:"):
 			r = Rule{Kind: RulePrefixOptions, Command: strings.TrimSpace(strings.TrimPrefix(trimmed, "prefix+options:"))}
 		}
+		r.ReadOnly = readOnly
 		if err := r.check(); err != nil {
 			return nil, fmt.Errorf("%w: line %d: %s", ErrRule, i+1, err.Error())
 		}
@@ -137,6 +155,9 @@ func (rs Rules) Check() error {
 func (rs Rules) String() string {
 	var b strings.Builder
 	for _, r := range rs {
+		if r.ReadOnly {
+			b.WriteString(readOnlyMark)
+		}
 		fmt.Fprintf(&b, "%s: %s\n", r.Kind, r.Command)
 	}
 	return b.String()
@@ -149,20 +170,34 @@ func (rs Rules) Allows(cmd string) bool {
 		return true
 	}
 	for _, r := range rs {
-		switch r.Kind {
-		case RuleExact:
-			if cmd == r.Command {
-				return true
-			}
-		case RulePrefix, RulePrefixOptions:
-			if cmd == r.Command {
-				return true
-			}
-			rest, ok := strings.CutPrefix(cmd, r.Command+" ")
-			if ok && plainArguments(rest) && (r.Kind == RulePrefixOptions || !hasOption(rest)) {
-				return true
-			}
+		if r.allows(cmd) {
+			return true
 		}
+	}
+	return false
+}
+
+// ReadsOnly says whether a rule marked read-only allows cmd (never with no
+// rules: nothing then says what only reads).
+func (rs Rules) ReadsOnly(cmd string) bool {
+	for _, r := range rs {
+		if r.ReadOnly && r.allows(cmd) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r Rule) allows(cmd string) bool {
+	switch r.Kind {
+	case RuleExact:
+		return cmd == r.Command
+	case RulePrefix, RulePrefixOptions:
+		if cmd == r.Command {
+			return true
+		}
+		rest, ok := strings.CutPrefix(cmd, r.Command+" ")
+		return ok && plainArguments(rest) && (r.Kind == RulePrefixOptions || !hasOption(rest))
 	}
 	return false
 }
