@@ -54,14 +54,7 @@ func (b *Broker) RequestAccess(run *procid.RunRecord, a Access) (CallTicket, err
 	// The same request again (the agent gave up waiting, or asks twice)
 	// joins the card, or takes the answer it got meanwhile.
 	if p := b.joinable[join]; p != nil && p.epoch == b.cfg.Epoch() {
-		p.waiters++
-		changed := p.req.AgentStoppedWaiting
-		p.req.AgentStoppedWaiting = false
-		b.mu.Unlock()
-		if changed {
-			b.notify(Update{Pending: true})
-		}
-		return CallTicket{b, p}, nil
+		return b.joinLocked(p), nil
 	} else if p != nil {
 		delete(b.joinable, join)
 	}

@@ -191,14 +191,7 @@ func (b *Broker) RequestCall(run *procid.RunRecord, sessionID string, c Call) (C
 		p = nil
 	}
 	if p != nil {
-		p.waiters++
-		changed := p.req.AgentStoppedWaiting
-		p.req.AgentStoppedWaiting = false
-		b.mu.Unlock()
-		if changed {
-			b.notify(Update{Pending: true})
-		}
-		return CallTicket{b, p}, nil
+		return b.joinLocked(p), nil
 	}
 	now := time.Now()
 	p = &pending{
@@ -219,6 +212,20 @@ func (b *Broker) RequestCall(run *procid.RunRecord, sessionID string, c Call) (C
 	b.mu.Unlock()
 	b.notify(Update{Pending: true})
 	return CallTicket{b, p}, nil
+}
+
+// joinLocked is one more call waiting on card p (pending, or answered
+// while nobody waited); the card no longer says its agent stopped waiting.
+// b.mu held; returns with it released.
+func (b *Broker) joinLocked(p *pending) CallTicket {
+	p.waiters++
+	changed := p.req.AgentStoppedWaiting
+	p.req.AgentStoppedWaiting = false
+	b.mu.Unlock()
+	if changed {
+		b.notify(Update{Pending: true})
+	}
+	return CallTicket{b, p}
 }
 
 // waitCall waits on per-call card p. A caller that stops waiting leaves

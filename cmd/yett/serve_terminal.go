@@ -404,35 +404,37 @@ func (t *terminal) listSessions() {
 }
 
 func (t *terminal) revokeGrant(num string) {
-	n, _ := strconv.Atoi(num)
 	t.mu.Lock()
-	gs := t.grants
+	ids := make([]string, len(t.grants))
+	for i, g := range t.grants {
+		ids[i] = g.ID
+	}
 	t.mu.Unlock()
-	if n < 1 || n > len(gs) {
-		fmt.Fprintln(t.tty, "Type sessions first, then revoke gN.")
-		return
-	}
-	if err := t.b.RevokeGrant(gs[n-1].ID); err != nil {
-		fmt.Fprintln(t.tty, "That grant already ended.")
-		return
-	}
-	fmt.Fprintf(t.tty, "Grant g%d ended.\n", n)
+	t.revokeNth(num, ids, t.b.RevokeGrant, "revoke gN", "That grant already ended.", "Grant g%d ended.\n")
 }
 
 func (t *terminal) revoke(num string) {
-	n, _ := strconv.Atoi(num)
 	t.mu.Lock()
-	ss := t.sess
+	ids := make([]string, len(t.sess))
+	for i, s := range t.sess {
+		ids[i] = s.ID
+	}
 	t.mu.Unlock()
-	if n < 1 || n > len(ss) {
-		fmt.Fprintln(t.tty, "Type sessions first, then revoke N.")
+	t.revokeNth(num, ids, t.b.Revoke, "revoke N", "That session already ended.", "Session %d ended.\n")
+}
+
+// revokeNth ends the num-th of ids as the last "sessions" listed them.
+func (t *terminal) revokeNth(num string, ids []string, end func(string) error, how, gone, done string) {
+	n, _ := strconv.Atoi(num)
+	if n < 1 || n > len(ids) {
+		fmt.Fprintf(t.tty, "Type sessions first, then %s.\n", how)
 		return
 	}
-	if err := t.b.Revoke(ss[n-1].ID); err != nil {
-		fmt.Fprintln(t.tty, "That session already ended.")
+	if err := end(ids[n-1]); err != nil {
+		fmt.Fprintln(t.tty, gone)
 		return
 	}
-	fmt.Fprintf(t.tty, "Session %d ended.\n", n)
+	fmt.Fprintf(t.tty, done, n)
 }
 
 // controllingTerminal names this process's controlling terminal for the

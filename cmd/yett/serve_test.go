@@ -326,12 +326,10 @@ func TestServeSameSessionCheck(t *testing.T) {
 	}
 }
 
-// TestServeTerminalSaysTheAgentStoppedWaiting: a per-call card for a call
-// with an idempotency key stays when the client gives up on it (its own
-// time limit, a cancel), and the terminal says so; the same call sent again
-// joins the card, the terminal says the agent waits again, and the one
-// answer lets the retry through. No second card is raised.
-func TestServeTerminalSaysTheAgentStoppedWaiting(t *testing.T) {
+// startServePerCall is yett serve, unlocked, with a credential that asks
+// on every call for a receiver at the returned URL.
+func startServePerCall(t *testing.T) (*serveWorld, string) {
+	t.Helper()
 	perCallURL, _ := startReceiver(t)
 	w := startServeSeeded(t, func(_ string, v *vault.Vault) {
 		if _, err := v.Credentials().Add(vault.NewCredential{Name: "per-call receiver", Secret: vault.NewSecret([]byte(serveCanary)),
@@ -342,6 +340,16 @@ func TestServeTerminalSaysTheAgentStoppedWaiting(t *testing.T) {
 	})
 	w.typeLine(t, servePassphrase)
 	w.tty.waitFor(t, "gateway listening")
+	return w, perCallURL
+}
+
+// TestServeTerminalSaysTheAgentStoppedWaiting: a per-call card for a call
+// with an idempotency key stays when the client gives up on it (its own
+// time limit, a cancel), and the terminal says so; the same call sent again
+// joins the card, the terminal says the agent waits again, and the one
+// answer lets the retry through. No second card is raised.
+func TestServeTerminalSaysTheAgentStoppedWaiting(t *testing.T) {
+	w, perCallURL := startServePerCall(t)
 	s := w.connect(t)
 	call := func(ctx context.Context) chan string {
 		done := make(chan string, 1)
@@ -382,16 +390,7 @@ func TestServeTerminalSaysTheAgentStoppedWaiting(t *testing.T) {
 // run's next call under the same prefix goes without a card, sessions
 // lists the grant, "revoke g1" ends it, and the next call asks again.
 func TestServeTerminalGrant(t *testing.T) {
-	perCallURL, _ := startReceiver(t)
-	w := startServeSeeded(t, func(_ string, v *vault.Vault) {
-		if _, err := v.Credentials().Add(vault.NewCredential{Name: "per-call receiver", Secret: vault.NewSecret([]byte(serveCanary)),
-			Injection: vault.Injection{Format: vault.InjectBearer}, Hosts: []string{strings.TrimPrefix(perCallURL, "http://")},
-			Approval: vault.ApprovalPerCall}); err != nil {
-			t.Fatal(err)
-		}
-	})
-	w.typeLine(t, servePassphrase)
-	w.tty.waitFor(t, "gateway listening")
+	w, perCallURL := startServePerCall(t)
 	s := w.connect(t)
 	call := func(n int) chan string {
 		done := make(chan string, 1)
