@@ -17,6 +17,7 @@ import (
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/vault"
 )
 
 // tsAgent is a real MCP agent on the official TypeScript SDK
@@ -293,4 +294,36 @@ func TestTypeScriptSDKAgent(t *testing.T) {
 		t.Fatal("the grant outlived the lock")
 	}
 	fmt.Fprintln(os.Stderr) // keep the SDK's output apart from the test's
+}
+
+// TestTypeScriptSDKReadsPassWritesAsk: through the official TypeScript SDK
+// and the real yett mcp, with a credential whose approval is "writes": a
+// GET goes on the session, a POST waits on its own card (the client hears
+// progress meanwhile) and goes once approved.
+func TestTypeScriptSDKReadsPassWritesAsk(t *testing.T) {
+	w := newWorld(t, worldOpts{approval: vault.ApprovalWrites, progressEvery: 100 * time.Millisecond})
+	a := startTSAgent(t, w)
+	get := map[string]any{"method": "GET", "url": "http://" + w.recv.addr + "/replay-test/ts-read-1", "idempotency_key": "key-ts-read-1"}
+	wait := a.send(map[string]any{"op": "call", "tool": agentapi.ToolHTTPGet, "args": get})
+	w.approveNext()
+	if r := wait(); r.Structured["outcome"] != "COMPLETED" || len(w.gw.Broker().Pending()) != 0 {
+		t.Fatalf("the read: %+v", r)
+	}
+	wait = a.send(map[string]any{"op": "call", "tool": agentapi.ToolHTTPRequest, "args": w.req("ts-write-1"), "progress": true})
+	card := w.pendingCall(t, false)
+	if card.Method != "POST" {
+		t.Fatalf("card %+v", card)
+	}
+	time.Sleep(250 * time.Millisecond)
+	if err := w.gw.Broker().Answer(card.ID, true, "test"); err != nil {
+		t.Fatal(err)
+	}
+	r := wait()
+	if r.Structured["outcome"] != "COMPLETED" || !strings.Contains(strings.Join(r.Progress, "\n"), "waiting for approval in Yett: this call") {
+		t.Fatalf("the write: %+v", r)
+	}
+	if w.recv.count(t, "ts-read-1") != 1 || w.recv.count(t, "ts-write-1") != 1 {
+		t.Fatal("the read and the write did not arrive once each")
+	}
+	fmt.Fprintln(os.Stderr)
 }

@@ -137,7 +137,9 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT,
         const pids = await page.locator('[data-testid="live-session"] [data-testid="agent-pid"]').allTextContents();
         assert(runs.every((r) => pids.includes(String(r.proc.pid))), `sessions are for pids ${pids}`);
       } finally {
-        for (const r of runs) r.stop();
+        // A run whose call still waits (a failed step) reads no stdin yet:
+        // end it, so its card cannot outlive the step.
+        for (const r of runs) r.proc.kill();
       }
       await byId(page, 'live-sessions-empty').waitFor({ timeout: STEP_TIMEOUT });
     }],
@@ -157,19 +159,23 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT,
         await axeCheck(page, 'an access card');
         await byId(page, 'approval-access-add').click();
         await byId(page, 'view-credentials').waitFor({ timeout: STEP_TIMEOUT });
+        // The cards folded into their badge: the page is not under them.
+        await byId(page, 'approval-unfold').waitFor({ timeout: STEP_TIMEOUT });
         await byId(page, 'credential-add').click();
         await byId(page, 'cred-name').fill(`e2e-access-${randomBytes(2).toString('hex')}`);
         await byId(page, 'cred-secret').fill(`${CANARY}-access`);
         await byId(page, 'cred-hosts').fill(host);
         await byId(page, 'cred-submit').click();
         await byId(page, 'credential-added').waitFor({ timeout: STEP_TIMEOUT });
+        await shot(page, '14-access-credential-added');
+        await byId(page, 'approval-unfold').click();
         await byId(page, 'approval-approve').click();
         const reply = await asker.reply;
         assert(!reply.error && !reply.isError && reply.text.startsWith('GRANTED'), `the agent read ${JSON.stringify(reply)}`);
         assert(!reply.text.includes(CANARY), 'the secret reached the agent');
         await card.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
       } finally {
-        asker.stop();
+        asker.proc.kill();
       }
     }],
   ];

@@ -275,7 +275,10 @@ describe('approval cards', () => {
     expect(within(card).getByTestId('approval-approve').textContent).toContain('It is set up: tell the agent');
     await fireEvent.click(within(card).getByTestId('approval-access-add'));
     await screen.findByTestId('view-credentials');
-    await fireEvent.click(within(screen.getByTestId('approval-card')).getByTestId('approval-approve'));
+    // The cards fold into their badge so the view is not under them.
+    expect(screen.queryByTestId('approval-card')).toBeNull();
+    await fireEvent.click(screen.getByTestId('approval-unfold'));
+    await fireEvent.click(within(await screen.findByTestId('approval-card')).getByTestId('approval-approve'));
     expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
   });
 
