@@ -85,6 +85,18 @@ func (b *clientBook) run(stop <-chan struct{}) {
 // saw notes a tool call by the client info names, from the program the
 // gateway identified.
 func (b *clientBook) saw(info *mcp.Implementation, program string, pid int, at time.Time) {
+	// The same client again (a clean name, as stored): only its time moves.
+	if info != nil {
+		b.mu.Lock()
+		if c, ok := b.seen[info.Name]; ok && c.Version == info.Version && c.Program == program && c.PID == pid {
+			c.LastCall = at.UTC()
+			b.seen[info.Name] = c
+			b.mu.Unlock()
+			b.wake()
+			return
+		}
+		b.mu.Unlock()
+	}
 	name := "(unnamed client)"
 	version := ""
 	if info != nil {
@@ -105,6 +117,11 @@ func (b *clientBook) saw(info *mcp.Implementation, program string, pid int, at t
 		delete(b.seen, oldest)
 	}
 	b.mu.Unlock()
+	b.wake()
+}
+
+// wake tells the writer the book changed.
+func (b *clientBook) wake() {
 	select {
 	case b.kick <- struct{}{}:
 	default:

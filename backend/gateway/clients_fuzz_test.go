@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // FuzzReadClients: any bytes in clients.json (a program of the same user
@@ -41,4 +44,16 @@ func FuzzReadClients(f *testing.F) {
 		}
 		openClientBook(dir) // and a gateway starts with it
 	})
+}
+
+// BenchmarkClientBookSaw is what noting the client costs a tools/call: a
+// map update under a mutex and a non-blocking wake of the writer.
+func BenchmarkClientBookSaw(b *testing.B) {
+	book := openClientBook(b.TempDir())
+	info := &mcp.Implementation{Name: "claude-code", Version: "2.1.328"}
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		book.saw(info, "claude", 4242, now)
+	}
 }

@@ -71,6 +71,11 @@ func TestClientBookBounds(t *testing.T) {
 	if l := b.list(); l[0].Name != "(unnamed client)" || len(l) != maxClientsSeen {
 		t.Fatalf("a client with no name: %+v", l[0])
 	}
+	// The same client again moves only its time.
+	b.saw(&mcp.Implementation{Name: "client-39"}, "node", 139, t0.Add(2*time.Hour))
+	if l := b.list(); len(l) != maxClientsSeen || l[0].Name != "client-39" || !l[0].LastCall.Equal(t0.Add(2*time.Hour)) {
+		t.Fatalf("the same client again: %+v", l[0])
+	}
 	os.WriteFile(filepath.Join(dir, ClientsFile), []byte("{not json"), 0o600)
 	if _, err := ReadClients(dir); err == nil {
 		t.Fatal("a broken clients file read as a list")
