@@ -119,16 +119,16 @@ func clientSetups(cli, goos string) []ClientSetup {
 	toml := "[mcp_servers." + ServerName + "]\ncommand = " + tomlString(cli) + "\nargs = [\"mcp\"]\n" +
 		"startup_timeout_sec = 20\n" + fmt.Sprintf("tool_timeout_sec = %d\n", int(approval.DefaultTimeout.Seconds())+60)
 	return []ClientSetup{
-		{ID: "claude-code", Name: "Claude Code", Agent: "claude",
+		{ID: "claude-code", Name: agentClientNames["claude"], Agent: "claude",
 			Command: "claude mcp add --scope user " + ServerName + " -- " + q(cli) + " mcp",
 			Config:  string(mcpJSON), ConfigFile: ".mcp.json in a project, or with the command for every project"},
-		{ID: "cursor", Name: "Cursor", Agent: "cursor",
+		{ID: "cursor", Name: agentClientNames["cursor"], Agent: "cursor",
 			Command: open + " " + q(link),
 			Config:  string(mcpJSON), ConfigFile: home + "/.cursor/mcp.json"},
-		{ID: "codex", Name: "Codex", Agent: "codex",
+		{ID: "codex", Name: agentClientNames["codex"], Agent: "codex",
 			Command: "codex mcp add " + ServerName + " -- " + q(cli) + " mcp",
 			Config:  toml, ConfigFile: home + "/.codex/config.toml"},
-		{ID: "vscode", Name: "VS Code", Agent: "vscode",
+		{ID: "vscode", Name: agentClientNames["vscode"], Agent: "vscode",
 			Command: "code --add-mcp " + q(string(vscodeOne)),
 			Config:  string(vscodeJSON), ConfigFile: "mcp.json in your VS Code settings folder, or .vscode/mcp.json in a project"},
 		{ID: "other", Name: "Any MCP client",

@@ -2,7 +2,6 @@ package approval
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/yettdev/yett/backend/ids"
@@ -73,6 +72,3 @@ func (b *Broker) RequestAccess(run *procid.RunRecord, a Access) (CallTicket, err
 	b.notify(Update{Pending: true})
 	return CallTicket{b, p}, nil
 }
-
-// String is a for logs.
-func (a Access) String() string { return fmt.Sprintf("%s %s", a.Kind, a.Target) }

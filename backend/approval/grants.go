@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,9 +110,12 @@ func inScope(scope string, c Call) bool {
 	return !strings.Contains("/"+rest, "/..") && !strings.Contains(rest, "%2e") && !strings.Contains(rest, "%2f") && !strings.Contains(rest, "\\")
 }
 
-// grantFor is the live grant that lets call c of run through, if any.
-// b.mu held.
+// grantForLocked is the live grant that lets call c of run through, if
+// any: its session must still be the run's. b.mu held.
 func (b *Broker) grantForLocked(runID, sessionID string, c Call, now time.Time) *Grant {
+	if s := b.sessions[runID]; s == nil || s.ID != sessionID {
+		return nil
+	}
 	for _, g := range b.grants {
 		if g.RunID == runID && g.SessionID == sessionID && g.Ref == c.Ref && g.Channel == c.Channel &&
 			g.Method == c.Method && now.Before(g.Until) && inScope(g.Scope, c) {
@@ -143,16 +147,8 @@ func (b *Broker) Grants() []Grant {
 		c.timer = nil
 		out = append(out, c)
 	}
-	sortGrants(out)
+	slices.SortFunc(out, func(a, b Grant) int { return a.GivenAt.Compare(b.GivenAt) })
 	return out
-}
-
-func sortGrants(gs []Grant) {
-	for i := 1; i < len(gs); i++ {
-		for j := i; j > 0 && gs[j].GivenAt.Before(gs[j-1].GivenAt); j-- {
-			gs[j], gs[j-1] = gs[j-1], gs[j]
-		}
-	}
 }
 
 // RevokeGrant ends a grant at the person's request; its session stays.

@@ -136,10 +136,11 @@ func (c *conn) requestAccess(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	answer := func(code, text string, isError bool) *mcp.CallToolResult {
 		o := outcomeOf(code)
 		o.Message = text
+		ans := accessAnswer{outcome: o, Kind: a.Kind, Target: a.Target}
 		if isError {
-			return o.refusedAccess(a)
+			return o.refusedAs(ans)
 		}
-		return toolAnswer(code+": "+text+"\n", accessAnswer{outcome: o, Kind: a.Kind, Target: a.Target}, false)
+		return toolAnswer(code+": "+text+"\n", ans, false)
 	}
 	if g.available(a) {
 		return answer(agentapi.CodeAlreadyAvailable, fmt.Sprintf("Yett already holds %s: call the tool for it; its own approvals apply", approval.AccessWords(a.Kind, a.Target)), false), nil
@@ -164,14 +165,11 @@ func (c *conn) requestAccess(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	_, err = ticket.Wait(ctx)
 	stop()
 	ok := err == nil
+	var refused *refusal // why it was not granted
 	reason := audit.Reason("")
-	switch {
-	case errors.Is(err, approval.ErrDenied):
-		reason = audit.ReasonUserDenied
-	case errors.Is(err, approval.ErrTimeout):
-		reason = audit.ReasonApprovalTimeout
-	case err != nil:
-		reason = approvalRefusal(err).reason
+	if !ok {
+		refused = approvalRefusal(err)
+		reason = refused.reason
 	}
 	g.audit.Append(context.Background(), audit.Event{
 		Type: audit.EventAccessAnswered, Time: time.Now().UTC(), BootID: g.bootID, VaultEpoch: g.vault.Epoch(),
@@ -183,19 +181,5 @@ func (c *conn) requestAccess(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	case errors.Is(err, approval.ErrDenied):
 		return answer(agentapi.CodeRefused+" "+agentapi.DetailPersonRefused, "the person refused; do not ask again for this without a new reason", true), nil
 	}
-	r := approvalRefusal(err)
-	return answer(r.code, r.text, true), nil
-}
-
-// refusedAccess is the isError answer of o about a.
-func (o outcome) refusedAccess(a approval.Access) *mcp.CallToolResult {
-	text := o.Outcome
-	if o.Detail != "" {
-		text += " " + o.Detail
-	}
-	if o.Message != "" {
-		text += ": " + o.Message
-	}
-	raw, _ := json.Marshal(accessAnswer{outcome: o, Kind: a.Kind, Target: a.Target})
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(raw)}
+	return answer(refused.code, refused.text, true), nil
 }

@@ -52,14 +52,20 @@ func toolError(code, format string, args ...any) *mcp.CallToolResult {
 // refused is the isError result "CODE: message" of o.
 func (o outcome) refused(message string) *mcp.CallToolResult {
 	o.Message = message
+	return o.refusedAs(o)
+}
+
+// refusedAs is the isError result "CODE detail: message" of o whose
+// structured content is v (o, or an answer that embeds it).
+func (o outcome) refusedAs(v any) *mcp.CallToolResult {
 	text := o.Outcome
 	if o.Detail != "" {
 		text += " " + o.Detail
 	}
-	if message != "" {
-		text += ": " + message
+	if o.Message != "" {
+		text += ": " + o.Message
 	}
-	raw, _ := json.Marshal(o)
+	raw, _ := json.Marshal(v)
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(raw)}
 }
 

@@ -161,6 +161,21 @@ func TestToolsDeclareWhatTheyDo(t *testing.T) {
 	}
 }
 
+// A read is GET or HEAD, as sent (upper case): a "writes" approval asks
+// for every other method, lower-case spellings included.
+func TestReadMethod(t *testing.T) {
+	for _, m := range []string{"GET", "HEAD"} {
+		if !readMethod(m) {
+			t.Errorf("%s is not a read", m)
+		}
+	}
+	for _, m := range []string{"POST", "PUT", "PATCH", "DELETE", "OPTIONS", "get", "head", ""} {
+		if readMethod(m) {
+			t.Errorf("%q is a read", m)
+		}
+	}
+}
+
 // http.get reads only: GET (the default) or HEAD, no body; anything else is
 // refused before the journal, with the reason.
 func TestParseHTTPGetArgs(t *testing.T) {

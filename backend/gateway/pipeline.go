@@ -74,7 +74,7 @@ func (c *conn) httpPipeline(ctx context.Context, req *mcp.CallToolRequest, parse
 	// a per-call credential, every write (not GET or HEAD) of one whose
 	// reads pass.
 	var via *audit.Via
-	if cv.Approval.AsksEachCall(call.req.Method) {
+	if cv.Approval.AsksEachCall(readMethod(call.req.Method)) {
 		v, err := g.askCall(ctx, sess, approval.Call{
 			Channel: "http", Method: call.req.Method, Target: call.host + call.path, Credential: cv.Name, Ref: cv.ID,
 			Join: joinOf(call.key, httpDigest("", call.req)),

@@ -203,7 +203,7 @@ func (c *conn) sshExec(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	// 6. Per-call approval (the default for hosts), naming the exact
 	// command; with "writes", for every command no read-only rule allows.
 	var via *audit.Via
-	if host.Approval == vault.ApprovalPerCall || host.Approval == vault.ApprovalWrites && !rules.ReadsOnly(call.command) {
+	if host.Approval.AsksEachCall(rules.ReadsOnly(call.command)) {
 		card.Join = joinOf(call.key, sshDigest(host.Name, call))
 		v, err := g.askCall(ctx, sess, card)
 		if err != nil {

@@ -229,15 +229,19 @@ func parseHTTPGetArgs(raw json.RawMessage) (*httpCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch strings.ToUpper(method) {
-	case "":
+	switch m := strings.ToUpper(method); {
+	case m == "":
 		obj["method"] = json.RawMessage(`"GET"`)
-	case "GET", "HEAD":
-	default:
+	case !readMethod(m):
 		return nil, argErr("http.get reads only: method must be GET or HEAD (http.request sends the others)")
 	}
 	return httpArgsOf(obj)
 }
+
+// readMethod says whether an HTTP method (as sent: upper case) only reads:
+// GET and HEAD, what http.get takes and what a "writes" approval lets go on
+// the session.
+func readMethod(m string) bool { return m == "GET" || m == "HEAD" }
 
 // httpArgsOf validates the fields of an HTTP call.
 func httpArgsOf(obj map[string]json.RawMessage) (*httpCall, error) {

@@ -32,16 +32,11 @@ const (
 	ApprovalWrites Approval = "writes"
 )
 
-// AsksEachCall says whether a call with this HTTP method needs a card of
-// its own, beyond the run's session approval (which every call needs).
-func (a Approval) AsksEachCall(method string) bool {
-	switch a {
-	case ApprovalPerCall:
-		return true
-	case ApprovalWrites:
-		return method != "GET" && method != "HEAD"
-	}
-	return false
+// AsksEachCall says whether a call needs a card of its own, beyond the
+// run's session approval (which every call needs); read says the call only
+// reads (an HTTP GET or HEAD, an SSH command a read-only rule allows).
+func (a Approval) AsksEachCall(read bool) bool {
+	return a == ApprovalPerCall || a == ApprovalWrites && !read
 }
 
 // SecretPlaceholder is replaced by the secret in a header template.
