@@ -156,7 +156,7 @@ func (v *session) finishUnlock(dataKey []byte, how string) error {
 		return err
 	}
 	keys := deriveSessionKeys(dataKey, v.hdr.VaultID)
-	refs, creds, settings, hosts, err := v.verifyAll(keys)
+	got, err := v.verifyAll(keys)
 	if err != nil {
 		keys.wipe()
 		var d *DamagedError
@@ -168,6 +168,7 @@ func (v *session) finishUnlock(dataKey []byte, how string) error {
 	}
 	// A vault made before audit keys existed gets one with this unlock's
 	// manifest, in the same transaction.
+	refs := got.refs
 	var auditKey *newAuditKey
 	if _, ok := auditKeyRef(refs); !ok {
 		k, err := makeAuditKey(keys, v.hdr.VaultID)
@@ -198,8 +199,8 @@ func (v *session) finishUnlock(dataKey []byte, how string) error {
 	if ref, ok := auditKeyRef(refs); ok {
 		v.auditRecipient = ref.ID
 	}
-	v.becomeUnlocked(keys, refs, creds, settings)
-	v.hosts = hosts
+	v.becomeUnlocked(keys, refs, got.creds, got.settings)
+	v.hosts, v.servers = got.hosts, got.servers
 	v.enqueue(Event{Kind: EventUnlocked, Epoch: v.epoch, Reason: "unlocked with " + how})
 	v.mu.Unlock()
 	v.deliver()
@@ -252,7 +253,7 @@ func (v *session) lockLocked(reason string) error {
 func (v *session) dropSession() {
 	v.keys.wipe()
 	v.keys, v.refs, v.creds = nil, nil, nil
-	v.hosts = nil
+	v.hosts, v.servers = nil, nil
 	v.idle().stopIdleTimer()
 	v.deadline = timeZero
 }

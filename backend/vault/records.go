@@ -43,39 +43,49 @@ func (r recordRow) ref() recordRef {
 // write meanwhile, and a mix of two states would look like damage. The
 // epoch compared with the manifest's is the stored one (never below the
 // one this process saw): another process's unlock advances both together.
-func (v *session) verifyAll(keys *sessionKeys) (refs map[string]recordRef, creds map[string]cachedCredential, settings *settingsRecord, hosts map[string]cachedHost, err error) {
+func (v *session) verifyAll(keys *sessionKeys) (got *verified, err error) {
 	txErr := v.db.Transaction(func(tx *gorm.DB) error {
-		refs, creds, settings, hosts, err = v.verifyIn(tx, keys)
+		got, err = v.verifyIn(tx, keys)
 		return nil
 	})
 	if txErr != nil {
-		return nil, nil, nil, nil, fmt.Errorf("vault: %w", txErr)
+		return nil, fmt.Errorf("vault: %w", txErr)
 	}
-	return refs, creds, settings, hosts, err
+	return got, err
 }
 
-func (v *session) verifyIn(db *gorm.DB, keys *sessionKeys) (map[string]recordRef, map[string]cachedCredential, *settingsRecord, map[string]cachedHost, error) {
+// verified is what verifyAll found, every record checked: the manifest's
+// refs and each kind's metadata (no secret of any kind).
+type verified struct {
+	refs     map[string]recordRef
+	creds    map[string]cachedCredential
+	settings *settingsRecord
+	hosts    map[string]cachedHost
+	servers  map[string]cachedServer
+}
+
+func (v *session) verifyIn(db *gorm.DB, keys *sessionKeys) (*verified, error) {
 	var raw []byte
 	if err := db.Raw(`SELECT manifest FROM vault_meta WHERE id = 1`).Row().Scan(&raw); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, nil, nil, fmt.Errorf("vault: %w", err)
+		return nil, fmt.Errorf("vault: %w", err)
 	}
 	stored, err := readEpoch(db)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, err
 	}
 	v.epoch = max(v.epoch, stored)
 	if raw == nil {
-		return nil, nil, nil, nil, &DamagedError{Where: "manifest", Reason: "the manifest is missing"}
+		return nil, &DamagedError{Where: "manifest", Reason: "the manifest is missing"}
 	}
 	m, body, mac, err := decodeManifest(raw)
 	if err != nil {
-		return nil, nil, nil, nil, &DamagedError{Where: "manifest", Reason: err.Error()}
+		return nil, &DamagedError{Where: "manifest", Reason: err.Error()}
 	}
 	if !hmac.Equal(mac, manifestMAC(keys, v.hdr.VaultID, body)) {
-		return nil, nil, nil, nil, &DamagedError{Where: "manifest", Reason: "its MAC does not verify (it was altered or comes from another vault)"}
+		return nil, &DamagedError{Where: "manifest", Reason: "its MAC does not verify (it was altered or comes from another vault)"}
 	}
 	if m.Epoch > v.epoch {
-		return nil, nil, nil, nil, &DamagedError{Where: "epoch", Reason: fmt.Sprintf("the stored epoch %d is behind the manifest's %d (the epoch counter was rolled back)", v.epoch, m.Epoch)}
+		return nil, &DamagedError{Where: "epoch", Reason: fmt.Sprintf("the stored epoch %d is behind the manifest's %d (the epoch counter was rolled back)", v.epoch, m.Epoch)}
 	}
 	expected := make(map[string]recordRef, len(m.Records))
 	for _, r := range m.Records {
@@ -83,22 +93,23 @@ func (v *session) verifyIn(db *gorm.DB, keys *sessionKeys) (map[string]recordRef
 	}
 	var rows []recordRow
 	if err := db.Raw(`SELECT id, kind, version, sealed FROM vault_records ORDER BY id`).Scan(&rows).Error; err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("vault: %w", err)
+		return nil, fmt.Errorf("vault: %w", err)
 	}
 	refs := make(map[string]recordRef, len(rows))
 	creds := make(map[string]cachedCredential)
 	hosts := make(map[string]cachedHost)
+	servers := make(map[string]cachedServer)
 	var settings *settingsRecord
 	auditKeySeen := false
 	for _, row := range rows {
 		ref := row.ref()
 		if err := checkAgainstManifest(ref, expected); err != nil {
-			return nil, nil, nil, nil, err
+			return nil, err
 		}
 		delete(expected, ref.ID)
 		pt, err := openRecord(keys, v.hdr.VaultID, ref, row.Sealed)
 		if err != nil {
-			return nil, nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: "it does not authenticate (its ciphertext, id, kind or version column was altered, or it was moved from another row): " + err.Error()}
+			return nil, &DamagedError{Where: recordWhere(ref), Reason: "it does not authenticate (its ciphertext, id, kind or version column was altered, or it was moved from another row): " + err.Error()}
 		}
 		switch ref.Kind {
 		case kindCredential:
@@ -106,7 +117,7 @@ func (v *session) verifyIn(db *gorm.DB, keys *sessionKeys) (map[string]recordRef
 			secret.Wipe()
 			clear(pt)
 			if err != nil {
-				return nil, nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: err.Error()}
+				return nil, &DamagedError{Where: recordWhere(ref), Reason: err.Error()}
 			}
 			c := newCachedCredential(view)
 			c.sealed = row.Sealed
@@ -114,31 +125,37 @@ func (v *session) verifyIn(db *gorm.DB, keys *sessionKeys) (map[string]recordRef
 		case kindSettings:
 			s, err := decodeSettings(pt)
 			if err != nil || ref.ID != settingsID {
-				return nil, nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: fmt.Sprintf("not a valid settings record: %v", err)}
+				return nil, &DamagedError{Where: recordWhere(ref), Reason: fmt.Sprintf("not a valid settings record: %v", err)}
 			}
 			settings = &s
 		case kindSSHHost:
 			err := verifySSHHost(ref, row.Sealed, pt, hosts)
 			clear(pt)
 			if err != nil {
-				return nil, nil, nil, nil, err
+				return nil, err
+			}
+		case kindMCPServer:
+			err := verifyMCPServer(ref, row.Sealed, pt, servers)
+			clear(pt)
+			if err != nil {
+				return nil, err
 			}
 		case kindAuditKey:
 			err := checkAuditKeyRecord(ref, pt, auditKeySeen)
 			clear(pt)
 			if err != nil {
-				return nil, nil, nil, nil, err
+				return nil, err
 			}
 			auditKeySeen = true
 		default:
-			return nil, nil, nil, nil, &DamagedError{Where: recordWhere(ref), Reason: "unknown record kind"}
+			return nil, &DamagedError{Where: recordWhere(ref), Reason: "unknown record kind"}
 		}
 		refs[ref.ID] = ref
 	}
 	for _, missing := range sortedRefs(expected) {
-		return nil, nil, nil, nil, &DamagedError{Where: recordWhere(missing), Reason: "it is listed in the manifest but missing from the file"}
+		return nil, &DamagedError{Where: recordWhere(missing), Reason: "it is listed in the manifest but missing from the file"}
 	}
-	return refs, creds, settings, hosts, nil
+	return &verified{refs: refs, creds: creds, settings: settings, hosts: hosts, servers: servers}, nil
 }
 
 func checkAgainstManifest(ref recordRef, expected map[string]recordRef) error {

@@ -121,6 +121,7 @@ type Vault struct {
 	refs         map[string]recordRef        // the manifest's view, while unlocked
 	creds        map[string]cachedCredential // decrypted metadata, no secrets
 	hosts        map[string]cachedHost       // SSH hosts' metadata, no keys (sshhosts.go)
+	servers      map[string]cachedServer     // MCP servers' metadata, no secrets (mcpserver_records.go)
 	autoLock     time.Duration
 	controls     []byte // the sealed controls (ControlsBlob), nil when none
 	deadline     time.Time
@@ -140,6 +141,7 @@ type Vault struct {
 type vaultRoles struct {
 	credentials *Credentials
 	sshHosts    *SSHHosts
+	mcpServers  *MCPServers
 	session     *session
 	keyring     *keyringSlot
 	idle        *idleTimer
@@ -175,7 +177,7 @@ func Open(dir string, opts Options) (*Vault, error) {
 		return nil, fmt.Errorf("vault: %w", err)
 	}
 	v := &Vault{path: filepath.Join(dir, FileName), opts: opts, autoLock: opts.AutoLockAfter}
-	v.roles = vaultRoles{credentials: &Credentials{v}, sshHosts: &SSHHosts{v}, session: &session{v},
+	v.roles = vaultRoles{credentials: &Credentials{v}, sshHosts: &SSHHosts{v}, mcpServers: &MCPServers{v}, session: &session{v},
 		keyring: &keyringSlot{v}, idle: &idleTimer{v}, backups: &backups{v}}
 	if opts.Keyring == nil {
 		v.keyringNote = "keyring unlock is turned off in this configuration"
@@ -374,6 +376,15 @@ type Credentials struct{ *Vault }
 // and pinned host keys, its rules, and the alert a changed host key raises
 // (sshhost_records.go).
 type SSHHosts struct{ *Vault }
+
+// MCPServers is the vault's kind of upstream MCP server records: how Yett
+// reaches each server (the command it starts or the URL it calls), the
+// secrets it hands that server, and how its tools are approved
+// (mcpserver_records.go).
+type MCPServers struct{ *Vault }
+
+// MCPServers returns the vault's upstream MCP server records.
+func (v *Vault) MCPServers() *MCPServers { return v.roles.mcpServers }
 
 // Credentials returns the vault's HTTP credential records.
 func (v *Vault) Credentials() *Credentials { return v.roles.credentials }
