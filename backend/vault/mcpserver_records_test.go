@@ -16,8 +16,8 @@ const mcpSecretCanary = "CANARY-mcp-7b1f0c22-never-leak"
 func sampleServer(name string) NewMCPServer {
 	return NewMCPServer{
 		Name: name, Transport: TransportStdio, Command: "/usr/bin/node", Args: []string{"server.js", "stdio"},
-		Env:     map[string]string{"LOG_LEVEL": "debug"},
-		Secrets: map[string]Secret{"API_TOKEN": NewSecret([]byte(mcpSecretCanary))},
+		Env:               map[string]string{"LOG_LEVEL": "debug"},
+		Secrets:           map[string]Secret{"API_TOKEN": NewSecret([]byte(mcpSecretCanary))},
 		MCPServerSettings: MCPServerSettings{Tools: map[string]Approval{"get-env": ApprovalPerCall}, Owner: "ana@example.com"},
 	}
 }
