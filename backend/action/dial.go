@@ -78,3 +78,45 @@ func verifyDialed(want netip.Addr) func(network, address string, _ syscall.RawCo
 		return nil
 	}
 }
+
+// GuardedDial returns a DialContext for clients Yett runs itself (an
+// upstream MCP server's Streamable HTTP client): each dial resolves its
+// host once and checks every address the way a credentialed request's are
+// checked (metadata names and link-local or metadata addresses always
+// refused; private and loopback addresses only with allowInternal, which
+// the caller sets when the person named such a host), then dials only the
+// checked addresses.
+func (e *Executor) GuardedDial(allowInternal bool) func(ctx context.Context, network, address string) (net.Conn, error) {
+	p := policy{allowInternal: allowInternal}
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, portText, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s", ErrInvalidRequest, address)
+		}
+		port, err := strconv.Atoi(portText)
+		if err != nil || port < 1 || port > 65535 {
+			return nil, fmt.Errorf("%w: port %s", ErrInvalidRequest, portText)
+		}
+		if err := checkName(host); err != nil {
+			return nil, err
+		}
+		addrs := []netip.Addr{}
+		if a, err := netip.ParseAddr(host); err == nil {
+			addrs = append(addrs, a)
+		} else if addrs, err = e.cfg.Resolver.LookupNetIP(ctx, "ip", host); err != nil || len(addrs) == 0 {
+			return nil, fmt.Errorf("%w: cannot resolve %s", ErrTransport, host)
+		}
+		for i, a := range addrs {
+			if err := p.check(a); err != nil {
+				return nil, err
+			}
+			addrs[i] = a.WithZone("").Unmap()
+		}
+		return dialChecked(addrs, port, e.cfg.Timeout)(ctx, network, "")
+	}
+}
+
+// NamesInternal reports whether a URL's host by itself names a private or
+// loopback target (an IP literal in those ranges, or localhost): what a
+// person's definition must say before GuardedDial may reach one.
+func NamesInternal(host string) bool { return namesInternal(host) }

@@ -396,3 +396,34 @@ func (r *redactor) tail(b []byte) []byte {
 	}
 	return redact(b, r.spans(b, true))
 }
+
+// Redact returns b with every form of each secret (of at least 4 bytes)
+// replaced by Redacted: the same finder that cleans HTTP answers, for data
+// that comes back another way (an upstream MCP server's tool result).
+// Matches of all secrets are found in the original bytes and replaced
+// together.
+func Redact(b []byte, secrets ...[]byte) []byte {
+	var spans []span
+	for _, s := range secrets {
+		r := newRedactor(s)
+		if r == nil {
+			continue
+		}
+		spans = append(spans, r.spans(b, false)...)
+		r.wipe()
+	}
+	if len(spans) == 0 {
+		return b
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.from - b.from })
+	merged := spans[:1]
+	for _, s := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if s.from <= last.to {
+			last.to = max(last.to, s.to)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	return redact(b, merged)
+}
