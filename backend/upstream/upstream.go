@@ -154,10 +154,10 @@ type Manager struct {
 
 // live is one server's session, from its start to its stop.
 type live struct {
-	m       *Manager
-	view    vault.MCPServerView
-	ctx     context.Context
-	cancel  context.CancelFunc
+	m      *Manager
+	view   vault.MCPServerView
+	ctx    context.Context
+	cancel context.CancelFunc
 	// secrets are copies of the server's secrets for redaction, wiped at
 	// stop; secMu is held to read them, so a wipe never races a redaction.
 	secMu   sync.RWMutex
