@@ -95,7 +95,13 @@ type ApprovalCard struct {
 	Command    string `json:"command"`
 	Stdin      string `json:"stdin"`
 	StdinBytes int    `json:"stdinBytes"`
-	Deadline   string `json:"deadline"`
+	// Tool is an upstream MCP server's tool a card is about
+	// ("github.create_issue"); Arguments the start of its arguments as
+	// they are sent (indented JSON) and ArgumentsBytes their size.
+	Tool           string `json:"tool"`
+	Arguments      string `json:"arguments"`
+	ArgumentsBytes int    `json:"argumentsBytes"`
+	Deadline       string `json:"deadline"`
 	// SecondsLeft is counted when the card is sent; the UI counts down
 	// from the moment it received it.
 	SecondsLeft int `json:"secondsLeft"`
@@ -284,6 +290,7 @@ func cardView(r approval.Request, now time.Time) ApprovalCard {
 		ID: r.ID, Kind: string(r.Kind), Agent: agentView(r.Who), Change: string(r.Change), Detail: sentence(r.ChangeDetail),
 		Channel: r.Channel, Target: r.Target, Method: r.Method, Credential: r.Credential,
 		Operation: r.Operation, Description: r.Description, Command: r.Command, Stdin: r.Stdin, StdinBytes: r.StdinBytes,
+		Tool: r.Tool, Arguments: r.Arguments, ArgumentsBytes: r.ArgumentsBytes,
 		Headline: r.Headline(), Sentence: r.Sentence(), Scope: r.Scope(),
 		Deadline: r.Deadline.UTC().Format(time.RFC3339), SecondsLeft: secondsLeft(r.Deadline, now),
 		AgentStoppedWaiting: r.AgentStoppedWaiting,
@@ -296,7 +303,7 @@ func cardView(r approval.Request, now time.Time) ApprovalCard {
 	if r.Kind == approval.KindAccess {
 		c.Reason, c.Wants = r.Reason, approval.AccessWords(r.Channel, r.Target)
 	}
-	if r.Kind == approval.KindCall && r.Command == "" {
+	if r.Kind == approval.KindCall && r.Command == "" && r.Tool == "" {
 		// Call cards carry host and path together; the card shows them apart.
 		c.Target, c.Path = r.CallTarget()
 	}

@@ -2,6 +2,8 @@ package approval
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -81,6 +83,8 @@ func GrantScopeOf(c Call) (scope, words string) {
 	switch {
 	case c.Command != "":
 		return c.Target + "\x00" + c.Command, fmt.Sprintf("exactly this command on %s", c.Target)
+	case c.Tool != "":
+		return toolScope(c), fmt.Sprintf("calls of %s with exactly these arguments", c.Tool)
 	case c.Method == "" || c.Target == "":
 		return "", ""
 	}
@@ -96,10 +100,20 @@ func GrantScopeOf(c Call) (scope, words string) {
 	return prefix, fmt.Sprintf("%s requests to %s…", c.Method, prefix)
 }
 
+// toolScope is the scope of a grant of an upstream tool call: the tool
+// and the digest of its exact arguments.
+func toolScope(c Call) string {
+	sum := sha256.Sum256(c.Arguments)
+	return "tool " + c.Tool + " arguments-sha256:" + hex.EncodeToString(sum[:])
+}
+
 // inScope says whether call c is within a grant's scope. A path that
 // could climb out of the prefix (a ".." segment, an escaped dot or slash)
 // is never in it: that call gets its own card.
 func inScope(scope string, c Call) bool {
+	if c.Tool != "" {
+		return scope == toolScope(c)
+	}
 	if c.Command != "" {
 		return scope == c.Target+"\x00"+c.Command
 	}

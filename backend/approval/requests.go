@@ -1,7 +1,9 @@
 package approval
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -94,6 +96,12 @@ type Call struct {
 	// command exactly, its input up to MaxStdinShown bytes and its size.
 	Command string
 	Stdin   []byte
+	// Tool and Arguments are an upstream MCP server's tool call, shown on
+	// the card: the tool as agents call it ("github.create_issue") and
+	// its arguments exactly as they are sent (JSON), the card carrying
+	// the start of them (MaxArgumentsShown bytes, indented) and their size.
+	Tool      string
+	Arguments []byte
 	// Join names the call across retries ("" for none): its idempotency
 	// key and a digest of what it would send. A call of the same run with
 	// the same Join waits on the card already asked for it instead of
@@ -108,8 +116,25 @@ type Call struct {
 // carries.
 const MaxStdinShown = 2048
 
-// command copies an SSH command and its input onto a card.
+// MaxArgumentsShown bounds how much of a tool call's arguments a card
+// carries.
+const MaxArgumentsShown = 4096
+
+// command copies an SSH command and its input, or an upstream tool call
+// and its arguments, onto a card.
 func (c Call) command(r *Request) {
+	if c.Tool != "" {
+		r.Tool, r.ArgumentsBytes = c.Tool, len(c.Arguments)
+		shown := c.Arguments
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, c.Arguments, "", "  ") == nil {
+			shown = pretty.Bytes()
+		}
+		if len(shown) > MaxArgumentsShown {
+			shown = shown[:MaxArgumentsShown]
+		}
+		r.Arguments = strings.ToValidUTF8(string(shown), "\uFFFD")
+	}
 	r.Command, r.StdinBytes = c.Command, len(c.Stdin)
 	in := c.Stdin
 	if len(in) > MaxStdinShown {

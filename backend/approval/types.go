@@ -168,6 +168,13 @@ type Request struct {
 	Command    string `json:"command,omitempty"`
 	Stdin      string `json:"stdin,omitempty"`
 	StdinBytes int    `json:"stdin_bytes,omitempty"`
+	// Tool is the upstream MCP server's tool a call card is about
+	// ("github.create_issue"); Arguments the start of its arguments as
+	// sent (indented JSON, at most MaxArgumentsShown bytes) and
+	// ArgumentsBytes their whole size.
+	Tool           string `json:"tool,omitempty"`
+	Arguments      string `json:"arguments,omitempty"`
+	ArgumentsBytes int    `json:"arguments_bytes,omitempty"`
 	// Ref is the stable id of the credential or operation a call card is
 	// about (Call.Ref), "" for session cards.
 	Ref       string    `json:"ref,omitempty"`

@@ -76,6 +76,10 @@ func (r Request) Sentence() string {
 		return fmt.Sprintf("%s wants to run a command on the SSH host “%s” (%s), which needs your approval for every command. Read the command below: it runs exactly as shown.",
 			r.Who.Program(), r.Credential, r.Target)
 	}
+	if r.Kind == KindCall && r.Tool != "" {
+		return fmt.Sprintf("%s wants to call the tool %s of the %s, which needs your approval for this tool's calls. Read the arguments below: they are sent exactly as shown.",
+			r.Who.Program(), r.Tool, r.Credential)
+	}
 	if r.Kind == KindCall && r.Operation != "" {
 		what := ""
 		if r.Description != "" {

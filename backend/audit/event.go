@@ -140,6 +140,10 @@ type Action struct {
 	Target         string `json:"target"`                   // host or host:port, no userinfo, no query
 	CredentialRef  string `json:"credential_ref,omitempty"` // opaque ID of the binding, never its value
 	IdempotencyRef string `json:"idempotency_ref,omitempty"`
+	// ArgumentsSHA256 is, for a tool of an upstream MCP server, the hex
+	// SHA-256 of the arguments exactly as sent: the entry names the call
+	// without holding a value of it.
+	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
 }
 
 // Result is what came back from a dispatched action: a class and sizes, not
@@ -332,6 +336,7 @@ func (e *Event) validate() error {
 		fields["action.request_id"], fields["action.channel"] = a.RequestID, a.Channel
 		fields["action.operation"], fields["action.target"] = a.Operation, a.Target
 		fields["action.credential_ref"], fields["action.idempotency_ref"] = a.CredentialRef, a.IdempotencyRef
+		fields["action.arguments_sha256"] = a.ArgumentsSHA256
 	}
 	if a := e.Access; a != nil {
 		fields["access.kind"], fields["access.target"], fields["access.why"] = a.Kind, a.Target, a.Why

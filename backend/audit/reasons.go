@@ -39,6 +39,13 @@ const (
 	// ReasonCutByLock: the vault locked while the request was in flight;
 	// Yett cut its connection (the result says whether bytes had left).
 	ReasonCutByLock Reason = "cut_by_lock"
+	// ReasonUpstreamNotReady: the upstream MCP server was not connected
+	// (starting, stopped, or edited since its tools were listed); nothing
+	// was sent.
+	ReasonUpstreamNotReady Reason = "upstream_not_ready"
+	// ReasonUpstreamWithheld: the upstream server answered and Yett
+	// withheld its answer (it could not be cleaned of the server's secret).
+	ReasonUpstreamWithheld Reason = "upstream_answer_withheld"
 )
 
 // ReasonKeyInUse: the idempotency key names the same request, which left or

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/procid"
 	"github.com/yettdev/yett/backend/rpcframe"
+	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/backend/version"
 )
 
@@ -215,9 +217,17 @@ func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			return c.status(ctx, ctr)
 		case name == agentapi.ToolRequestAccess:
 			return c.requestAccess(ctx, ctr)
-		case c.g.ops != nil:
-			if _, ok := c.g.ops.LookupTool(name); ok {
-				return c.operation(ctx, ctr)
+		case c.g.isOperation(name):
+			return c.operation(ctx, ctr)
+		case c.g.upstream != nil && upstreamName.MatchString(name):
+			// Listed now, of a server that is defined (and may be
+			// starting), or asked while the vault is locked (when no
+			// server's tools are known, and the answer is LOCKED).
+			server, _, _ := strings.Cut(name, ".")
+			_, listed := c.g.upstream.Lookup(name)
+			_, defined := c.g.upstream.Server(server)
+			if listed || defined || c.g.vault.Status().State != vault.StateUnlocked {
+				return c.upstreamCall(ctx, ctr)
 			}
 		}
 		return next(ctx, method, req)

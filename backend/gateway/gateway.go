@@ -90,6 +90,10 @@ type Config struct {
 	// Control is the owner inventory's word on whether a credential or
 	// authorization may serve now; nil refuses nothing on its account.
 	Control Control
+	// Upstreams are the upstream MCP servers whose tools the gateway
+	// lists and calls (*upstream.Manager); nil lists none. The caller owns
+	// it and closes it after the gateway.
+	Upstreams Upstreams
 }
 
 // Gateway is a running gateway. Start it with New, then Serve.
@@ -107,6 +111,7 @@ type Gateway struct {
 	insp     *procid.Inspector
 	ops      *operation.Catalogue
 	oauth    Lender
+	upstream Upstreams
 	bootID   string
 	prevBoot string
 	lock     *os.File
@@ -172,7 +177,7 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger, vault: cfg.Vault, insp: cfg.Inspector,
-		exec: action.New(cfg.HTTP), ssh: sshaction.New(cfg.SSH), bootID: cfg.BootID, conns: map[*conn]struct{}{}, stopped: make(chan struct{}), ops: cfg.Operations, oauth: cfg.OAuth,
+		exec: action.New(cfg.HTTP), ssh: sshaction.New(cfg.SSH), bootID: cfg.BootID, conns: map[*conn]struct{}{}, stopped: make(chan struct{}), ops: cfg.Operations, oauth: cfg.OAuth, upstream: cfg.Upstreams,
 	}
 	if g.bootID == "" {
 		g.bootID = NewBootID()
@@ -227,6 +232,11 @@ func New(cfg Config) (*Gateway, error) {
 		// SDK debounces the list_changed it sends, so this is quick.
 		unsubCat := g.ops.Subscribe(g.operationsChanged)
 		g.unsubOps = func() { unsubAuth(); unsubCat() }
+	}
+	if g.upstream != nil {
+		unsubUp := g.upstream.Subscribe(g.operationsChanged)
+		prev := g.unsubOps
+		g.unsubOps = func() { prev(); unsubUp() }
 	}
 	// The lock is ours, so whatever is found at the address is stale
 	// (Unix) or a squatter's (Windows, ErrAddressTaken).

@@ -22,12 +22,14 @@ import (
 
 	"filippo.io/age"
 
+	"github.com/yettdev/yett/backend/action"
 	"github.com/yettdev/yett/backend/action/sshaction"
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
+	"github.com/yettdev/yett/backend/upstream"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -142,6 +144,8 @@ type world struct {
 	// ssh and recordings configure SSH commands (ssh_test.go).
 	ssh        sshaction.Config
 	recordings Recordings
+	// upstream runs the upstream MCP servers of the vault (upstream_test.go).
+	upstream *upstream.Manager
 }
 
 type worldOpts struct {
@@ -158,6 +162,10 @@ type worldOpts struct {
 	// ssh and recordings configure SSH commands (ssh_test.go).
 	ssh        sshaction.Config
 	recordings Recordings
+	// upstream runs the vault's upstream MCP servers, their results cut
+	// at upstreamCap (0: the default).
+	upstream    bool
+	upstreamCap int
 	// resultDelay holds outcomes (both stores' ResultDelay) and turns the
 	// audit log's signing by time off, so that only a call's intent makes
 	// an fsync (onefsync_test.go).
@@ -223,6 +231,12 @@ func newWorld(t testing.TB, o worldOpts) *world {
 		}
 		t.Cleanup(func() { w.ops.Close() })
 	}
+	if o.upstream {
+		w.upstream = upstream.New(upstream.Config{Vault: w.vault, Dial: action.New(action.Config{}).GuardedDial, MaxResultBytes: o.upstreamCap,
+			Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		w.upstream.Start()
+		t.Cleanup(w.upstream.Close)
+	}
 	w.start()
 	t.Cleanup(w.checkNoLeak)
 	return w
@@ -249,6 +263,9 @@ func (w *world) start() {
 	}
 	if w.oauth != nil {
 		cfg.Operations, cfg.OAuth = w.ops, w.oauth
+	}
+	if w.upstream != nil {
+		cfg.Upstreams = w.upstream
 	}
 	gw, err := New(cfg)
 	if err != nil {

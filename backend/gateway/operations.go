@@ -89,13 +89,45 @@ func (g *Gateway) operationsChanged() {
 	}
 }
 
-// catalogue is the operation tools to list: none while the vault is
-// locked. Callers read it once and hand it to every connection.
+// catalogue is the operation tools and the upstream servers' tools to
+// list: none while the vault is locked. Callers read it once and hand it
+// to every connection. An upstream tool never takes the name of a
+// built-in tool or an operation.
 func (g *Gateway) catalogue(unlocked bool) []*mcp.Tool {
 	if !unlocked {
 		return nil
 	}
-	return g.operationTools()
+	ops := g.operationTools()
+	if g.upstream == nil {
+		return ops
+	}
+	taken := map[string]bool{agentapi.ToolStatus: true, agentapi.ToolHTTPGet: true, agentapi.ToolHTTPRequest: true,
+		agentapi.ToolSSHExec: true, agentapi.ToolRequestAccess: true}
+	for _, t := range ops {
+		taken[t.Name] = true
+	}
+	all := append(ops, g.upstreamTools(taken)...)
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	return all
+}
+
+// isOperation says whether a tool name is a named operation's.
+func (g *Gateway) isOperation(name string) bool {
+	if g.ops == nil {
+		return false
+	}
+	_, ok := g.ops.LookupTool(name)
+	return ok
+}
+
+// dynamicTool is the handler of a listed operation or upstream tool (the
+// routing middleware reaches the pipelines first; this is the same
+// choice for a call the SDK's table would serve).
+func (c *conn) dynamicTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if !c.g.isOperation(req.Params.Name) && c.g.upstream != nil {
+		return c.upstreamCall(ctx, req)
+	}
+	return c.operation(ctx, req)
 }
 
 // authorizationDisabled ends every session: a session covers every
@@ -123,7 +155,7 @@ func (c *conn) syncOperations(tools []*mcp.Tool) {
 	want := map[string]bool{}
 	for _, t := range tools {
 		want[t.Name] = true
-		c.server.AddTool(t, c.operation)
+		c.server.AddTool(t, c.dynamicTool)
 	}
 	var gone []string
 	for name := range c.opTools {

@@ -26,6 +26,14 @@ func fateLine(g *Gateway, e journal.Entry) string {
 			}
 			return fmt.Sprintf("%s exit=%d", agentapi.CodeCompleted, e.Result.Status)
 		}
+		if e.Method == MethodUpstream {
+			// An upstream tool's result has no status: its class says
+			// whether the server called it an error.
+			if e.Result.Class == string(audit.ResultSuccess) {
+				return agentapi.CodeCompleted
+			}
+			return fmt.Sprintf("%s tool_error=%s", agentapi.CodeCompleted, e.Result.Class)
+		}
 		return fmt.Sprintf("%s status=%d", agentapi.CodeCompleted, e.Result.Status)
 	case journal.StateDispatched:
 		if e.BootID != g.bootID {

@@ -40,6 +40,8 @@ type tsReply struct {
 	Structured map[string]any  `json:"structured"`
 	Progress   []string        `json:"progress"`
 	Tools      json.RawMessage `json:"tools"`
+	Changes    int             `json:"changes"`
+	PID        int             `json:"pid"`
 }
 
 func startTSAgent(t *testing.T, w *world) *tsAgent {

@@ -50,6 +50,7 @@ import (
 	"github.com/yettdev/yett/backend/operation"
 	"github.com/yettdev/yett/backend/presence"
 	"github.com/yettdev/yett/backend/sshhosts"
+	"github.com/yettdev/yett/backend/upstream"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -150,6 +151,7 @@ type Keeper struct {
 	gw        *gateway.Gateway
 	gwCancel  context.CancelFunc
 	gwDone    chan struct{}
+	upstream  *upstream.Manager
 	gwProblem string
 	notes     *notifications // the notifier, its relay and the pinned server (notifications.go)
 	ctl       *controlsPart  // the sealed controls and how a person confirms (controls.go)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 
+	"github.com/yettdev/yett/backend/action"
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/operation"
+	"github.com/yettdev/yett/backend/upstream"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -53,8 +55,16 @@ func (k *Keeper) startLocked() {
 	if k.ssh != nil {
 		cfg.Recordings = k.ssh
 	}
+	// The upstream MCP servers run only where the gateway runs: the one
+	// Yett that serves this user's agents starts them.
+	up := upstream.New(upstream.Config{
+		Vault: k.vault, Dial: action.New(k.cfg.HTTP).GuardedDial, Logger: k.log,
+		TLSClientConfig: k.cfg.HTTP.TLSClientConfig,
+	})
+	cfg.Upstreams = up
 	gw, err := gateway.New(cfg)
 	if err != nil {
+		up.Close()
 		if errors.Is(err, gateway.ErrAlreadyRunning) {
 			k.gwProblem = "Another Yett (the app or yett serve) already serves agents for this user."
 			k.log.Warn("agent gateway not started: another Yett gateway (the app or yett serve) serves this user")
@@ -74,6 +84,8 @@ func (k *Keeper) startLocked() {
 		}
 	}()
 	k.gw, k.gwCancel, k.gwDone = gw, cancel, done
+	k.upstream = up
+	up.Start()
 	k.gatewayStartedLocked(gw)
 	k.notes.startRelayLocked(gw.Broker())
 	k.logGatewayReadyLocked()
@@ -107,6 +119,10 @@ func (k *Keeper) stopLocked() {
 		}
 		<-k.gwDone
 		k.gw, k.gwCancel, k.gwDone = nil, nil, nil
+	}
+	if k.upstream != nil {
+		k.upstream.Close()
+		k.upstream = nil
 	}
 	if k.ops != nil {
 		if err := k.ops.Close(); err != nil {

@@ -16,6 +16,7 @@ package upstream
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,8 +79,10 @@ type Config struct {
 	BaseEnv        []string
 	MaxResultBytes int
 	StartTimeout   time.Duration
-	// HTTPClient overrides the client of remote servers (tests that trust
-	// their own CA); its transport must dial through Dial.
+	// TLSClientConfig is for tests that trust their own CA; nil means the
+	// system roots.
+	TLSClientConfig *tls.Config
+	// HTTPTransport overrides the transport of remote servers (tests).
 	HTTPTransport http.RoundTripper
 }
 
@@ -322,6 +325,22 @@ func (m *Manager) Lookup(name string) (Tool, bool) {
 	return Tool{}, false
 }
 
+// Server says how the server of this name is doing, if it is defined.
+func (m *Manager) Server(name string) (Status, bool) {
+	m.mu.Lock()
+	var l *live
+	for _, c := range m.live {
+		if c.view.Name == name {
+			l = c
+		}
+	}
+	m.mu.Unlock()
+	if l == nil {
+		return Status{}, false
+	}
+	return l.status(), true
+}
+
 // Statuses says how every server is doing, by name.
 func (m *Manager) Statuses() []Status {
 	m.mu.Lock()
@@ -474,7 +493,7 @@ func (l *live) httpTransport(secrets map[string]*vault.Secret) (mcp.Transport, e
 		base = &http.Transport{
 			Proxy: nil, DialContext: l.m.cfg.Dial(action.NamesInternal(host)),
 			ForceAttemptHTTP2: true, MaxIdleConns: 4, IdleConnTimeout: 90 * time.Second,
-			TLSHandshakeTimeout: 10 * time.Second,
+			TLSHandshakeTimeout: 10 * time.Second, TLSClientConfig: l.m.cfg.TLSClientConfig.Clone(),
 		}
 	}
 	headers := http.Header{}

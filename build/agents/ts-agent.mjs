@@ -5,14 +5,17 @@
 //
 // Commands: {"id", "op": "connect"} | {"id", "op": "list"} |
 // {"id", "op": "call", "tool", "args", "timeoutMs"?, "progress"?} |
-// {"id", "op": "close"}. A call with "progress" asks for progress
+// {"id", "op": "changes"} (how many notifications/tools/list_changed it
+// heard, and its pid) | {"id", "op": "close"}. A call with "progress" asks for progress
 // notifications and reports their messages; without timeoutMs the SDK's
 // default (60 s) applies.
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 let client;
+let listChanged = 0;
 const reply = (r) => process.stdout.write(JSON.stringify(r) + '\n');
 
 async function run(c) {
@@ -27,6 +30,9 @@ async function run(c) {
         stderr: 'inherit',
       });
       client = new Client({ name: 'ts-agent', version: '0' }, { capabilities: {} });
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        listChanged++;
+      });
       await client.connect(transport);
       return { ok: true, server: client.getServerVersion() };
     }
@@ -47,6 +53,8 @@ async function run(c) {
         return { ok: false, err: String(err?.message ?? err), code: err?.code ?? null, progress };
       }
     }
+    case 'changes':
+      return { ok: true, changes: listChanged, pid: process.pid };
     case 'close':
       await client?.close();
       return { ok: true };

@@ -330,6 +330,24 @@ describe('approval cards', () => {
     expect(within(card).getByTestId('approval-target').textContent).toMatch(/SSH\s+on\s+deploy@web-1\.internal:2222\s+with\s+“web-1”/);
   });
 
+  it('shows an upstream MCP tool call card with the tool, the server and its arguments, as text', async () => {
+    const args = '{\n  "title": "<img src=x onerror=alert(1)>",\n  "repo": "a/b"\n}';
+    await openApp([
+      approvalCard({
+        kind: 'call', change: '', headline: 'Approve this call?', channel: 'mcp_server', method: 'MCP', target: 'github.create_issue',
+        credential: 'MCP server github', tool: 'github.create_issue', arguments: args, argumentsBytes: 9000,
+        sentence: 'claude wants to call the tool github.create_issue of the MCP server github, which needs your approval for this tool\'s calls.',
+      }),
+    ]);
+    const card = await screen.findByTestId('approval-card');
+    const shown = within(card).getByTestId('approval-tool');
+    expect(within(card).getByTestId('approval-arguments').textContent).toBe(args);
+    expect(shown.querySelector('img')).toBeNull();
+    expect(shown.textContent).toContain('Calls github.create_issue of the MCP server github with these arguments (9000 bytes, starting with):');
+    expect(within(card).getByTestId('approval-target').textContent).toMatch(/MCP\s+tool\s+github\.create_issue\s+of the MCP server github/);
+    expect(within(card).queryByTestId('approval-command')).toBeNull();
+  });
+
   it('is reachable from the keyboard through the sidebar badge', async () => {
     const user = userEvent.setup();
     const approvals = await openApp();

@@ -316,6 +316,14 @@ export interface ApprovalCard {
   command: string;
   stdin: string;
   stdinBytes: number;
+  /**
+   * Tool is an upstream MCP server's tool a card is about
+   * ("github.create_issue"); Arguments the start of its arguments as
+   * they are sent (indented JSON) and ArgumentsBytes their size.
+   */
+  tool: string;
+  arguments: string;
+  argumentsBytes: number;
   deadline: string;
   /**
    * SecondsLeft is counted when the card is sent; the UI counts down
@@ -1176,7 +1184,7 @@ export const VIEWS = {
   AgentClient: { what: 'an agent client', fields: { id: AGENT_CLIENT_IDS, name: 's', path: 's', state: AGENT_CLIENT_STATES, problem: 's', lastCall: 's', lastProgram: 's', lastPid: 'n' } },
   AgentView: { what: 'an agent description', fields: { name: 's', executable: 's', path: 's', signer: 's', signed: 'b', pid: 'n', exeHash: 's', startedAt: 's', parents: 'ParentView[]', via: 's', shimPid: 'n', shimStartedAt: 's', shimParent: 'ProcessView', stdio: 's', stdioText: 's', stdioOk: 'b' } },
   AgentWritten: { what: 'an agent written', fields: { path: 's', backup: 's', message: 's' } },
-  ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b', grantWords: 's', grantMinutes: 'n', program: 's', reason: 's', wants: 's' } },
+  ApprovalCard: { what: 'an approval request', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', headline: 's', detail: 's', sentence: 's', scope: 's', channel: 's', target: 's', method: 's', path: 's', credential: 's', operation: 's', description: 's', command: 's', stdin: 's', stdinBytes: 'n', tool: 's', arguments: 's', argumentsBytes: 'n', deadline: 's', secondsLeft: 'n', verifies: 'b', agentStoppedWaiting: 'b', grantWords: 's', grantMinutes: 'n', program: 's', reason: 's', wants: 's' } },
   ApprovalState: { what: 'an approval update', fields: { cards: 'ApprovalCard[]', sessions: 'LiveSession[]', decisions: 'DecisionView[]', grants: 'LiveGrant[]' } },
   AuditStatus: { what: 'an audit status', fields: { state: AUDIT_STATES, writing: 'b', problem: 's', entries: 'n', treeHead: 's', signedSize: 'n', firstBad: 'n', reason: 's', torn: 's', notes: 's[]' } },
   AuthorizationView: { what: 'an authorization', fields: { id: 's', name: 's', provider: 's', providerHost: 's', accountRef: 's', scopes: 's[]', owner: 's', backupRevoker: 's', environment: 's', createdHow: GRANT_FLOWS, connectedAt: 's', lastRefresh: 's', lastUsed: 's', reviewBy: 's', disableProcedure: 's', operations: 's[]', state: AUTHORIZATION_STATES, stateReason: 's', revocation: REVOCATION_STATES, unattended: 'b', dpop: 'b', clientAuth: 's', controlled: 'b', problems: 's[]', apiHosts: 's[]', revocationEndpoint: 's', introspectionEndpoint: 's', waitingRevocations: 'n' } },

@@ -115,6 +115,9 @@ export namespace app {
 	    command: string;
 	    stdin: string;
 	    stdinBytes: number;
+	    tool: string;
+	    arguments: string;
+	    argumentsBytes: number;
 	    deadline: string;
 	    secondsLeft: number;
 	    verifies: boolean;
