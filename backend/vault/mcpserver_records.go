@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -175,6 +176,13 @@ func (s MCPServerSettings) validate() (MCPServerSettings, error) {
 	return s, nil
 }
 
+// CheckMCPServer says whether Add would accept s, without a vault: a
+// command checks its input before it asks for a passphrase or a secret.
+func CheckMCPServer(s NewMCPServer) error {
+	_, err := s.validate()
+	return err
+}
+
 func (s NewMCPServer) validate() (NewMCPServer, error) {
 	s.Name = strings.TrimSpace(s.Name)
 	if !mcpServerNameRe.MatchString(s.Name) {
@@ -232,6 +240,9 @@ func (s NewMCPServer) validate() (NewMCPServer, error) {
 			if !headerNameRe.MatchString(k) {
 				return s, invalid("secret %q: a header's name is a token", k)
 			}
+		}
+		if h := u.Hostname(); u.Scheme == "http" && len(s.Secrets) > 0 && h != "localhost" && !net.ParseIP(h).IsLoopback() {
+			return s, invalid("secrets travel only over https, except to loopback")
 		}
 	default:
 		return s, invalid("transport must be %q or %q", TransportStdio, TransportHTTP)

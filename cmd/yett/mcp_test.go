@@ -82,7 +82,27 @@ func agentMain() int {
 		return 1
 	}
 	defer s.Close()
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "http.request", Arguments: args})
+	// "_tool" names another tool than http.request (an upstream
+	// server's), which the agent waits to see listed first.
+	tool := "http.request"
+	if t, ok := args["_tool"].(string); ok {
+		tool = t
+		delete(args, "_tool")
+		for listed := false; !listed; {
+			res, err := s.ListTools(ctx, nil)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "agent:", err)
+				return 1
+			}
+			for _, lt := range res.Tools {
+				listed = listed || lt.Name == tool
+			}
+			if !listed {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		return 1

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"golang.org/x/sys/unix"
 
@@ -225,6 +226,17 @@ func cardText(n int, r approval.Request, code string) string {
 	case approval.KindSession:
 		fmt.Fprintf(&b, "    wants:   to use Yett's %s credentials for as long as this process runs (first call: %s)\n", r.Channel, r.Target)
 	default:
+		if r.Tool != "" {
+			fmt.Fprintf(&b, "    wants:   to call the tool %s of the %s, with these arguments, sent exactly as shown", terminalSafe(r.Tool), terminalSafe(r.Credential))
+			if r.ArgumentsBytes > len(r.Arguments) {
+				fmt.Fprintf(&b, " (%d bytes; the start of them)", r.ArgumentsBytes)
+			}
+			fmt.Fprintf(&b, ":\n")
+			for _, line := range strings.Split(r.Arguments, "\n") {
+				fmt.Fprintf(&b, "             %s\n", terminalSafe(line))
+			}
+			break
+		}
 		fmt.Fprintf(&b, "    wants:   %s %s with credential %q\n", r.Method, r.Target, r.Credential)
 	}
 	fmt.Fprintf(&b, "    answer:  y %d %s  or  n %d   (within %s; the code is for this card only)\n", n, code, n, time.Until(r.Deadline).Round(time.Second))
@@ -473,4 +485,20 @@ func tiocstiAllowed() bool {
 		return true
 	}
 	return strings.TrimSpace(string(b)) != "0"
+}
+
+// terminalSafe shows text an agent chose (a tool's arguments) on the
+// person's terminal without letting it act on the terminal: every rune
+// that is not printable (escape sequences, bidirectional overrides) is
+// written as its \u escape.
+func terminalSafe(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsGraphic(r) && !unicode.Is(unicode.Cf, r) {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }

@@ -293,6 +293,8 @@ func TestSetupRefusesWithoutATerminal(t *testing.T) {
 		{"credential", "show", "x"}, {"credential", "remove", "x"}, {"connect", "--name", "x", "--client-id", "c", "--environment", "staging", "--provider", "github"},
 		{"accounts"}, {"accounts", "revoke", "x"}, {"operation", "list"}, {"operation", "remove", "x.y"},
 		{"operation", "add", "--name", "x.y", "--account", "a", "--method", "GET", "--url", "https://api.example.com/"},
+		{"mcp-server", "add", "--name", "x", "--command", "/bin/true", "--secret-env", "TOKEN"}, {"mcp-server", "list"},
+		{"mcp-server", "remove", "x"},
 	}
 	for _, args := range commands {
 		t.Run(strings.Join(args[:min(2, len(args))], " "), func(t *testing.T) {

@@ -1,0 +1,108 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/gateway"
+	"github.com/yettdev/yett/backend/vault"
+)
+
+// The terminal path of an upstream MCP server, as a person runs it: define
+// the real server-everything from npm with a secret in its environment,
+// show it (no secret), serve, and a real agent through the real yett mcp
+// calls its get-env tool on the run's approval; the secret comes back
+// redacted, and the server is removed.
+func TestMCPServerCommands(t *testing.T) {
+	script, err := filepath.Abs("../../build/agents/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(script); err != nil {
+		t.Fatalf("server-everything is not installed: run build/scripts/deps.sh test (%v)", err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal(err)
+	}
+	home := newHome(t)
+	env := append(homeEnv(home), "PATH="+filepath.Dir(yettBin)+":"+os.Getenv("PATH"), "PS1=$ ")
+	sh := startPTY(t, env, "bash", "--norc", "--noprofile", "-i")
+	sh.answer(t, "$ ", "yett init")
+	sh.answer(t, "New passphrase: ", setupPassphrase)
+	sh.answer(t, "The same passphrase again: ", setupPassphrase)
+	sh.expect(t, "Vault created in ")
+	// Refused before any passphrase: a bad name, secrets over plain HTTP.
+	sh.answer(t, "$ ", "yett mcp-server add --name Bad --command node; echo exit=$?")
+	sh.expect(t, "exit=2")
+	sh.answer(t, "$ ", "yett mcp-server add --name remote --url http://mcp.example.com/mcp --secret-header Authorization; echo exit=$?")
+	sh.expect(t, "secrets travel only over https, except to loopback")
+	sh.answer(t, "$ ", "yett mcp-server add --name everything --command node --arg "+script+" --arg stdio --env EVERYTHING_MODE=test "+
+		"--secret-env API_TOKEN --tool toggle-simulated-logging=per-call --owner alice --backup-revoker bob")
+	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	sh.answer(t, `Value of API_TOKEN for "everything" (not shown as you type): `, setupCanary)
+	sh.expect(t, `Added MCP server "everything"`)
+	sh.answer(t, "$ ", "yett mcp-server show everything")
+	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	sh.expect(t, "API_TOKEN (stored; write-only, never shown)")
+	sh.expect(t, "toggle-simulated-logging=per-call")
+	sh.answer(t, "$ ", "yett serve --approval-timeout 30s")
+	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	sh.expect(t, "gateway listening")
+	r := runAgent(t, nil, env, yettBin, map[string]any{"_tool": "everything.get-env"}, func() { sh.approveCard(t, 1) })
+	if r.err != nil || !strings.Contains(r.text, `"API_TOKEN": "[REDACTED]"`) || !strings.Contains(r.text, `"EVERYTHING_MODE": "test"`) {
+		t.Fatalf("the agent's call: %+v; the terminal shows:\n%s", r, sh.screen.String())
+	}
+	sh.answer(t, "[1] approved.", "quit")
+	sh.expect(t, "yett serve: stopped")
+	sh.answer(t, "$ ", "yett mcp-server remove everything")
+	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	sh.answer(t, "Agents lose its tools at once, and Yett stops it.", "y")
+	sh.expect(t, `Removed MCP server "everything"`)
+	sh.answer(t, "$ ", "exit")
+	if code := sh.wait(t); code != 0 {
+		t.Errorf("the shell exited %d", code)
+	}
+	for name, out := range map[string]string{"the terminal": sh.screen.String(), "the agent's answer": r.text} {
+		if strings.Contains(out, setupCanary) {
+			t.Errorf("the secret is in %s", name)
+		}
+	}
+	// Both changes are in the audit log, at the terminal, without the
+	// secret.
+	dataDir := filepath.Join(home, "data")
+	v, err := vault.Open(dataDir, vault.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if err := v.Unlock(vault.Passphrase(setupPassphrase)); err != nil {
+		t.Fatal(err)
+	}
+	id, err := v.AuditIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []string
+	for e, err := range audit.ReadEvents(filepath.Join(dataDir, gateway.AuditDir, audit.LogFile), id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(e.Event); strings.Contains(string(b), setupCanary) {
+			t.Errorf("the secret is in a %s entry", e.Event.Type)
+		}
+		if c := e.Event.VaultChange; e.Event.Type == audit.EventVaultChanged && c != nil {
+			changes = append(changes, fmt.Sprintf("%s %s %s", c.Change, c.Name, e.Event.Surface))
+		}
+	}
+	if want := "mcp_server_added everything terminal,mcp_server_removed everything terminal"; strings.Join(changes, ",") != want {
+		t.Fatalf("vault changes %q, want %q", changes, want)
+	}
+}
