@@ -3,6 +3,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/yettdev/yett/backend/agentapi"
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
@@ -25,6 +28,13 @@ import (
 // (npm, build/agents) as a person would: node, its script, stdio, and an
 // API_TOKEN from the vault in its environment.
 func addEverything(t *testing.T, w *world, tools map[string]vault.Approval) vault.MCPServerView {
+	t.Helper()
+	return addEverythingTB(t, w, tools)
+}
+
+func addEverythingB(b *testing.B, w *world) vault.MCPServerView { return addEverythingTB(b, w, nil) }
+
+func addEverythingTB(t testing.TB, w *world, tools map[string]vault.Approval) vault.MCPServerView {
 	t.Helper()
 	script, err := filepath.Abs("../../build/agents/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 	if err != nil {
@@ -282,4 +292,60 @@ func TestUpstreamFaultsThroughYett(t *testing.T) {
 	if r.Structured["outcome"] != "STATUS_UNKNOWN" || !strings.Contains(r.Text, "not sent again") {
 		t.Fatalf("the retry of a lost call: %+v", r)
 	}
+}
+
+// BenchmarkUpstreamCallVsDirect measures, in the same run, one call of
+// server-everything's echo through `yett mcp` and the gateway (identity,
+// session, journal and audit, redaction, Yett's own client session with
+// the server) against the same call on a direct Go SDK stdio session with
+// another server-everything, alternating the two.
+func BenchmarkUpstreamCallVsDirect(b *testing.B) {
+	w := newWorld(b, worldOpts{upstream: true})
+	defer autoApprove(w)()
+	s := addEverythingB(b, w)
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
+	yett, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: newShimCmd(w.runDir)}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer yett.Close()
+	direct, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(s.Command, s.Args...)}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+	deadline := time.Now().Add(testWait)
+	for {
+		if _, ok := w.upstream.Lookup("everything.echo"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("echo never listed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	call := func(s *mcp.ClientSession, name string, i int) {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"message": fmt.Sprintf("bench %d", i)}})
+		if err != nil || res.IsError {
+			b.Fatalf("call %s: %v %+v", name, err, res)
+		}
+	}
+	call(yett, "everything.echo", -1) // the session approval is not part of the figure
+	var gw, dir []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		call(yett, "everything.echo", i)
+		gw = append(gw, time.Since(t0))
+		t0 = time.Now()
+		call(direct, "echo", i)
+		dir = append(dir, time.Since(t0))
+	}
+	b.StopTimer()
+	us := func(d time.Duration) float64 { return float64(d.Microseconds()) }
+	b.ReportMetric(us(percentile(gw, .5)), "yett-p50-µs")
+	b.ReportMetric(us(percentile(gw, .99)), "yett-p99-µs")
+	b.ReportMetric(us(percentile(dir, .5)), "direct-p50-µs")
+	b.ReportMetric(us(percentile(dir, .99)), "direct-p99-µs")
+	b.ReportMetric(float64(percentile(gw, .5))/float64(percentile(dir, .5)), "p50-ratio")
 }

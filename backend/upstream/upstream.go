@@ -383,8 +383,9 @@ func (l *live) run() {
 		if l.ctx.Err() != nil {
 			return
 		}
-		l.set(StateFailed, problemOf(err))
-		l.m.log.Warn("upstream MCP server stopped", "server", l.view.Name, "problem", problemOf(err))
+		problem := l.redactText(problemOf(err))
+		l.set(StateFailed, problem)
+		l.m.log.Warn("upstream MCP server stopped", "server", l.view.Name, "problem", problem)
 		l.m.changed()
 		if time.Since(started) > time.Minute {
 			pause = time.Second

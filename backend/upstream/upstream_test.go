@@ -31,7 +31,7 @@ const (
 
 // everything is the real @modelcontextprotocol/server-everything from
 // npm (build/agents), as a person would define it: node, the script, stdio.
-func everything(t *testing.T) (command string, args []string) {
+func everything(t testing.TB) (command string, args []string) {
 	t.Helper()
 	script, err := filepath.Abs("../../build/agents/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 	if err != nil {
@@ -47,7 +47,7 @@ func everything(t *testing.T) (command string, args []string) {
 	return node, []string{script, "stdio"}
 }
 
-func newVault(t *testing.T) *vault.Vault {
+func newVault(t testing.TB) *vault.Vault {
 	t.Helper()
 	v, err := vault.Open(filepath.Join(t.TempDir(), "vault"), vault.Options{KDF: vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}})
 	if err != nil {
@@ -60,7 +60,7 @@ func newVault(t *testing.T) *vault.Vault {
 	return v
 }
 
-func newManager(t *testing.T, v *vault.Vault, cfg Config) *Manager {
+func newManager(t testing.TB, v *vault.Vault, cfg Config) *Manager {
 	t.Helper()
 	cfg.Vault = v
 	if cfg.Dial == nil {
@@ -72,7 +72,7 @@ func newManager(t *testing.T, v *vault.Vault, cfg Config) *Manager {
 	return m
 }
 
-func addEverything(t *testing.T, v *vault.Vault, settings vault.MCPServerSettings) vault.MCPServerView {
+func addEverything(t testing.TB, v *vault.Vault, settings vault.MCPServerSettings) vault.MCPServerView {
 	t.Helper()
 	cmd, args := everything(t)
 	s, err := v.MCPServers().Add(vault.NewMCPServer{
@@ -88,7 +88,7 @@ func addEverything(t *testing.T, v *vault.Vault, settings vault.MCPServerSetting
 }
 
 // waitTool waits until the manager lists the tool.
-func waitTool(t *testing.T, m *Manager, name string) Tool {
+func waitTool(t testing.TB, m *Manager, name string) Tool {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -378,6 +378,35 @@ func TestRemoteServerRefusals(t *testing.T) {
 	sec := map[string]*vault.Secret{"Authorization": ptr(vault.NewSecret([]byte("Bearer " + canary)))}
 	if _, err := l.httpTransport(sec); err == nil || !strings.Contains(err.Error(), "HTTPS") {
 		t.Fatalf("plain HTTP with a secret: %v", err)
+	}
+	// A server that redirects: Yett does not follow, so the other host
+	// never gets the secret header (nor any request).
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+	}))
+	t.Cleanup(other.Close)
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirecting.Close)
+	if _, err := v.MCPServers().Add(vault.NewMCPServer{Name: "redirects", Transport: vault.TransportHTTP, URL: redirecting.URL,
+		Secrets: map[string]vault.Secret{"Authorization": vault.NewSecret([]byte("Bearer " + canary))}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, ok := m.Server("redirects")
+		if ok && st.State == StateFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a redirecting server: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Fatalf("the redirect was followed %d times", n)
 	}
 	dial := action.New(action.Config{}).GuardedDial(false)
 	if _, err := dial(context.Background(), "tcp", "169.254.169.254:80"); err == nil {

@@ -2,6 +2,7 @@ package vault
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -140,6 +141,24 @@ func FuzzDecodeSettings(f *testing.F) {
 		s, err := decodeSettings(data)
 		if err == nil && checkAutoLock(s.AutoLockAfter) != nil {
 			t.Fatal("accepted an out-of-range auto-lock time")
+		}
+	})
+}
+
+func FuzzDecodeMCPServer(f *testing.F) {
+	seed, _ := json.Marshal(serverRecordOf(sampleServer("everything"), time.Unix(0, 0)))
+	f.Add(seed)
+	f.Add([]byte(`{"name":"r","transport":"http","url":"https://mcp.example.com/mcp","secrets":{"Authorization":"QmVhcmVyIHg="},"approval":"writes"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := decodeMCPServer(data)
+		if err != nil {
+			return
+		}
+		defer r.wipe()
+		// What decodes is what Add would accept: it validates again.
+		v := r.view("mcp_x", 1)
+		if !mcpServerNameRe.MatchString(v.Name) || (v.Transport == TransportStdio) == (v.URL != "") {
+			t.Fatalf("accepted an invalid server: %+v", v)
 		}
 	})
 }
