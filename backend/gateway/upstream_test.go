@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/mcpservertest"
 )
 
 // addEverything defines the real @modelcontextprotocol/server-everything
@@ -36,19 +36,9 @@ func addEverythingB(b *testing.B, w *world) vault.MCPServerView { return addEver
 
 func addEverythingTB(t testing.TB, w *world, tools map[string]vault.Approval) vault.MCPServerView {
 	t.Helper()
-	script, err := filepath.Abs("../../build/agents/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("server-everything is not installed: run build/scripts/deps.sh test (%v)", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, args := mcpservertest.Everything(t)
 	s, err := w.vault.MCPServers().Add(vault.NewMCPServer{
-		Name: "everything", Transport: vault.TransportStdio, Command: node, Args: []string{script, "stdio"},
+		Name: "everything", Transport: vault.TransportStdio, Command: node, Args: args,
 		Secrets:           map[string]vault.Secret{"API_TOKEN": vault.NewSecret([]byte(canary))},
 		MCPServerSettings: vault.MCPServerSettings{Tools: tools, Owner: "ana@example.com"},
 	})

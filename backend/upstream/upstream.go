@@ -304,14 +304,7 @@ func (m *Manager) Lookup(name string) (Tool, bool) {
 	if !ok {
 		return Tool{}, false
 	}
-	m.mu.Lock()
-	var l *live
-	for _, c := range m.live {
-		if c.view.Name == server {
-			l = c
-		}
-	}
-	m.mu.Unlock()
+	l := m.named(server)
 	if l == nil {
 		return Tool{}, false
 	}
@@ -325,16 +318,21 @@ func (m *Manager) Lookup(name string) (Tool, bool) {
 	return Tool{}, false
 }
 
-// Server says how the server of this name is doing, if it is defined.
-func (m *Manager) Server(name string) (Status, bool) {
+// named is the running server of this name, or nil.
+func (m *Manager) named(name string) *live {
 	m.mu.Lock()
-	var l *live
-	for _, c := range m.live {
-		if c.view.Name == name {
-			l = c
+	defer m.mu.Unlock()
+	for _, l := range m.live {
+		if l.view.Name == name {
+			return l
 		}
 	}
-	m.mu.Unlock()
+	return nil
+}
+
+// Server says how the server of this name is doing, if it is defined.
+func (m *Manager) Server(name string) (Status, bool) {
+	l := m.named(name)
 	if l == nil {
 		return Status{}, false
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/yettdev/yett/backend/action"
 	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/mcpservertest"
 )
 
 const (
@@ -30,22 +30,8 @@ const (
 )
 
 // everything is the real @modelcontextprotocol/server-everything from
-// npm (build/agents), as a person would define it: node, the script, stdio.
-func everything(t testing.TB) (command string, args []string) {
-	t.Helper()
-	script, err := filepath.Abs("../../build/agents/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("server-everything is not installed: run build/scripts/deps.sh test (%v)", err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node: %v", err)
-	}
-	return node, []string{script, "stdio"}
-}
+// npm, as a person would define it.
+func everything(t testing.TB) (command string, args []string) { return mcpservertest.Everything(t) }
 
 func newVault(t testing.TB) *vault.Vault {
 	t.Helper()

@@ -391,14 +391,7 @@ func (v *MCPServers) putLocked(ref recordRef, r *mcpServerRecord) (MCPServerView
 }
 
 func (v *MCPServers) unlockAfterChange(err error, change Change, s MCPServerView) {
-	if err == nil {
-		v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: strings.ReplaceAll(string(change), "_", " "), Change: change,
-			Credential: &CredentialRef{ID: s.ID, Name: s.Name, Version: s.Version}})
-	}
-	v.mu.Unlock()
-	if err == nil {
-		v.session().deliver()
-	}
+	v.unlockAnnouncing(err, change, CredentialRef{ID: s.ID, Name: s.Name, Version: s.Version})
 }
 
 // List returns every server's view, by name.

@@ -338,9 +338,15 @@ func (v *SSHHosts) putLocked(ref recordRef, r *sshHostRecord) (SSHHostView, erro
 // unlockAfterChange releases v.mu, announcing change of host h when err
 // is nil.
 func (v *SSHHosts) unlockAfterChange(err error, change Change, h SSHHostView) {
+	v.unlockAnnouncing(err, change, CredentialRef{ID: h.ID, Name: h.Name, Version: h.Version})
+}
+
+// unlockAnnouncing releases v.mu, announcing change of the record ref
+// names (a host, a server) when err is nil.
+func (v *Vault) unlockAnnouncing(err error, change Change, ref CredentialRef) {
 	if err == nil {
 		v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: strings.ReplaceAll(string(change), "_", " "), Change: change,
-			Credential: &CredentialRef{ID: h.ID, Name: h.Name, Version: h.Version}})
+			Credential: &ref})
 	}
 	v.mu.Unlock()
 	if err == nil {

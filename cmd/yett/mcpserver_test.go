@@ -3,17 +3,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/yettdev/yett/backend/audit"
-	"github.com/yettdev/yett/backend/gateway"
-	"github.com/yettdev/yett/backend/vault"
+	"github.com/yettdev/yett/internal/testsupport/mcpservertest"
 )
 
 // The terminal path of an upstream MCP server, as a person runs it: define
@@ -22,16 +19,8 @@ import (
 // calls its get-env tool on the run's approval; the secret comes back
 // redacted, and the server is removed.
 func TestMCPServerCommands(t *testing.T) {
-	script, err := filepath.Abs("../../build/agents/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("server-everything is not installed: run build/scripts/deps.sh test (%v)", err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal(err)
-	}
+	node, args := mcpservertest.Everything(t)
+	script := args[0]
 	home := newHome(t)
 	env := append(homeEnv(home), "PATH="+filepath.Dir(yettBin)+":"+os.Getenv("PATH"), "PS1=$ ")
 	sh := startPTY(t, env, "bash", "--norc", "--noprofile", "-i")
@@ -44,7 +33,7 @@ func TestMCPServerCommands(t *testing.T) {
 	sh.expect(t, "exit=2")
 	sh.answer(t, "$ ", "yett mcp-server add --name remote --url http://mcp.example.com/mcp --secret-header Authorization; echo exit=$?")
 	sh.expect(t, "secrets travel only over https, except to loopback")
-	sh.answer(t, "$ ", "yett mcp-server add --name everything --command node --arg "+script+" --arg stdio --env EVERYTHING_MODE=test "+
+	sh.answer(t, "$ ", "yett mcp-server add --name everything --command "+filepath.Base(node)+" --arg "+script+" --arg stdio --env EVERYTHING_MODE=test "+
 		"--secret-env API_TOKEN --tool toggle-simulated-logging=per-call --owner alice --backup-revoker bob")
 	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
 	sh.answer(t, `Value of API_TOKEN for "everything" (not shown as you type): `, setupCanary)
@@ -77,27 +66,8 @@ func TestMCPServerCommands(t *testing.T) {
 	}
 	// Both changes are in the audit log, at the terminal, without the
 	// secret.
-	dataDir := filepath.Join(home, "data")
-	v, err := vault.Open(dataDir, vault.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	if err := v.Unlock(vault.Passphrase(setupPassphrase)); err != nil {
-		t.Fatal(err)
-	}
-	id, err := v.AuditIdentity()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var changes []string
-	for e, err := range audit.ReadEvents(filepath.Join(dataDir, gateway.AuditDir, audit.LogFile), id) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := json.Marshal(e.Event); strings.Contains(string(b), setupCanary) {
-			t.Errorf("the secret is in a %s entry", e.Event.Type)
-		}
+	for _, e := range auditEntries(t, home) {
 		if c := e.Event.VaultChange; e.Event.Type == audit.EventVaultChanged && c != nil {
 			changes = append(changes, fmt.Sprintf("%s %s %s", c.Change, c.Name, e.Event.Surface))
 		}

@@ -214,7 +214,9 @@ func checkOwnedBy(t *testing.T, as *nonroot.User, dir string) {
 // checkTerminalEntries reads the audit log: what the setup commands did is
 // recorded with "terminal" as its surface and no gateway's boot id; the
 // secret is in no entry.
-func checkTerminalEntries(t *testing.T, home string) {
+// auditEntries reads the audit log of the data directory in home with the
+// vault's key, failing the test on any entry that holds the secret.
+func auditEntries(t *testing.T, home string) []audit.Entry {
 	t.Helper()
 	dataDir := filepath.Join(home, "data")
 	v, err := vault.Open(dataDir, vault.Options{})
@@ -229,7 +231,7 @@ func checkTerminalEntries(t *testing.T, home string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var created, setupLocks, approved, added, connected, saved int
+	var out []audit.Entry
 	for e, err := range audit.ReadEvents(filepath.Join(dataDir, gateway.AuditDir, audit.LogFile), id) {
 		if err != nil {
 			t.Fatal(err)
@@ -237,6 +239,15 @@ func checkTerminalEntries(t *testing.T, home string) {
 		if b, _ := json.Marshal(e.Event); strings.Contains(string(b), setupCanary) {
 			t.Errorf("the secret is in a %s entry", e.Event.Type)
 		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func checkTerminalEntries(t *testing.T, home string) {
+	t.Helper()
+	var created, setupLocks, approved, added, connected, saved int
+	for _, e := range auditEntries(t, home) {
 		switch {
 		case e.Event.Type == audit.EventVaultUnlocked && e.Event.Reason == audit.ReasonVaultCreated:
 			created++
