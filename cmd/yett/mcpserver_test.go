@@ -11,6 +11,7 @@ import (
 
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/internal/testsupport/mcpservertest"
+	"github.com/yettdev/yett/internal/testsupport/nonroot"
 )
 
 // The terminal path of an upstream MCP server, as a person runs it: define
@@ -18,12 +19,25 @@ import (
 // show it (no secret), serve, and a real agent through the real yett mcp
 // calls its get-env tool on the run's approval; the secret comes back
 // redacted, and the server is removed.
-func TestMCPServerCommands(t *testing.T) {
+func TestMCPServerCommands(t *testing.T) { mcpServerCommands(t, nil) }
+
+// TestMCPServerCommandsNonRoot: the same for a throwaway person who is not
+// root, with their own home, yett and agent (the server Yett starts is
+// theirs too).
+func TestMCPServerCommandsNonRoot(t *testing.T) { mcpServerCommands(t, nonroot.Person(t)) }
+
+func mcpServerCommands(t *testing.T, as *nonroot.User) {
 	node, args := mcpservertest.Everything(t)
 	script := args[0]
-	home := newHome(t)
-	env := append(homeEnv(home), "PATH="+filepath.Dir(yettBin)+":"+os.Getenv("PATH"), "PS1=$ ")
-	sh := startPTY(t, env, "bash", "--norc", "--noprofile", "-i")
+	home, yett := "", yettBin
+	if as == nil {
+		home = newHome(t)
+	} else {
+		home = as.Home
+		yett = as.Install(t, yettBin, "yett")
+	}
+	env := append(homeEnv(home), "PATH="+filepath.Dir(yett)+":"+filepath.Dir(node)+":"+os.Getenv("PATH"), "PS1=$ ")
+	sh := startPTYAs(t, as, env, "bash", "--norc", "--noprofile", "-i")
 	sh.answer(t, "$ ", "yett init")
 	sh.answer(t, "New passphrase: ", setupPassphrase)
 	sh.answer(t, "The same passphrase again: ", setupPassphrase)
@@ -45,7 +59,7 @@ func TestMCPServerCommands(t *testing.T) {
 	sh.answer(t, "$ ", "yett serve --approval-timeout 30s")
 	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
 	sh.expect(t, "gateway listening")
-	r := runAgent(t, nil, env, yettBin, map[string]any{"_tool": "everything.get-env"}, func() { sh.approveCard(t, 1) })
+	r := runAgent(t, as, env, yett, map[string]any{"_tool": "everything.get-env"}, func() { sh.approveCard(t, 1) })
 	if r.err != nil || !strings.Contains(r.text, `"API_TOKEN": "[REDACTED]"`) || !strings.Contains(r.text, `"EVERYTHING_MODE": "test"`) {
 		t.Fatalf("the agent's call: %+v; the terminal shows:\n%s", r, sh.screen.String())
 	}
