@@ -267,3 +267,73 @@ func (s SSHSource) SetOwners(_ context.Context, id, owner, backupRevoker string)
 		Record: h.Record, Owner: owner, BackupRevoker: backupRevoker})
 	return err
 }
+
+// KindMCPServer is an upstream MCP server: the secrets Yett hands it (its
+// environment, or its request headers) and the tools agents reach through
+// it.
+const KindMCPServer = "mcp_server"
+
+// MCPServers is what the inventory reads of the vault's upstream MCP
+// servers, and the settings it writes: the owner and backup revoker
+// (*vault.MCPServers satisfies it). While the vault is locked it lists
+// none.
+type MCPServers interface {
+	List() ([]vault.MCPServerView, error)
+	Update(id string, s vault.MCPServerSettings) (vault.MCPServerView, error)
+}
+
+// MCPSource lists the vault's upstream MCP servers: the account is where
+// Yett reaches the server, the scope its secrets' names. The server record
+// keeps its owner and backup revoker, as a host's does.
+type MCPSource struct {
+	Vault MCPServers
+}
+
+// Facts implements Source. A locked vault lists nothing.
+func (s MCPSource) Facts(context.Context) ([]Fact, error) {
+	list, err := s.Vault.List()
+	if errors.Is(err, vault.ErrLocked) || errors.Is(err, vault.ErrNotInitialised) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Fact, 0, len(list))
+	for _, m := range list {
+		where, via := m.URL, "secret header"
+		if m.Transport == vault.TransportStdio {
+			where, via = m.Command, "secret environment"
+		}
+		scopes := []string{"no secret"}
+		if len(m.SecretNames) > 0 {
+			scopes = nil
+			for _, n := range m.SecretNames {
+				scopes = append(scopes, via+" "+n)
+			}
+		}
+		out = append(out, Fact{
+			ID: m.ID, Kind: KindMCPServer, Name: m.Name, Provider: where, AccountRef: m.Transport + " " + where,
+			Scopes: scopes, CreatedVia: "mcp_server " + m.Transport, ConnectedAt: m.CreatedAt, State: "active",
+			Operations: []string{fmt.Sprintf("%s.* (%s)", m.Name, approvalWord(m.Approval))},
+			Disable:    "Remove: Yett stops the server, deletes it and its secrets from the vault, and agents lose its tools at once; revoke the token at its issuer too.",
+			Declared:   Declared{Owner: m.Owner, BackupRevoker: m.BackupRevoker}, OwnersHeld: true,
+		})
+	}
+	return out, nil
+}
+
+// SetOwners implements OwnerKeeper: it writes the owner and backup revoker
+// on the server record and keeps its other settings.
+func (s MCPSource) SetOwners(_ context.Context, id, owner, backupRevoker string) error {
+	list, err := s.Vault.List()
+	if err != nil {
+		return err
+	}
+	for _, m := range list {
+		if m.ID == id {
+			_, err = s.Vault.Update(id, vault.MCPServerSettings{Approval: m.Approval, Tools: m.Tools, Owner: owner, BackupRevoker: backupRevoker})
+			return err
+		}
+	}
+	return vault.ErrNoMCPServer
+}
