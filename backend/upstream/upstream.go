@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -33,6 +34,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -157,8 +159,13 @@ type Manager struct {
 
 // live is one server's session, from its start to its stop.
 type live struct {
-	m      *Manager
+	m *Manager
+	// view is the server as it was started: how it is reached never
+	// changes for a live (an edit of that starts a new one). cur is the
+	// record now: an edit of its settings only (approval modes, who
+	// answers for it) moves cur and keeps the server running.
 	view   vault.MCPServerView
+	cur    atomic.Pointer[vault.MCPServerView]
 	ctx    context.Context
 	cancel context.CancelFunc
 	// secrets are copies of the server's secrets for redaction, wiped at
@@ -242,9 +249,14 @@ func (m *Manager) sync() {
 	keep := map[string]bool{}
 	var stop []*live
 	var start []*live
+	changed := false
 	for _, v := range want {
 		keep[v.ID] = true
-		if l, ok := m.live[v.ID]; ok && l.view.Version == v.Version {
+		if l, ok := m.live[v.ID]; ok && l.current().Version == v.Version {
+			continue
+		} else if ok && sameConnection(l.view, v) {
+			l.settingsChanged(v)
+			changed = true
 			continue
 		} else if ok {
 			stop = append(stop, l)
@@ -266,14 +278,40 @@ func (m *Manager) sync() {
 	for _, l := range start {
 		go l.run()
 	}
-	if len(stop) > 0 {
+	if len(stop) > 0 || changed {
 		m.changed()
 	}
 }
 
+// sameConnection says whether two versions of a server's record start or
+// reach it the same way (its command, arguments, environment, URL and the
+// secrets it gets): then an edit changed only its settings.
+func sameConnection(a, b vault.MCPServerView) bool {
+	return a.ID == b.ID && a.Transport == b.Transport && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
+		maps.Equal(a.Env, b.Env) && a.URL == b.URL && slices.Equal(a.SecretNames, b.SecretNames)
+}
+
+func (l *live) current() vault.MCPServerView { return *l.cur.Load() }
+
+// settingsChanged takes the record's new settings without a restart: the
+// tools listed carry them from now on.
+func (l *live) settingsChanged(v vault.MCPServerView) {
+	l.cur.Store(&v)
+	l.mu.Lock()
+	tools := make([]Tool, len(l.tools))
+	for i, t := range l.tools {
+		t.Server = v
+		tools[i] = t
+	}
+	l.tools = tools
+	l.mu.Unlock()
+}
+
 func (m *Manager) newLive(v vault.MCPServerView) *live {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &live{m: m, view: v, ctx: ctx, cancel: cancel, state: StateStarting, since: time.Now()}
+	l := &live{m: m, view: v, ctx: ctx, cancel: cancel, state: StateStarting, since: time.Now()}
+	l.cur.Store(&v)
+	return l
 }
 
 // frameCap is the largest frame a server may send: frameSlack results,
@@ -406,7 +444,7 @@ func (l *live) set(state, problem string) {
 // connect runs one session with the server: it returns when the session
 // ends, with why.
 func (l *live) connect() error {
-	secrets, err := l.m.cfg.Vault.MCPServers().SecretsOf(l.view.ID, l.view.Version)
+	secrets, err := l.m.cfg.Vault.MCPServers().SecretsOf(l.view.ID, l.current().Version)
 	if err != nil {
 		return fmt.Errorf("its record could not be read: %w", err)
 	}
@@ -592,7 +630,7 @@ func (l *live) export(t *mcp.Tool, name string) Tool {
 	}
 	out.InputSchema = l.redactJSON(out.InputSchema)
 	out.OutputSchema = l.redactJSON(out.OutputSchema)
-	return Tool{Name: name, Server: l.view, Upstream: t.Name, Listed: out, ReadOnly: readOnly}
+	return Tool{Name: name, Server: l.current(), Upstream: t.Name, Listed: out, ReadOnly: readOnly}
 }
 
 func (l *live) stopProcess() {
@@ -809,7 +847,7 @@ func (m *Manager) Call(ctx context.Context, t Tool, args json.RawMessage) (*Resu
 	m.mu.Lock()
 	l := m.live[t.Server.ID]
 	m.mu.Unlock()
-	if l == nil || l.view.Version != t.Server.Version {
+	if l == nil || l.current().Version != t.Server.Version {
 		return nil, ErrNotReady
 	}
 	l.mu.Lock()

@@ -178,6 +178,7 @@ func TestStdioServerEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	echo = waitTool(t, m, "everything.echo")
+	before := m.Statuses()[0].PID
 	up, err := v.MCPServers().Update(s.ID, vault.MCPServerSettings{Approval: vault.ApprovalSession})
 	if err != nil {
 		t.Fatal(err)
@@ -186,8 +187,20 @@ func TestStdioServerEverything(t *testing.T) {
 		t.Fatalf("a call of the tool of an edited server: %v", err)
 	}
 	echo = waitTool(t, m, "everything.echo")
+	deadline := time.Now().Add(10 * time.Second)
+	for echo.Server.Version != up.Version && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		echo = waitTool(t, m, "everything.echo")
+	}
 	if echo.Server.Version != up.Version || echo.AsksEachCall() {
 		t.Fatalf("after the edit: version %d approval %v", echo.Server.Version, echo.Approval())
+	}
+	// An edit of its settings only keeps the server running.
+	if after := m.Statuses()[0].PID; after != before {
+		t.Fatalf("a settings edit restarted the server: pid %d, then %d", before, after)
+	}
+	if r, err := m.Call(ctx, echo, json.RawMessage(`{"message":"after the edit"}`)); err != nil || !strings.Contains(text(r), "after the edit") {
+		t.Fatalf("a call after a settings edit: %v", err)
 	}
 	pid = m.Statuses()[0].PID
 	if err := v.MCPServers().Remove(s.ID); err != nil {
