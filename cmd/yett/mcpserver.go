@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -21,7 +22,7 @@ import (
 func init() {
 	commands["mcp-server"] = command{
 		usage:   mcpServerUsage,
-		summary: "add, list, show or remove the MCP servers whose tools Yett gives agents",
+		summary: "add, set, list, show or remove the MCP servers whose tools Yett gives agents",
 		run:     runMCPServer,
 	}
 }
@@ -31,6 +32,8 @@ const mcpServerUsage = `usage: yett mcp-server add --name NAME --command PATH [-
        yett mcp-server add --name NAME --url URL [--secret-header NAME ...]
                            [--approval writes|per-call|session] [--tool TOOL=MODE ...]
                            [--owner WHO] [--backup-revoker WHO] [--secret-fd N]
+       yett mcp-server set NAME|ID [--approval MODE] [--tool TOOL=MODE ...] [--tool TOOL=default ...]
+                           [--owner WHO] [--backup-revoker WHO]
        yett mcp-server list
        yett mcp-server show NAME|ID
        yett mcp-server remove NAME|ID
@@ -54,7 +57,10 @@ returns is cleaned of it before an agent reads it.
 that says it only reads go on the agent run's approval and asks a card for
 every call of any other tool; per-call asks for every call; session lets
 every call go on the run's approval. --tool TOOL=MODE sets one tool's mode
-whatever the server says about it (--tool get-env=per-call).
+whatever the server says about it (--tool get-env=per-call); set changes
+these and who answers for the server without restarting it (TOOL=default
+gives a tool back the server's mode); it cannot change what Yett starts or
+calls, or the secrets: remove the server and add it again for that.
 
 Every command asks for the vault passphrase at the terminal and refuses
 unless standard input is your own controlling terminal and while the app
@@ -65,11 +71,13 @@ or yett serve runs; each change is recorded in the audit log with
 func runMCPServer(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, mcpServerUsage)
-		return withExitCode(2, errors.New("mcp-server: say add, list, show or remove"))
+		return withExitCode(2, errors.New("mcp-server: say add, set, list, show or remove"))
 	}
 	switch args[0] {
 	case "add":
 		return mcpServerAdd(ctx, env, args[1:])
+	case "set":
+		return mcpServerSet(ctx, env, args[1:])
 	case "list", "show", "remove":
 		return mcpServerRead(ctx, env, args[0], args[1:])
 	case "-h", "--help", "help":
@@ -200,6 +208,105 @@ func mcpServerAdd(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "Added MCP server %q (%s). Agents see its tools as %s.TOOL once Yett serves them (the app or yett serve).\n",
 		v.Name, v.ID, v.Name)
+	return nil
+}
+
+// mcpServerSet changes a server's settings. It asks for the passphrase
+// every time, as an add does: a mode that asks less widens authority.
+func mcpServerSet(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(env.Stderr, mcpServerUsage)
+		return withExitCode(2, errors.New("mcp-server set: name the server first"))
+	}
+	ref := args[0]
+	fs := flag.NewFlagSet("yett mcp-server set", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() { fmt.Fprint(env.Stderr, mcpServerUsage) }
+	var tools listFlag
+	approval := fs.String("approval", "", "writes, per-call or session")
+	fs.Var(&tools, "tool", "TOOL=MODE, or TOOL=default (repeat)")
+	owner := fs.String("owner", "\x00", "who answers for this server")
+	backup := fs.String("backup-revoker", "\x00", "who can cut it off when the owner cannot")
+	if err := fs.Parse(args[1:]); err != nil {
+		return withExitCode(2, err)
+	}
+	bad := func(format string, a ...any) error {
+		return withExitCode(2, fmt.Errorf("mcp-server set: "+format, a...))
+	}
+	if fs.NArg() != 0 {
+		return bad("unexpected %q", fs.Arg(0))
+	}
+	type toolMode struct {
+		tool string
+		mode vault.Approval // "" gives the tool back the server's mode
+	}
+	var modes []toolMode
+	for _, t := range tools {
+		tool, mode, ok := strings.Cut(t, "=")
+		if !ok || tool == "" {
+			return bad("--tool takes TOOL=MODE, not %q", t)
+		}
+		tm := toolMode{tool: tool}
+		if mode != "default" {
+			a, err := approvalOf(mode)
+			if err != nil {
+				return bad("--tool %s: %v", tool, err)
+			}
+			tm.mode = a
+		}
+		modes = append(modes, tm)
+	}
+	var newApproval vault.Approval
+	if *approval != "" {
+		a, err := approvalOf(*approval)
+		if err != nil {
+			return bad("--approval: %v", err)
+		}
+		newApproval = a
+	}
+	s, err := openSetup(ctx, env, "mcp-server set", setupWiden)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	list, err := s.v.MCPServers().List()
+	if err != nil {
+		return fmt.Errorf("mcp-server set: %w", err)
+	}
+	i := slices.IndexFunc(list, func(v vault.MCPServerView) bool { return v.ID == ref || v.Name == ref })
+	if i < 0 {
+		return fmt.Errorf("mcp-server set: no MCP server is named %q", ref)
+	}
+	m := list[i]
+	set := vault.MCPServerSettings{Approval: m.Approval, Tools: maps.Clone(m.Tools), Owner: m.Owner, BackupRevoker: m.BackupRevoker}
+	if set.Tools == nil {
+		set.Tools = map[string]vault.Approval{}
+	}
+	if newApproval != "" {
+		set.Approval = newApproval
+	}
+	for _, tm := range modes {
+		if tm.mode == "" {
+			delete(set.Tools, tm.tool)
+		} else {
+			set.Tools[tm.tool] = tm.mode
+		}
+	}
+	if *owner != "\x00" {
+		set.Owner = *owner
+	}
+	if *backup != "\x00" {
+		set.BackupRevoker = *backup
+	}
+	v, err := s.v.MCPServers().Update(m.ID, set)
+	if err != nil {
+		return fmt.Errorf("mcp-server set: %w", err)
+	}
+	if err := s.recorded(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "Saved MCP server %q (%s).\n", v.Name, v.ID)
+	printMCPServer(env.Stdout, v)
 	return nil
 }
 

@@ -56,14 +56,23 @@ func mcpServerCommands(t *testing.T, as *nonroot.User) {
 	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
 	sh.expect(t, "API_TOKEN (stored; write-only, never shown)")
 	sh.expect(t, "toggle-simulated-logging=per-call")
+	// A tool's mode, changed later: get-env (which says it only reads)
+	// asks every call, and toggle-simulated-logging gets the server's mode.
+	sh.answer(t, "$ ", "yett mcp-server set everything --tool get-env=per-call --tool toggle-simulated-logging=default")
+	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	sh.expect(t, `Saved MCP server "everything"`)
+	sh.expect(t, "tools           get-env=per-call")
 	sh.answer(t, "$ ", "yett serve --approval-timeout 30s")
 	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
 	sh.expect(t, "gateway listening")
-	r := runAgent(t, as, env, yett, map[string]any{"_tool": "everything.get-env"}, func() { sh.approveCard(t, 1) })
+	r := runAgent(t, as, env, yett, map[string]any{"_tool": "everything.get-env"}, func() { sh.approveCard(t, 1); sh.approveCard(t, 2) })
 	if r.err != nil || !strings.Contains(r.text, `"API_TOKEN": "[REDACTED]"`) || !strings.Contains(r.text, `"EVERYTHING_MODE": "test"`) {
 		t.Fatalf("the agent's call: %+v; the terminal shows:\n%s", r, sh.screen.String())
 	}
-	sh.answer(t, "[1] approved.", "quit")
+	if !strings.Contains(sh.screen.String(), "wants:   to call the tool everything.get-env of the MCP server everything, with these arguments, sent exactly as shown:\r\n             {}") {
+		t.Fatalf("the per-call card at the terminal:\n%s", sh.screen.String())
+	}
+	sh.answer(t, "[2] approved.", "quit")
 	sh.expect(t, "yett serve: stopped")
 	sh.answer(t, "$ ", "yett mcp-server remove everything")
 	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
@@ -86,7 +95,7 @@ func mcpServerCommands(t *testing.T, as *nonroot.User) {
 			changes = append(changes, fmt.Sprintf("%s %s %s", c.Change, c.Name, e.Event.Surface))
 		}
 	}
-	if want := "mcp_server_added everything terminal,mcp_server_removed everything terminal"; strings.Join(changes, ",") != want {
+	if want := "mcp_server_added everything terminal,mcp_server_edited everything terminal,mcp_server_removed everything terminal"; strings.Join(changes, ",") != want {
 		t.Fatalf("vault changes %q, want %q", changes, want)
 	}
 }
