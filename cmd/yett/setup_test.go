@@ -305,7 +305,7 @@ func TestSetupRefusesWithoutATerminal(t *testing.T) {
 		{"accounts"}, {"accounts", "revoke", "x"}, {"operation", "list"}, {"operation", "remove", "x.y"},
 		{"operation", "add", "--name", "x.y", "--account", "a", "--method", "GET", "--url", "https://api.example.com/"},
 		{"mcp-server", "add", "--name", "x", "--command", "/bin/true", "--secret-env", "TOKEN"}, {"mcp-server", "list"},
-		{"mcp-server", "remove", "x"},
+		{"mcp-server", "remove", "x"}, {"mcp-server", "set", "x", "--approval", "session"},
 	}
 	for _, args := range commands {
 		t.Run(strings.Join(args[:min(2, len(args))], " "), func(t *testing.T) {
