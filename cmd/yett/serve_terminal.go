@@ -129,7 +129,7 @@ func (t *terminal) refresh() {
 			// elsewhere.
 			refuse = append(refuse, r.ID)
 			fmt.Fprintf(t.tty, "\n[%d] refused: %s (pid %d) asks, and pid %d of its chain runs in yett serve's own terminal session, so it could type into this terminal. Run the agent in another session, or use the app.\n",
-				n, r.Who.Name, r.Who.PID, pid)
+				n, terminalSafe(r.Who.Name), r.Who.PID, pid)
 			continue
 		}
 		t.codes[n] = newCode()
@@ -187,7 +187,20 @@ func endedWords(d approval.Decision) string {
 	return "closed"
 }
 
+// cardText is card n as the terminal shows it. Much of it is the agent's
+// to choose (its process name, command line and executable path, the
+// call's target, a tool's arguments): every unprintable rune of it is
+// escaped, so no card can move the cursor, clear the screen or draw a
+// card of its own on the person's terminal.
 func cardText(n int, r approval.Request, code string) string {
+	lines := strings.Split(cardLines(n, r, code), "\n")
+	for i, l := range lines {
+		lines[i] = terminalSafe(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func cardLines(n int, r approval.Request, code string) string {
 	var b strings.Builder
 	if r.Kind == approval.KindSession {
 		fmt.Fprintf(&b, "\n[%d] Approve this agent run? (%s)\n", n, r.Change)
