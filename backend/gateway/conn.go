@@ -157,6 +157,10 @@ func (c *conn) close() {
 	})
 }
 
+// unlockedTools are the built-in tools listed only while the vault is
+// unlocked (yett.status always is).
+var unlockedTools = []string{agentapi.ToolHTTPGet, agentapi.ToolHTTPRequest, agentapi.ToolSSHExec, agentapi.ToolRequestAccess}
+
 // setTools lists http.get, http.request, ssh.exec and the operations (ops, from
 // catalogue) only while the vault is unlocked; the SDK
 // tells the client with notifications/tools/list_changed.
@@ -174,7 +178,7 @@ func (c *conn) setTools(unlocked bool, ops []*mcp.Tool) {
 		c.server.AddTool(sshExecTool(), c.sshExec)
 		c.server.AddTool(requestAccessTool(), c.requestAccess)
 	} else {
-		c.server.RemoveTools(agentapi.ToolHTTPGet, agentapi.ToolHTTPRequest, agentapi.ToolSSHExec, agentapi.ToolRequestAccess)
+		c.server.RemoveTools(unlockedTools...)
 	}
 }
 
@@ -220,13 +224,11 @@ func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		case c.g.isOperation(name):
 			return c.operation(ctx, ctr)
 		case c.g.upstream != nil && upstreamName.MatchString(name):
-			// Listed now, of a server that is defined (and may be
-			// starting), or asked while the vault is locked (when no
+			// A tool of a server that is defined (listed now, or the server
+			// is starting), or asked while the vault is locked (when no
 			// server's tools are known, and the answer is LOCKED).
 			server, _, _ := strings.Cut(name, ".")
-			_, listed := c.g.upstream.Lookup(name)
-			_, defined := c.g.upstream.Server(server)
-			if listed || defined || c.g.vault.Status().State != vault.StateUnlocked {
+			if _, defined := c.g.upstream.State(server); defined || c.g.vault.Status().State != vault.StateUnlocked {
 				return c.upstreamCall(ctx, ctr)
 			}
 		}

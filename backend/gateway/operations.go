@@ -101,8 +101,10 @@ func (g *Gateway) catalogue(unlocked bool) []*mcp.Tool {
 	if g.upstream == nil {
 		return ops
 	}
-	taken := map[string]bool{agentapi.ToolStatus: true, agentapi.ToolHTTPGet: true, agentapi.ToolHTTPRequest: true,
-		agentapi.ToolSSHExec: true, agentapi.ToolRequestAccess: true}
+	taken := map[string]bool{agentapi.ToolStatus: true}
+	for _, name := range unlockedTools {
+		taken[name] = true
+	}
 	for _, t := range ops {
 		taken[t.Name] = true
 	}

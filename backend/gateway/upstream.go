@@ -35,7 +35,7 @@ const (
 type Upstreams interface {
 	Tools() []upstream.Tool
 	Lookup(name string) (upstream.Tool, bool)
-	Server(name string) (upstream.Status, bool)
+	State(server string) (state string, defined bool)
 	Call(ctx context.Context, t upstream.Tool, args json.RawMessage) (*upstream.Result, error)
 	Subscribe(fn func()) (cancel func())
 }
@@ -157,11 +157,11 @@ func (c *conn) upstreamCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	// 2. A tool a server lists now, and valid arguments.
 	t, ok := g.upstream.Lookup(name)
-	if st, defined := g.upstream.Server(server); !ok && defined && st.State != upstream.StateReady {
-		return g.refuse(c, act, "", &refusal{agentapi.CodeUnavailable, audit.ReasonUpstreamNotReady, fmt.Sprintf(
-			"the MCP server %q is not connected now (%s); nothing was sent. %s", server, st.State, agentapi.CodeRetrySafe)}), nil
-	}
 	if !ok {
+		if state, defined := g.upstream.State(server); defined && state != upstream.StateReady {
+			return g.refuse(c, act, "", &refusal{agentapi.CodeUnavailable, audit.ReasonUpstreamNotReady, fmt.Sprintf(
+				"the MCP server %q is not connected now (%s); nothing was sent. %s", server, state, agentapi.CodeRetrySafe)}), nil
+		}
 		return g.refuse(c, act, "", &refusal{agentapi.CodeUnknownOperation, audit.ReasonInvalidRequest,
 			"no MCP server in Yett lists this tool now (the server may be starting, stopped or removed); nothing was sent. List the tools again"}), nil
 	}
@@ -257,8 +257,6 @@ func (a *upstreamAction) perform(dctx context.Context, d *dispatchedCall) *mcp.C
 			"with idempotency_key %s does not run it again", a.tool.Server.Name, d.key))
 	}
 	out := *res.Result
-	raw, _ := json.Marshal(&out)
-	sum := sha256.Sum256(raw)
 	class := audit.ResultSuccess
 	switch {
 	case res.ProtocolError:
@@ -266,7 +264,7 @@ func (a *upstreamAction) perform(dctx context.Context, d *dispatchedCall) *mcp.C
 	case out.IsError:
 		class = audit.ResultServerError
 	}
-	d.outcome(journal.Result{Class: string(class), ResponseBytes: int64(res.Bytes), ResponseSHA256: hex.EncodeToString(sum[:]), Truncated: res.Truncated},
+	d.outcome(journal.Result{Class: string(class), ResponseBytes: int64(res.Bytes), ResponseSHA256: res.SHA256, Truncated: res.Truncated},
 		audit.Result{Class: class, Bytes: int64(res.Bytes), DurationMS: dur}, "", nil)
 	o := upstreamOutcome{outcome: d.said(agentapi.CodeCompleted), Server: a.tool.Server.Name, Tool: a.tool.Upstream, Bytes: res.Bytes, Truncated: res.Truncated}
 	line := fmt.Sprintf("[Yett: %s, request %s, audit entry %d", agentapi.CodeCompleted, d.id, d.entry)

@@ -158,10 +158,7 @@ type CredentialSource struct {
 
 // Facts implements Source. A locked vault lists nothing.
 func (s CredentialSource) Facts(context.Context) ([]Fact, error) {
-	list, err := s.Vault.List()
-	if errors.Is(err, vault.ErrLocked) || errors.Is(err, vault.ErrNotInitialised) {
-		return nil, nil
-	}
+	list, err := unlockedList(s.Vault.List())
 	if err != nil {
 		return nil, err
 	}
@@ -219,10 +216,7 @@ type SSHSource struct {
 
 // Facts implements Source. A locked vault lists nothing.
 func (s SSHSource) Facts(context.Context) ([]Fact, error) {
-	list, err := s.Vault.List()
-	if errors.Is(err, vault.ErrLocked) || errors.Is(err, vault.ErrNotInitialised) {
-		return nil, nil
-	}
+	list, err := unlockedList(s.Vault.List())
 	if err != nil {
 		return nil, err
 	}
@@ -291,10 +285,7 @@ type MCPSource struct {
 
 // Facts implements Source. A locked vault lists nothing.
 func (s MCPSource) Facts(context.Context) ([]Fact, error) {
-	list, err := s.Vault.List()
-	if errors.Is(err, vault.ErrLocked) || errors.Is(err, vault.ErrNotInitialised) {
-		return nil, nil
-	}
+	list, err := unlockedList(s.Vault.List())
 	if err != nil {
 		return nil, err
 	}
@@ -336,4 +327,13 @@ func (s MCPSource) SetOwners(_ context.Context, id, owner, backupRevoker string)
 		}
 	}
 	return vault.ErrNoMCPServer
+}
+
+// unlockedList is a vault list a source reads: a locked or uncreated
+// vault lists nothing, which is no error.
+func unlockedList[T any](list []T, err error) ([]T, error) {
+	if errors.Is(err, vault.ErrLocked) || errors.Is(err, vault.ErrNotInitialised) {
+		return nil, nil
+	}
+	return list, err
 }

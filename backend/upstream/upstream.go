@@ -16,7 +16,9 @@ package upstream
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,8 +137,10 @@ func (t Tool) AsksEachCall() bool { return t.Approval().AsksEachCall(t.ReadOnly)
 // cap.
 type Result struct {
 	Result *mcp.CallToolResult
-	// Bytes is the size of the upstream's answer as it came (JSON).
-	Bytes int
+	// Bytes is the size of the upstream's answer as it came (JSON), and
+	// SHA256 the hex digest of that answer once redacted.
+	Bytes  int
+	SHA256 string
 	// Truncated says the result was cut at the cap.
 	Truncated bool
 	// ProtocolError says the server refused the call with a JSON-RPC error
@@ -320,14 +324,8 @@ func (m *Manager) frameCap() int { return max(frameSlack*m.cfg.MaxResultBytes, 4
 
 // Tools lists every ready server's tools, by name.
 func (m *Manager) Tools() []Tool {
-	m.mu.Lock()
-	lives := make([]*live, 0, len(m.live))
-	for _, l := range m.live {
-		lives = append(lives, l)
-	}
-	m.mu.Unlock()
 	var out []Tool
-	for _, l := range lives {
+	for _, l := range m.lives() {
 		l.mu.Lock()
 		out = append(out, l.tools...)
 		l.mu.Unlock()
@@ -356,6 +354,13 @@ func (m *Manager) Lookup(name string) (Tool, bool) {
 	return Tool{}, false
 }
 
+// lives are the running servers, in no order.
+func (m *Manager) lives() []*live {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Collect(maps.Values(m.live))
+}
+
 // named is the running server of this name, or nil.
 func (m *Manager) named(name string) *live {
 	m.mu.Lock()
@@ -368,23 +373,21 @@ func (m *Manager) named(name string) *live {
 	return nil
 }
 
-// Server says how the server of this name is doing, if it is defined.
-func (m *Manager) Server(name string) (Status, bool) {
+// State says how the server of this name is doing (StateStarting,
+// StateReady, StateFailed), if it is defined.
+func (m *Manager) State(name string) (state string, defined bool) {
 	l := m.named(name)
 	if l == nil {
-		return Status{}, false
+		return "", false
 	}
-	return l.status(), true
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.state, true
 }
 
 // Statuses says how every server is doing, by name.
 func (m *Manager) Statuses() []Status {
-	m.mu.Lock()
-	lives := make([]*live, 0, len(m.live))
-	for _, l := range m.live {
-		lives = append(lives, l)
-	}
-	m.mu.Unlock()
+	lives := m.lives()
 	out := make([]Status, 0, len(lives))
 	for _, l := range lives {
 		out = append(out, l.status())
@@ -893,6 +896,8 @@ func (l *live) clean(res *mcp.CallToolResult) (*Result, error) {
 	if err := json.Unmarshal(red, &r); err != nil {
 		return nil, ErrWithheld
 	}
+	sum := sha256.Sum256(red)
+	out.SHA256 = hex.EncodeToString(sum[:])
 	r.Meta = nil
 	cap := l.m.cfg.MaxResultBytes
 	if len(red) > cap {

@@ -395,12 +395,12 @@ func TestRemoteServerRefusals(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		st, ok := m.Server("redirects")
-		if ok && st.State == StateFailed {
+		state, ok := m.State("redirects")
+		if ok && state == StateFailed {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("a redirecting server: %+v", st)
+			t.Fatalf("a redirecting server: %q %v", state, ok)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
