@@ -158,14 +158,16 @@ func TestGrantLetsCallsLikeItThrough(t *testing.T) {
 func TestGrantEndsWithItsSession(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		end    func(b *Broker, setEpoch func(uint64), s Session)
+		end    func(b *Broker, setEpoch func(uint64), s Session, rec *grantRecorder)
 		reason audit.Reason
 	}{
-		{"exit", func(b *Broker, _ func(uint64), s Session) { b.EndRun(s.RunID, audit.ReasonProcessExited) }, audit.ReasonProcessExited},
-		{"lock", func(b *Broker, set func(uint64), _ Session) { set(6); b.EpochChanged() }, audit.ReasonVaultStateChanged},
-		{"session revoked", func(b *Broker, _ func(uint64), s Session) { b.Revoke(s.ID) }, audit.ReasonRevoked},
-		{"stop", func(b *Broker, _ func(uint64), _ Session) { b.Close() }, ReasonGatewayStopped},
-		{"time", func(b *Broker, _ func(uint64), _ Session) {
+		{"exit", func(b *Broker, _ func(uint64), s Session, _ *grantRecorder) {
+			b.EndRun(s.RunID, audit.ReasonProcessExited)
+		}, audit.ReasonProcessExited},
+		{"lock", func(b *Broker, set func(uint64), _ Session, _ *grantRecorder) { set(6); b.EpochChanged() }, audit.ReasonVaultStateChanged},
+		{"session revoked", func(b *Broker, _ func(uint64), s Session, _ *grantRecorder) { b.Revoke(s.ID) }, audit.ReasonRevoked},
+		{"stop", func(b *Broker, _ func(uint64), _ Session, _ *grantRecorder) { b.Close() }, ReasonGatewayStopped},
+		{"time", func(b *Broker, _ func(uint64), _ Session, rec *grantRecorder) {
 			b.mu.Lock()
 			var g *Grant
 			for _, x := range b.grants {
@@ -173,8 +175,11 @@ func TestGrantEndsWithItsSession(t *testing.T) {
 			}
 			b.mu.Unlock()
 			g.timer.Reset(time.Millisecond)
+			// The timer's goroutine takes the grant off the live ones, then
+			// records its end outside the broker's lock: wait for the
+			// record, which comes last.
 			deadline := time.Now().Add(5 * time.Second)
-			for len(b.Grants()) != 0 && time.Now().Before(deadline) {
+			for ends, _ := rec.ended(); len(ends) == 0 && time.Now().Before(deadline); ends, _ = rec.ended() {
 				time.Sleep(time.Millisecond)
 			}
 		}, audit.ReasonExpired},
@@ -188,7 +193,7 @@ func TestGrantEndsWithItsSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			wait()
-			tt.end(b, set, s)
+			tt.end(b, set, s, rec)
 			if len(b.Grants()) != 0 {
 				t.Fatal("the grant outlived its session")
 			}
