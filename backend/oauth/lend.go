@@ -60,11 +60,26 @@ func (Lease) LogValue() slog.Value         { return slog.StringValue(redacted) }
 // operation that needed it, for the audit log. Call it only for an action
 // that was approved and recorded: this is the only path that refreshes.
 func (m *Custody) Acquire(ctx context.Context, id, op string) (*Lease, error) {
-	t, err := m.tokens.access(ctx, id, op)
-	if err != nil {
-		return nil, err
+	for {
+		t, err := m.tokens.access(ctx, id, op)
+		if err != nil {
+			return nil, err
+		}
+		// The copy is taken under the lock that guards the cache: a lock,
+		// a disable or Close wipes cached tokens in place, and a copy
+		// taken meanwhile would be torn (or all zeroes). A token wiped
+		// between access and here was dropped: look again, and access
+		// says why it cannot serve, or refreshes.
+		m.mu.Lock()
+		value := append([]byte(nil), t.value.b...)
+		m.mu.Unlock()
+		if len(value) > 0 {
+			return &Lease{t: t, value: tokenValue{b: value}, m: m, id: id}, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
-	return &Lease{t: t, value: tokenValue{b: append([]byte(nil), t.value.b...)}, m: m, id: id}, nil
 }
 
 // Credential is the lease as the executor's credential.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -164,4 +165,49 @@ func TestWaitersShareOneRefresh(t *testing.T) {
 	if got := p.TokenRequests()["refresh_token"] - before; got != 0 {
 		t.Fatalf("callers of a revoked authorization sent %d refresh requests", got)
 	}
+}
+
+// A lease taken while the cached token is being dropped (a lock, a
+// disable, Close wipes it in place) is never a torn or zeroed copy: it
+// holds the whole token, or Acquire says why there is none. Run with
+// -race: the copy and the wipe are under one lock.
+func TestAcquireWhileTheCacheIsDropped(t *testing.T) {
+	e, id, _ := connectDevice(t)
+	lease, err := e.m.Acquire(context.Background(), id, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	lease.WithSecret(context.Background(), func(b []byte) error { want = append(want, b...); return nil })
+	lease.Release(false)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				e.m.tokens.dropCache("")
+				runtime.Gosched()
+			}
+		}
+	}()
+	for i := 0; i < 1500; i++ {
+		l, err := e.m.Acquire(context.Background(), id, "test")
+		if err != nil {
+			t.Fatalf("acquire %d: %v", i, err)
+		}
+		l.WithSecret(context.Background(), func(b []byte) error {
+			if string(b) != string(want) {
+				t.Errorf("lease %d holds a torn token (%d bytes, want %d)", i, len(b), len(want))
+			}
+			return nil
+		})
+		l.Release(false)
+	}
+	close(stop)
+	wg.Wait()
 }
