@@ -216,6 +216,9 @@ func (m *connector) clientCredentials(ctx context.Context, r *row, conf *oauth2.
 
 func authOptions(r *row) []oauth2.AuthCodeOption {
 	var opts []oauth2.AuthCodeOption
+	if r.Resource != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", r.Resource))
+	}
 	if r.AuthParams != "" {
 		var p map[string]string
 		json.Unmarshal([]byte(r.AuthParams), &p)

@@ -62,6 +62,11 @@ type ConnectRequest struct {
 	// operation may send its token (target.HostPattern); none means the
 	// preset's, or the provider's own hosts (APIHosts).
 	APIHosts []string
+	// Resource is the resource indicator (RFC 8707) its tokens are asked
+	// for, in the authorization request and every token request: an
+	// absolute URL without a fragment (an upstream MCP server's URL, as
+	// the MCP authorization spec requires). "" sends none.
+	Resource string
 	// CallbackPort is the loopback port the authorization code flow
 	// listens on for the browser's return; 0 picks a free one (RFC 8252
 	// §7.3). A person whose browser is on another machine forwards this
@@ -89,10 +94,14 @@ func (m *connector) newRow(ctx context.Context, req ConnectRequest) (*row, error
 	if err != nil {
 		return nil, err
 	}
+	resource, err := checkResource(req.Resource)
+	if err != nil {
+		return nil, err
+	}
 	id := ids.New("az-")
 	r := &row{
-		APIHosts: apiHosts,
-		ID:       id, Name: req.Name, Provider: provider, Issuer: md.Issuer,
+		APIHosts: apiHosts, Resource: resource,
+		ID: id, Name: req.Name, Provider: provider, Issuer: md.Issuer,
 		AuthorizationEndpoint: md.AuthorizationEndpoint, TokenEndpoint: md.TokenEndpoint,
 		RevocationEndpoint: md.RevocationEndpoint, IntrospectionEndpoint: md.IntrospectionEndpoint,
 		DeviceEndpoint: md.DeviceAuthorizationEndpoint, ClientID: req.ClientID, ClientAuth: req.ClientAuth,
@@ -115,6 +124,22 @@ func (m *connector) newRow(ctx context.Context, req ConnectRequest) (*row, error
 		}
 	}
 	return r, nil
+}
+
+// checkResource checks a resource indicator: RFC 8707 §2 wants an
+// absolute URI without a fragment; Yett takes https, or http on loopback,
+// as for every other endpoint.
+func checkResource(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	if len(s) > 2048 {
+		return "", invalidf("the resource is longer than 2048 bytes")
+	}
+	if err := providers.CheckURL("resource", s); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return s, nil
 }
 
 // invalidf is ErrInvalid with the rule a request broke.

@@ -21,6 +21,10 @@ var history = []store.Migration{
 	// The hosts an authorization's tokens may be sent to (APIHosts); ""
 	// for one connected before: its preset's, or its provider's own host.
 	{Version: 2, Name: "api hosts", Up: store.Statements(`ALTER TABLE oauth_authorizations ADD COLUMN api_hosts TEXT NOT NULL DEFAULT ''`)},
+	// The resource its tokens are for (RFC 8707), sent with every
+	// authorization and token request: an upstream MCP server's URL; ""
+	// for an account connected before, or for one without.
+	{Version: 3, Name: "resource indicator", Up: store.Statements(`ALTER TABLE oauth_authorizations ADD COLUMN resource TEXT NOT NULL DEFAULT ''`)},
 }
 
 var tables = []string{
@@ -141,6 +145,7 @@ type row struct {
 	Revocation            string
 	Generation            int64
 	APIHosts              string // space-separated target.HostPattern; "" for the default (apiHostsOf)
+	Resource              string // RFC 8707 resource indicator; "" for none
 	RefreshInFlight       int64
 	AccessExpiry          int64
 	SealedRefresh         []byte

@@ -39,6 +39,10 @@ type tokenTransport struct {
 	dpopKey    *proof.Key
 	wrote      *atomic.Bool
 	assertions bool
+	// resource is the RFC 8707 resource indicator added to every token
+	// request (a code exchange, a refresh, client credentials); "" for
+	// none.
+	resource string
 }
 
 const maxFormBytes = 1 << 20
@@ -53,18 +57,23 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		form = b
 	}
-	if t.clientKey != nil && req.Method == http.MethodPost {
+	if (t.clientKey != nil || t.resource != "") && req.Method == http.MethodPost {
 		vals, err := url.ParseQuery(string(form))
 		if err != nil {
 			return nil, fmt.Errorf("oauth: token request form unreadable")
 		}
-		a, err := t.clientKey.ClientAssertion(t.clientID, t.audience, t.m.now(), time.Minute)
-		if err != nil {
-			return nil, fmt.Errorf("oauth: signing the client assertion failed")
+		if t.clientKey != nil {
+			a, err := t.clientKey.ClientAssertion(t.clientID, t.audience, t.m.now(), time.Minute)
+			if err != nil {
+				return nil, fmt.Errorf("oauth: signing the client assertion failed")
+			}
+			vals.Set("client_assertion_type", proof.ClientAssertionType)
+			vals.Set("client_assertion", a)
+			vals.Set("client_id", t.clientID)
 		}
-		vals.Set("client_assertion_type", proof.ClientAssertionType)
-		vals.Set("client_assertion", a)
-		vals.Set("client_id", t.clientID)
+		if t.resource != "" && vals.Has("grant_type") && req.URL.String() == t.audience {
+			vals.Set("resource", t.resource)
+		}
 		form = []byte(vals.Encode())
 	}
 	resp, err := t.send(req, form, "")
@@ -139,7 +148,7 @@ func (m *tokens) setNonce(u *url.URL, n string) {
 // tokenContext returns ctx carrying the HTTP client x/oauth2 uses for r's
 // token endpoint.
 func (m *tokens) tokenContext(ctx context.Context, r *row, wrote *atomic.Bool) (context.Context, error) {
-	tr := &tokenTransport{base: m.baseTransport(), m: m, clientID: r.ClientID, audience: r.TokenEndpoint, wrote: wrote}
+	tr := &tokenTransport{base: m.baseTransport(), m: m, clientID: r.ClientID, audience: r.TokenEndpoint, wrote: wrote, resource: r.Resource}
 	if r.ClientAuth == ClientAuthPrivateKeyJWT {
 		k, err := m.loadKey(r.ClientKeyID)
 		if err != nil {

@@ -25,13 +25,16 @@ type AuthorizationView struct {
 	LastUsed         time.Time `json:"last_used"`
 	DisableProcedure string    `json:"disable_procedure"`
 	// APIHosts are where its token may be sent (APIHosts).
-	APIHosts    []string `json:"api_hosts"`
-	State       string   `json:"state"`
-	StateReason string   `json:"state_reason"`
-	Revocation  string   `json:"revocation"`
-	Unattended  bool     `json:"unattended"`
-	DPoP        bool     `json:"dpop"`
-	ClientAuth  string   `json:"client_auth"`
+	APIHosts []string `json:"api_hosts"`
+	// Resource is the resource its tokens are for (RFC 8707): an upstream
+	// MCP server's URL; "" for none.
+	Resource    string `json:"resource"`
+	State       string `json:"state"`
+	StateReason string `json:"state_reason"`
+	Revocation  string `json:"revocation"`
+	Unattended  bool   `json:"unattended"`
+	DPoP        bool   `json:"dpop"`
+	ClientAuth  string `json:"client_auth"`
 	// Problems are custody's own (who answers for it, its review date
 	// and whether it is under control are the owner inventory's:
 	// backend/inventory).
@@ -67,7 +70,7 @@ func (m *Custody) view(r *row) AuthorizationView {
 		CreatedHow: r.CreatedHow, ConnectedAt: store.FromUnixSeconds(r.ConnectedAt), LastRefresh: store.FromUnixSeconds(r.LastRefresh),
 		LastUsed: store.FromUnixSeconds(r.LastUsed), DisableProcedure: r.DisableProcedure,
 		State: r.State, StateReason: r.StateReason, Revocation: r.Revocation,
-		Unattended: r.Unattended, DPoP: r.DPoP, ClientAuth: r.ClientAuth, APIHosts: []string{},
+		Unattended: r.Unattended, DPoP: r.DPoP, ClientAuth: r.ClientAuth, APIHosts: []string{}, Resource: r.Resource,
 	}
 	for _, h := range apiHostsOf(r) {
 		v.APIHosts = append(v.APIHosts, string(h))

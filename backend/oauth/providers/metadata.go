@@ -140,6 +140,11 @@ func (m *Metadata) endpoints() []namedURL {
 	}
 }
 
+// CheckURL checks a URL that will carry or name a credential by the rule
+// of metadata's endpoints: absolute http(s), no user information or
+// fragment, https unless its host is loopback.
+func CheckURL(field, raw string) error { return checkURL(field, raw, true) }
+
 // checkURL is the rule every URL in metadata follows. The value itself is
 // not echoed: it came from the network and may be long or misleading.
 func checkURL(field, raw string, requireLoopbackOrHTTPS bool) error {
