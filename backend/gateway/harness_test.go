@@ -157,8 +157,9 @@ type worldOpts struct {
 	// progressEvery is how often a waiting call hears of its card.
 	progressEvery time.Duration
 	// oauth opens an OAuth manager and the operation catalogue on the data
-	// directory.
-	oauth bool
+	// directory; oauthHTTP, when set, is its client to providers.
+	oauth     bool
+	oauthHTTP *http.Client
 	// ssh and recordings configure SSH commands (ssh_test.go).
 	ssh        sshaction.Config
 	recordings Recordings
@@ -221,7 +222,7 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	}
 	t.Cleanup(func() { w.audit.Close() })
 	if o.oauth {
-		if w.oauth, err = oauth.Open(oauth.Config{DataDir: w.dataDir, Vault: w.vault, Audit: w.audit, RefreshMargin: 300 * time.Millisecond,
+		if w.oauth, err = oauth.Open(oauth.Config{DataDir: w.dataDir, Vault: w.vault, Audit: w.audit, RefreshMargin: 300 * time.Millisecond, HTTPClient: o.oauthHTTP,
 			Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))}); err != nil {
 			t.Fatal(err)
 		}
@@ -232,8 +233,12 @@ func newWorld(t testing.TB, o worldOpts) *world {
 		t.Cleanup(func() { w.ops.Close() })
 	}
 	if o.upstream {
-		w.upstream = upstream.New(upstream.Config{Vault: w.vault, Dial: action.New(action.Config{}).GuardedDial, MaxResultBytes: o.upstreamCap,
-			Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		ucfg := upstream.Config{Vault: w.vault, Dial: action.New(action.Config{}).GuardedDial, MaxResultBytes: o.upstreamCap,
+			Logger: slog.New(slog.NewTextHandler(lockedWriter{w.logMu, w.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+		if w.oauth != nil {
+			ucfg.Authorizations = upstream.Custody(w.oauth)
+		}
+		w.upstream = upstream.New(ucfg)
 		w.upstream.Start()
 		t.Cleanup(w.upstream.Close)
 	}

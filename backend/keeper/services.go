@@ -57,10 +57,14 @@ func (k *Keeper) startLocked() {
 	}
 	// The upstream MCP servers run only where the gateway runs: the one
 	// Yett that serves this user's agents starts them.
-	up := upstream.New(upstream.Config{
+	upCfg := upstream.Config{
 		Vault: k.vault, Dial: action.New(k.cfg.HTTP).GuardedDial, Logger: k.log,
 		TLSClientConfig: k.cfg.HTTP.TLSClientConfig,
-	})
+	}
+	if k.oauth != nil {
+		upCfg.Authorizations = upstream.Custody(k.oauth)
+	}
+	up := upstream.New(upCfg)
 	cfg.Upstreams = up
 	gw, err := gateway.New(cfg)
 	if err != nil {

@@ -15,6 +15,7 @@ package upstream
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -75,7 +76,7 @@ var (
 type Config struct {
 	Vault *vault.Vault
 	// Dial is how a remote server is reached: (*action.Executor).GuardedDial.
-	Dial   func(allowInternal bool) func(ctx context.Context, network, address string) (net.Conn, error)
+	Dial   DialFunc
 	Logger *slog.Logger
 	// BaseEnv names the variables of Yett's own environment a stdio server
 	// inherits (PATH, HOME, ...). nil takes DefaultBaseEnv. Nothing else of
@@ -88,6 +89,33 @@ type Config struct {
 	TLSClientConfig *tls.Config
 	// HTTPTransport overrides the transport of remote servers (tests).
 	HTTPTransport http.RoundTripper
+	// Authorizations lends the access tokens of servers with an OAuth
+	// authorization (OAuth custody); nil refuses to start them.
+	Authorizations Authorizations
+}
+
+// Authorizations is OAuth custody as the manager uses it.
+type Authorizations interface {
+	// Usable says, from local state only, whether authorization id may
+	// serve now (nil), or why not: suspended by a drill, disabled,
+	// revoked, or waiting for its owner to reconnect.
+	Usable(id string) error
+	// Token lends a fresh access token for one request, refreshing it
+	// first when needed (once at a time for every caller); op names what
+	// needed it, for the audit log.
+	Token(ctx context.Context, id, op string) (Token, error)
+	// Subscribe calls fn after any authorization changed.
+	Subscribe(fn func()) (cancel func())
+}
+
+// Token is one lent access token.
+type Token interface {
+	WithSecret(ctx context.Context, use func(secret []byte) error) error
+	// Release wipes the lent copy; used says the server accepted it.
+	Release(used bool)
+	// Invalidate drops the token where the server refused it (401): the
+	// next request refreshes.
+	Invalidate()
 }
 
 // DefaultBaseEnv are the variables a stdio server inherits from Yett.
@@ -176,6 +204,13 @@ type live struct {
 	// stop; secMu is held to read them, so a wipe never races a redaction.
 	secMu   sync.RWMutex
 	secrets [][]byte
+	// tokens are copies of the last access tokens sent to an OAuth
+	// server, for redaction too: a server may echo one after the next
+	// refresh.
+	tokens [][]byte
+	// authChanged wakes a server waiting for its OAuth authorization to
+	// serve again.
+	authChanged chan struct{}
 
 	mu      sync.Mutex
 	state   string
@@ -213,7 +248,37 @@ func (m *Manager) Start() {
 		}
 		m.sync()
 	})
+	if a := m.cfg.Authorizations; a != nil {
+		cancel := a.Subscribe(m.authorizationsChanged)
+		unsub := m.unsub
+		m.unsub = func() { unsub(); cancel() }
+	}
 	m.sync()
+}
+
+// authorizationsChanged ends the session of every server whose OAuth
+// authorization can no longer serve (a drill suspended it, it was revoked
+// or disabled, it needs its owner): its tools go at once, and it waits
+// until the authorization serves again. A server waiting is woken.
+func (m *Manager) authorizationsChanged() {
+	for _, l := range m.lives() {
+		if l.view.OAuth == "" {
+			continue
+		}
+		select {
+		case l.authChanged <- struct{}{}:
+		default:
+		}
+		if m.cfg.Authorizations.Usable(l.view.OAuth) == nil {
+			continue
+		}
+		l.mu.Lock()
+		s := l.session
+		l.mu.Unlock()
+		if s != nil {
+			s.Close()
+		}
+	}
 }
 
 // Close stops every server.
@@ -292,7 +357,7 @@ func (m *Manager) sync() {
 // secrets it gets): then an edit changed only its settings.
 func sameConnection(a, b vault.MCPServerView) bool {
 	return a.ID == b.ID && a.Transport == b.Transport && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
-		maps.Equal(a.Env, b.Env) && a.URL == b.URL && slices.Equal(a.SecretNames, b.SecretNames)
+		maps.Equal(a.Env, b.Env) && a.URL == b.URL && a.OAuth == b.OAuth && slices.Equal(a.SecretNames, b.SecretNames)
 }
 
 func (l *live) current() vault.MCPServerView { return *l.cur.Load() }
@@ -313,7 +378,7 @@ func (l *live) settingsChanged(v vault.MCPServerView) {
 
 func (m *Manager) newLive(v vault.MCPServerView) *live {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &live{m: m, view: v, ctx: ctx, cancel: cancel, state: StateStarting, since: time.Now()}
+	l := &live{m: m, view: v, ctx: ctx, cancel: cancel, state: StateStarting, since: time.Now(), authChanged: make(chan struct{}, 1)}
 	l.cur.Store(&v)
 	return l
 }
@@ -417,10 +482,18 @@ func (l *live) status() Status {
 func (l *live) run() {
 	pause := time.Second
 	for l.ctx.Err() == nil {
+		if !l.authorized() {
+			return
+		}
 		started := time.Now()
 		err := l.connect()
 		if l.ctx.Err() != nil {
 			return
+		}
+		if l.view.OAuth != "" && l.m.cfg.Authorizations != nil && l.m.cfg.Authorizations.Usable(l.view.OAuth) != nil {
+			// Its authorization stopped serving (a drill, a revocation):
+			// it waits for it, not for a pause.
+			continue
 		}
 		problem := l.redactText(problemOf(err))
 		l.set(StateFailed, problem)
@@ -435,6 +508,37 @@ func (l *live) run() {
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, time.Minute)
+	}
+}
+
+// authorized waits while the server's OAuth authorization cannot serve,
+// with the server failed and why; false when the server stopped meanwhile.
+func (l *live) authorized() bool {
+	if l.view.OAuth == "" {
+		return true
+	}
+	for {
+		a := l.m.cfg.Authorizations
+		if a == nil {
+			l.set(StateFailed, "its OAuth authorization cannot be used here: OAuth custody is not running")
+			l.m.changed()
+			<-l.ctx.Done()
+			return false
+		}
+		err := a.Usable(l.view.OAuth)
+		if err == nil {
+			return true
+		}
+		problem := "its OAuth authorization cannot serve: " + problemOf(err)
+		if l.status().Problem != problem {
+			l.set(StateFailed, problem)
+			l.m.changed()
+		}
+		select {
+		case <-l.ctx.Done():
+			return false
+		case <-l.authChanged:
+		}
 	}
 }
 
@@ -540,10 +644,17 @@ func (l *live) httpTransport(secrets map[string]*vault.Secret) (mcp.Transport, e
 	for name, s := range secrets {
 		headers.Set(name, string(s.Bytes()))
 	}
+	var rt http.RoundTripper = &withHeaders{base: base, headers: headers, host: u.Host}
+	if l.view.OAuth != "" {
+		if u.Scheme != "https" && !(host == "localhost" || net.ParseIP(host).IsLoopback()) {
+			return nil, errors.New("tokens travel only over HTTPS, except to loopback")
+		}
+		rt = &withToken{base: rt, l: l}
+	}
 	return &mcp.StreamableClientTransport{
 		Endpoint: l.view.URL,
 		HTTPClient: &http.Client{
-			Transport:     &withHeaders{base: base, headers: headers, host: u.Host},
+			Transport:     rt,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		MaxEventSize: l.m.frameCap(),
@@ -567,6 +678,80 @@ func (w *withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header[k] = vs
 	}
 	return w.base.RoundTrip(r)
+}
+
+// withToken sends each request with an access token of the server's OAuth
+// authorization, lent by custody for that request. A 401 drops the token
+// and the request is sent once more with a fresh one: the server refused
+// it before doing anything.
+type withToken struct {
+	base http.RoundTripper
+	l    *live
+}
+
+func (w *withToken) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := w.send(r)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || (r.Body != nil && r.GetBody == nil) {
+		return resp, err
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if r.GetBody != nil {
+		body, err := r.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		r = r.Clone(r.Context())
+		r.Body = body
+	}
+	return w.send(r)
+}
+
+func (w *withToken) send(r *http.Request) (*http.Response, error) {
+	l := w.l
+	tok, err := l.m.cfg.Authorizations.Token(r.Context(), l.view.OAuth, "mcp_server "+l.view.Name)
+	if err != nil {
+		return nil, fmt.Errorf("upstream: its OAuth authorization gave no token: %w", err)
+	}
+	r = r.Clone(r.Context())
+	if err := tok.WithSecret(r.Context(), func(b []byte) error {
+		r.Header.Set("Authorization", "Bearer "+string(b))
+		l.keepToken(b)
+		return nil
+	}); err != nil {
+		tok.Release(false)
+		return nil, fmt.Errorf("upstream: its OAuth authorization gave no token: %w", err)
+	}
+	resp, err := w.base.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		tok.Invalidate()
+	}
+	tok.Release(err == nil && resp.StatusCode < 400)
+	return resp, err
+}
+
+// maxKeptTokens bounds the access tokens kept for redaction: a token
+// lives an hour or so, and the last few cover any a server still echoes.
+const maxKeptTokens = 8
+
+// keepToken keeps a copy of an access token sent to the server, for
+// redaction, until the server stops.
+func (l *live) keepToken(b []byte) {
+	l.secMu.Lock()
+	defer l.secMu.Unlock()
+	if l.ctx.Err() != nil {
+		return
+	}
+	for _, t := range l.tokens {
+		if bytes.Equal(t, b) {
+			return
+		}
+	}
+	if len(l.tokens) == maxKeptTokens {
+		clear(l.tokens[0])
+		l.tokens = l.tokens[1:]
+	}
+	l.tokens = append(l.tokens, slices.Clone(b))
 }
 
 var toolNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
@@ -784,6 +969,12 @@ func (l *live) keepSecrets(secrets map[string]*vault.Secret) {
 		clear(b)
 	}
 	l.secrets = nil
+	if secrets == nil {
+		for _, b := range l.tokens {
+			clear(b)
+		}
+		l.tokens = nil
+	}
 	for _, s := range secrets {
 		l.secrets = append(l.secrets, slices.Clone(s.Bytes()))
 		if _, tok, ok := strings.Cut(string(s.Bytes()), " "); ok && l.view.Transport == vault.TransportHTTP && len(tok) >= 4 {
@@ -802,7 +993,10 @@ func (l *live) redact(b []byte) (_ []byte, ok bool) {
 	if l.ctx.Err() != nil {
 		return nil, false
 	}
-	return action.Redact(b, l.secrets...), true
+	if len(l.tokens) == 0 {
+		return action.Redact(b, l.secrets...), true
+	}
+	return action.Redact(b, append(slices.Clone(l.secrets), l.tokens...)...), true
 }
 
 // redactText removes the server's secrets from a string it sent.
@@ -857,6 +1051,9 @@ func (m *Manager) Call(ctx context.Context, t Tool, args json.RawMessage) (*Resu
 	s, state := l.session, l.state
 	l.mu.Unlock()
 	if s == nil || state != StateReady {
+		return nil, ErrNotReady
+	}
+	if l.view.OAuth != "" && (m.cfg.Authorizations == nil || m.cfg.Authorizations.Usable(l.view.OAuth) != nil) {
 		return nil, ErrNotReady
 	}
 	params := &mcp.CallToolParams{Name: t.Upstream}

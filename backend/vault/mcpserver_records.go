@@ -61,6 +61,7 @@ const (
 
 var (
 	mcpServerNameRe = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	authorizationRe = regexp.MustCompile(`^az-[A-Za-z0-9_-]{1,64}$`)
 	envNameRe       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 	headerNameRe    = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 )
@@ -92,6 +93,11 @@ type NewMCPServer struct {
 	Env     map[string]string
 	// URL is a remote server's Streamable HTTP endpoint.
 	URL string
+	// OAuth names the OAuth authorization (backend/oauth, "az-...") whose
+	// access token Yett sends a remote server as its bearer token,
+	// refreshed under OAuth custody; "" for none. The token is never in
+	// this record.
+	OAuth string
 	// Secrets are what Yett hands the server: environment variables of a
 	// stdio server, request headers of a remote one ("Authorization":
 	// "Bearer ...").
@@ -109,6 +115,7 @@ type MCPServerView struct {
 	Args          []string            `json:"args,omitempty"`
 	Env           map[string]string   `json:"env,omitempty"`
 	URL           string              `json:"url,omitempty"`
+	OAuth         string              `json:"oauth,omitempty"`
 	SecretNames   []string            `json:"secret_names"`
 	Approval      Approval            `json:"approval"`
 	Tools         map[string]Approval `json:"tools,omitempty"`
@@ -135,6 +142,7 @@ type mcpServerRecord struct {
 	Args          []string            `json:"args,omitempty"`
 	Env           map[string]string   `json:"env,omitempty"`
 	URL           string              `json:"url,omitempty"`
+	OAuth         string              `json:"oauth,omitempty"`
 	Secrets       map[string][]byte   `json:"secrets,omitempty"`
 	Approval      Approval            `json:"approval"`
 	Tools         map[string]Approval `json:"tools,omitempty"`
@@ -201,6 +209,9 @@ func (s NewMCPServer) validate() (NewMCPServer, error) {
 	}
 	switch s.Transport {
 	case TransportStdio:
+		if s.OAuth != "" {
+			return s, invalid("a stdio server gets its secrets in its environment, not an OAuth authorization")
+		}
 		if s.URL != "" {
 			return s, invalid("a stdio server has a command, not a URL")
 		}
@@ -241,8 +252,18 @@ func (s NewMCPServer) validate() (NewMCPServer, error) {
 				return s, invalid("secret %q: a header's name is a token", k)
 			}
 		}
-		if h := u.Hostname(); u.Scheme == "http" && len(s.Secrets) > 0 && h != "localhost" && !net.ParseIP(h).IsLoopback() {
+		if h := u.Hostname(); u.Scheme == "http" && (len(s.Secrets) > 0 || s.OAuth != "") && h != "localhost" && !net.ParseIP(h).IsLoopback() {
 			return s, invalid("secrets travel only over https, except to loopback")
+		}
+		if s.OAuth != "" {
+			if !authorizationRe.MatchString(s.OAuth) {
+				return s, invalid("oauth names an OAuth authorization (az-...)")
+			}
+			for k := range s.Secrets {
+				if strings.EqualFold(k, "Authorization") {
+					return s, invalid("a server with an OAuth authorization gets its Authorization header from it, not from a secret")
+				}
+			}
 		}
 	default:
 		return s, invalid("transport must be %q or %q", TransportStdio, TransportHTTP)
@@ -268,7 +289,7 @@ func (r *mcpServerRecord) view(id string, version uint64) MCPServerView {
 	sort.Strings(names)
 	return MCPServerView{
 		ID: id, Name: r.Name, Transport: r.Transport, Command: r.Command, Args: slices.Clone(r.Args), Env: cloneMap(r.Env),
-		URL: r.URL, SecretNames: names, Approval: r.Approval, Tools: cloneMap(r.Tools), Owner: r.Owner,
+		URL: r.URL, OAuth: r.OAuth, SecretNames: names, Approval: r.Approval, Tools: cloneMap(r.Tools), Owner: r.Owner,
 		BackupRevoker: r.BackupRevoker, CreatedAt: r.CreatedAt, Version: version,
 	}
 }
@@ -292,7 +313,7 @@ func (r *mcpServerRecord) wipe() {
 
 func serverRecordOf(s NewMCPServer, created time.Time) *mcpServerRecord {
 	r := &mcpServerRecord{
-		Name: s.Name, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL,
+		Name: s.Name, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, OAuth: s.OAuth,
 		Approval: s.Approval, Tools: s.Tools, Owner: s.Owner, BackupRevoker: s.BackupRevoker, CreatedAt: created.UTC(),
 	}
 	if len(s.Secrets) > 0 {
@@ -315,7 +336,7 @@ func decodeMCPServer(plaintext []byte) (*mcpServerRecord, error) {
 		r.wipe()
 		return nil, errors.New("MCP server record is not valid JSON of the expected shape")
 	}
-	in := NewMCPServer{Name: r.Name, Transport: r.Transport, Command: r.Command, Args: r.Args, Env: r.Env, URL: r.URL,
+	in := NewMCPServer{Name: r.Name, Transport: r.Transport, Command: r.Command, Args: r.Args, Env: r.Env, URL: r.URL, OAuth: r.OAuth,
 		MCPServerSettings: MCPServerSettings{Approval: r.Approval, Tools: r.Tools, Owner: r.Owner, BackupRevoker: r.BackupRevoker}}
 	if len(r.Secrets) > 0 {
 		in.Secrets = make(map[string]Secret, len(r.Secrets))

@@ -98,6 +98,17 @@ func TestMCPServerValidation(t *testing.T) {
 			*s = NewMCPServer{Name: "r", Transport: TransportHTTP, URL: "https://mcp.example.com/mcp",
 				Secrets: map[string]Secret{"Bad Header": NewSecret([]byte("x1234"))}}
 		},
+		"stdio with oauth": func(s *NewMCPServer) { s.OAuth = "az-1234" },
+		"oauth not an id": func(s *NewMCPServer) {
+			*s = NewMCPServer{Name: "r", Transport: TransportHTTP, URL: "https://mcp.example.com/mcp", OAuth: "github"}
+		},
+		"oauth and an authorization header": func(s *NewMCPServer) {
+			*s = NewMCPServer{Name: "r", Transport: TransportHTTP, URL: "https://mcp.example.com/mcp", OAuth: "az-1234",
+				Secrets: map[string]Secret{"authorization": NewSecret([]byte("Bearer x1234"))}}
+		},
+		"oauth over plain http": func(s *NewMCPServer) {
+			*s = NewMCPServer{Name: "r", Transport: TransportHTTP, URL: "http://mcp.example.com/mcp", OAuth: "az-1234"}
+		},
 	} {
 		s := sampleServer("ok")
 		edit(&s)
@@ -111,6 +122,13 @@ func TestMCPServerValidation(t *testing.T) {
 		Secrets: map[string]Secret{"Authorization": NewSecret([]byte("Bearer " + mcpSecretCanary))}}
 	if _, err := v.MCPServers().Add(remote); err != nil {
 		t.Fatalf("a remote server: %v", err)
+	}
+	oauthServer := NewMCPServer{Name: "linear", Transport: TransportHTTP, URL: "http://127.0.0.1:8080/mcp", OAuth: "az-Q1w2e3"}
+	if got, err := v.MCPServers().Add(oauthServer); err != nil || got.OAuth != "az-Q1w2e3" {
+		t.Fatalf("a server with an OAuth authorization: %+v, %v", got, err)
+	}
+	if got, err := v.MCPServers().ByName("linear"); err != nil || got.OAuth != "az-Q1w2e3" {
+		t.Fatalf("its authorization read back: %+v, %v", got, err)
 	}
 }
 

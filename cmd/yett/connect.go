@@ -207,6 +207,12 @@ func (s *setup) connectAndWait(ctx context.Context, m *oauth.Custody, req oauth.
 	if err != nil {
 		return f, fmt.Errorf("connect: %w", err)
 	}
+	return s.waitFlow(ctx, m, f)
+}
+
+// waitFlow shows what to do for a flow that waits on the person and waits
+// for it to end; it returns the flow only once connected.
+func (s *setup) waitFlow(ctx context.Context, m *oauth.Custody, f oauth.FlowView) (oauth.FlowView, error) {
 	if f.State == oauth.FlowWaiting {
 		s.showFlow(f)
 		end, err := m.WaitFlow(ctx, f.ID)

@@ -15,7 +15,10 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
+	"github.com/yettdev/yett/backend/oauth"
+	"github.com/yettdev/yett/backend/upstream"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -30,6 +33,9 @@ func init() {
 const mcpServerUsage = `usage: yett mcp-server add --name NAME --command PATH [--arg ARG ...] [--env NAME=VALUE ...]
                            [--secret-env NAME ...]
        yett mcp-server add --name NAME --url URL [--secret-header NAME ...]
+                           [--oauth --environment development|staging|production
+                            [--client-id ID [--client-auth none|secret]] [--scope SCOPE ...]
+                            [--callback-port PORT]]
                            [--approval writes|per-call|session] [--tool TOOL=MODE ...]
                            [--owner WHO] [--backup-revoker WHO] [--secret-fd N]
        yett mcp-server set NAME|ID [--approval MODE] [--tool TOOL=MODE ...] [--tool TOOL=default ...]
@@ -47,6 +53,18 @@ environment, the --env values, and each --secret-env variable filled from
 the vault. A remote server (--url, Streamable HTTP; https unless it is on
 loopback) gets each --secret-header on Yett's own requests, to its own host
 only ("Authorization" with the value "Bearer <token>").
+
+--oauth connects a remote server that asks for OAuth, as the MCP
+authorization spec says: Yett asks the server without a token, reads its
+protected resource metadata (RFC 9728) and its authorization server's,
+registers itself there as a client (RFC 7591) unless --client-id names one
+you registered (with the redirect http://127.0.0.1/callback, or your
+--callback-port), and prints the address where you review and consent in
+a browser. The account is kept under OAuth custody like any other (yett
+connect): its refresh token sealed in the vault, refreshed once at a time,
+an inventory row with its owner and backup revoker, drills. Every token
+request names the server as the resource (RFC 8707), and each request to
+the server carries a fresh access token, never shown to an agent.
 
 Each secret is asked for at the controlling terminal with echo off, or,
 when there is exactly one, read from --secret-fd N; never from the command
@@ -115,6 +133,14 @@ func mcpServerAdd(ctx context.Context, env *Env, args []string) error {
 	owner := fs.String("owner", "", "who answers for this server")
 	backup := fs.String("backup-revoker", "", "who can cut it off when the owner cannot")
 	secretFD := fs.Int("secret-fd", -1, "read the one secret from this file descriptor instead of the terminal")
+	useOAuth := fs.Bool("oauth", false, "connect the remote server's OAuth authorization (discovered)")
+	var scopes listFlag
+	var oreq upstream.OAuthRequest
+	fs.StringVar(&oreq.ClientID, "client-id", "", "--oauth: a client you registered with its authorization server")
+	clientAuth := fs.String("client-auth", "none", "--oauth: none, or secret (asked for at the terminal)")
+	fs.Var(&scopes, "scope", "--oauth: a scope to ask for instead of the server's (repeat)")
+	fs.StringVar(&oreq.Environment, "environment", "", "--oauth: development, staging or production")
+	fs.IntVar(&oreq.CallbackPort, "callback-port", 0, "--oauth: the loopback port the browser comes back to")
 	if err := fs.Parse(args); err != nil {
 		return withExitCode(2, err)
 	}
@@ -168,8 +194,25 @@ func mcpServerAdd(ctx context.Context, env *Env, args []string) error {
 			return bad("--arg, --env and --secret-env are for a local server (--command)")
 		}
 	}
-	if *secretFD >= 0 && len(secrets) != 1 {
-		return bad("--secret-fd reads one secret; this server has %d", len(secrets))
+	clientSecret := *useOAuth && *clientAuth == "secret"
+	switch {
+	case !*useOAuth && (oreq.ClientID != "" || len(scopes) > 0 || oreq.Environment != "" || oreq.CallbackPort != 0 || *clientAuth != "none"):
+		return bad("--client-id, --client-auth, --scope, --environment and --callback-port go with --oauth")
+	case *useOAuth && ns.Transport != vault.TransportHTTP:
+		return bad("--oauth is for a remote server (--url)")
+	case *useOAuth && !slices.Contains(oauth.Environments, oreq.Environment):
+		return bad("--oauth needs --environment development, staging or production")
+	case *useOAuth && *clientAuth != "none" && *clientAuth != "secret":
+		return bad("--client-auth is none or secret")
+	case clientSecret && oreq.ClientID == "":
+		return bad("--client-auth secret goes with the --client-id it belongs to")
+	}
+	asked := len(secrets)
+	if clientSecret {
+		asked++
+	}
+	if *secretFD >= 0 && asked != 1 {
+		return bad("--secret-fd reads one secret; this server has %d", asked)
 	}
 	// Every rule the vault checks, before a passphrase or a secret is
 	// asked for.
@@ -177,6 +220,9 @@ func mcpServerAdd(ctx context.Context, env *Env, args []string) error {
 	probe.Secrets = map[string]vault.Secret{}
 	for _, s := range secrets {
 		probe.Secrets[s] = vault.NewSecret([]byte("probe"))
+	}
+	if *useOAuth {
+		probe.OAuth = "az-probe"
 	}
 	if err := vault.CheckMCPServer(probe); err != nil {
 		return bad("%v", err)
@@ -199,7 +245,27 @@ func mcpServerAdd(ctx context.Context, env *Env, args []string) error {
 		ns.Secrets[sn] = vault.NewSecret(b)
 		clear(b)
 	}
+	if *useOAuth {
+		oreq.Server, oreq.URL, oreq.Scopes, oreq.Owner, oreq.BackupRevoker = *name, *u, scopes, *owner, *backup
+		if clientSecret {
+			if oreq.ClientSecret, err = readSecret(ctx, s, *secretFD, "Client secret (not shown as you type): "); err != nil {
+				return err
+			}
+			defer clear(oreq.ClientSecret)
+		}
+		if ns.OAuth, err = s.connectMCPServer(ctx, oreq); err != nil {
+			return err
+		}
+	}
 	v, err := s.v.MCPServers().Add(ns)
+	if err != nil && ns.OAuth != "" {
+		// The authorization would serve nothing: it goes, at the provider
+		// too, rather than stay a grant no server uses.
+		if m := s.k.State().OAuth; m != nil {
+			m.Revoke(context.WithoutCancel(ctx), ns.OAuth)
+		}
+		return fmt.Errorf("mcp-server add: %w (the authorization just connected was revoked)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("mcp-server add: %w", err)
 	}
@@ -209,6 +275,50 @@ func mcpServerAdd(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "Added MCP server %q (%s). Agents see its tools as %s.TOOL once Yett serves them (the app or yett serve).\n",
 		v.Name, v.ID, v.Name)
 	return nil
+}
+
+// connectMCPServer connects a remote server's OAuth authorization at the
+// terminal: discovery, registration, the consent in a browser.
+func (s *setup) connectMCPServer(ctx context.Context, req upstream.OAuthRequest) (string, error) {
+	m := s.k.State().OAuth
+	if m == nil {
+		return "", errors.New("mcp-server add: OAuth custody did not start (see the messages above)")
+	}
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	f, err := s.k.ConnectMCPServerOAuth(cctx, req)
+	cancel()
+	if err != nil {
+		return "", fmt.Errorf("mcp-server add: %w", err)
+	}
+	d := f.Discovery
+	s.tty.Printf("%s is authorized by %s; its tokens are asked for the resource %s", orText(printableText(d.ResourceName), req.URL), d.Issuer, d.Resource)
+	if len(d.Scopes) > 0 {
+		s.tty.Printf(" with the scopes %s", strings.Join(d.Scopes, " "))
+	}
+	s.tty.Printf(".\n")
+	if f.Registered {
+		s.tty.Printf("Yett registered itself there as a client (dynamic client registration).\n")
+	}
+	end, err := s.waitFlow(ctx, m, f.Flow)
+	if err != nil {
+		return "", fmt.Errorf("mcp-server add: %w", err)
+	}
+	return end.AuthorizationID, nil
+}
+
+// printableText is s without control characters, cut to 80 bytes: for
+// what a server names itself, shown at the terminal.
+func printableText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || !unicode.IsPrint(r) {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > 80 {
+		s = strings.ToValidUTF8(s[:80], "")
+	}
+	return s
 }
 
 // mcpServerSet changes a server's settings. It asks for the passphrase
@@ -387,6 +497,9 @@ func printMCPServer(w io.Writer, m vault.MCPServerView) {
 	row("transport", m.Transport)
 	if m.Transport == vault.TransportHTTP {
 		row("url", m.URL)
+		if m.OAuth != "" {
+			row("oauth", m.OAuth+" (an account under OAuth custody: yett inventory, drills, revoke)")
+		}
 		row("secret headers", strings.Join(m.SecretNames, ", ")+" (stored; write-only, never shown)")
 	} else {
 		row("command", mcpServerWhere(m))

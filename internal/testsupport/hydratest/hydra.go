@@ -40,6 +40,9 @@ type Options struct {
 	// rotated refresh token again revokes the whole token family.
 	// Env OAUTH2_GRANT_REFRESH_TOKEN_ROTATION_GRACE_PERIOD.
 	RotationGracePeriod time.Duration
+	// DynamicRegistration turns on dynamic client registration (RFC 7591)
+	// at /oauth2/register; its metadata then lists registration_endpoint.
+	DynamicRegistration bool
 }
 
 // Hydra is one running Ory Hydra with its login/consent server.
@@ -48,10 +51,11 @@ type Hydra struct {
 	PublicURL string
 	AdminURL  string
 
-	subject     string
-	denyConsent atomic.Bool
-	admin       *http.Client
-	logPath     string
+	subject      string
+	registration bool
+	denyConsent  atomic.Bool
+	admin        *http.Client
+	logPath      string
 }
 
 // Start runs a fresh Hydra for t, with an empty database of its own, and
@@ -111,6 +115,10 @@ func Start(t testing.TB, opts Options) *Hydra {
 		}
 	}
 
+	if opts.DynamicRegistration {
+		base = append(base, "OIDC_DYNAMIC_CLIENT_REGISTRATION_ENABLED=true")
+		h.registration = true
+	}
 	for attempt := 1; ; attempt++ {
 		h.logPath = filepath.Join(dir, fmt.Sprintf("hydra-%d.log", attempt))
 		err := h.serve(t, bin, base)
@@ -144,6 +152,10 @@ func (h *Hydra) serve(t testing.TB, bin string, base []string) error {
 		"SERVE_ADMIN_HOST=127.0.0.1", "SERVE_ADMIN_PORT="+strconv.Itoa(admin),
 		"URLS_SELF_ISSUER="+h.Issuer, "URLS_SELF_PUBLIC="+h.PublicURL, "URLS_SELF_ADMIN="+h.AdminURL,
 	)
+	if h.registration {
+		// Hydra lists the endpoint in its metadata only when told where it is.
+		env = append(env, "WEBFINGER_OIDC_DISCOVERY_CLIENT_REGISTRATION_URL="+h.PublicURL+"/oauth2/register")
+	}
 	logf, err := os.Create(h.logPath)
 	if err != nil {
 		return err
