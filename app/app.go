@@ -105,6 +105,9 @@ type App struct {
 	Inventory *InventoryService
 	// SSH is the SSH hosts (backend/sshhosts, run by the keeper).
 	SSH *SSHService
+	// MCP is the upstream MCP servers (backend/upstream, run by the
+	// keeper where the gateway runs).
+	MCP *MCPService
 
 	keeper  *keeper.Keeper
 	keeping keeping
@@ -169,6 +172,8 @@ func New(cfg Config) (*App, error) {
 	a.Desktop = newDesktopService(a)
 	a.SSH = newSSHService(k.SSHHosts(), v, a.events, cfg.Log)
 	a.SSH.inventory = a.Inventory
+	a.MCP = newMCPService(v, k, a.events, cfg.Log)
+	a.MCP.inventory = a.Inventory
 	a.Connect = newConnectService(cfg.CLIPath, func() (bool, string) {
 		st := k.State()
 		return st.SocketPath != "", st.GatewayProblem
@@ -193,7 +198,7 @@ func (a *App) Options(assets fs.FS) *options.App {
 		OnBeforeClose:    a.beforeClose,
 		StartHidden:      a.cfg.Background,
 		Menu:             a.appMenu(),
-		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect, a.Desktop, a.Inventory, a.SSH},
+		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect, a.Desktop, a.Inventory, a.SSH, a.MCP},
 		Linux:            &linux.Options{ProgramName: "yett"},
 	}
 }
@@ -256,6 +261,7 @@ func (a *App) Close() {
 	a.OAuth.close()
 	a.Inventory.close()
 	a.SSH.close()
+	a.MCP.close()
 	a.Approvals.close()
 	a.Vault.close()
 	if a.vault != nil {

@@ -33,6 +33,8 @@ var windowEvents = []struct {
 	{"InventoryChanged", EventInventoryChanged, nil},
 	{"InventoryDrill", EventInventoryDrill, DrillReportView{}},
 	{"SSHChanged", EventSSHChanged, nil},
+	{"MCPChanged", EventMCPChanged, nil},
+	{"MCPConnect", EventMCPConnect, MCPConnectResult{}},
 }
 
 // paramEnums are the closed sets that plain string parameters take.

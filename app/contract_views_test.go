@@ -35,11 +35,11 @@ import (
 // boundServices are the services main.go binds, the roots of the views.
 func boundServices() []any {
 	return []any{&VaultService{}, &AuditService{}, &ApprovalService{}, &OAuthService{}, &ConnectService{},
-		&DesktopService{}, &InventoryService{}, &SSHService{}}
+		&DesktopService{}, &InventoryService{}, &SSHService{}, &MCPService{}}
 }
 
 // eventViews are views sent as event payloads and not returned by a method.
-var eventViews = []any{ApprovalState{}, ShowCard{}}
+var eventViews = []any{ApprovalState{}, ShowCard{}, MCPConnectResult{}}
 
 // enumSet is a closed set of values a string field takes (the field's
 // `enum` tag names it).
@@ -87,6 +87,8 @@ var enumSets = []enumSet{
 	{"AgentClientID", "agentconfig.Clients", agentconfig.Clients},
 	{"AgentClientState", "AgentClient.State", agentClientStates},
 	{"AgentChangeKind", "agentconfig.Changes", agentconfig.Changes},
+	{"MCPTransport", "mcpTransports", mcpTransports},
+	{"MCPServerState", "mcpStates", mcpStates},
 }
 
 // windowContract is contract.gen.ts: the closed sets, then the views.
@@ -407,6 +409,7 @@ func TestNoViewFieldIsNamedLikeASecret(t *testing.T) {
 		"AuthorizationView.lastRefresh": true, // a time
 		"InventoryRowView.lastRefresh":  true,
 		"DiscoveryView.tokenEndpoint":   true, // the provider's URL
+		"MCPServerView.secretNames":     true, // the variables or headers Yett fills, never their values
 	}
 	for _, v := range reachableViews() {
 		for _, f := range viewFields(t, v) {

@@ -176,7 +176,10 @@ type Keeper struct {
 	boot atomic.Value
 
 	changes feed.Feed[State]
-	unsub   func()
+	// upstreamChanges announces a change of the upstream servers' states
+	// or tools (SubscribeUpstreams).
+	upstreamChanges feed.Feed[struct{}]
+	unsub           func()
 }
 
 func (k *Keeper) getenv(key string) string {

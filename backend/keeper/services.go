@@ -89,6 +89,7 @@ func (k *Keeper) startLocked() {
 	}()
 	k.gw, k.gwCancel, k.gwDone = gw, cancel, done
 	k.upstream = up
+	up.Subscribe(func() { k.upstreamChanges.Publish(struct{}{}) })
 	up.Start()
 	k.gatewayStartedLocked(gw)
 	k.notes.startRelayLocked(gw.Broker())

@@ -40,6 +40,12 @@ var (
 	// ErrNoResourceMetadata: the server asked for authorization and
 	// published no usable protected resource metadata.
 	ErrNoResourceMetadata = errors.New("upstream: the server publishes no protected resource metadata (RFC 9728)")
+	// ErrAuthServerMetadata: the authorization server the metadata names
+	// publishes no usable metadata of its own (RFC 8414).
+	ErrAuthServerMetadata = errors.New("upstream: the authorization server's metadata could not be used")
+	// ErrRegistration: dynamic client registration failed; its text says
+	// the status and OAuth error code only.
+	ErrRegistration = errors.New("upstream: dynamic client registration failed")
 )
 
 // AuthDiscovery is what a remote server and its authorization server say
@@ -90,10 +96,10 @@ func DiscoverAuth(ctx context.Context, client *http.Client, serverURL string) (*
 	}
 	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], client)
 	if err != nil {
-		return nil, fmt.Errorf("upstream: the authorization server's metadata: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrAuthServerMetadata, err)
 	}
 	if asm == nil {
-		return nil, fmt.Errorf("upstream: the authorization server %s publishes no metadata (RFC 8414)", prm.AuthorizationServers[0])
+		return nil, fmt.Errorf("%w: %s publishes none (RFC 8414)", ErrAuthServerMetadata, prm.AuthorizationServers[0])
 	}
 	d := &AuthDiscovery{
 		Resource: prm.Resource, Issuer: asm.Issuer, RegistrationEndpoint: asm.RegistrationEndpoint,
@@ -188,7 +194,7 @@ type Registration struct {
 // two fields Yett keeps and quotes nothing the server sent.
 func Register(ctx context.Context, client *http.Client, d *AuthDiscovery, redirectURI string) (Registration, error) {
 	if d.RegistrationEndpoint == "" {
-		return Registration{}, errors.New("upstream: the authorization server offers no dynamic client registration: register a client with it and give its client id")
+		return Registration{}, fmt.Errorf("%w: the authorization server offers none; register a client with it and give its client id", ErrRegistration)
 	}
 	if err := checkEndpoint(d.RegistrationEndpoint); err != nil {
 		return Registration{}, err
@@ -214,7 +220,7 @@ func Register(ctx context.Context, client *http.Client, d *AuthDiscovery, redire
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return Registration{}, fmt.Errorf("upstream: dynamic client registration: %w", err)
+		return Registration{}, fmt.Errorf("%w: the authorization server could not be reached: %w", ErrRegistration, err)
 	}
 	defer resp.Body.Close()
 	var out struct {
@@ -229,10 +235,10 @@ func Register(ctx context.Context, client *http.Client, d *AuthDiscovery, redire
 		if decErr == nil && oauthErrorCode.MatchString(out.Error) {
 			code = " (" + out.Error + ")"
 		}
-		return Registration{}, fmt.Errorf("upstream: dynamic client registration was refused: HTTP %d%s", resp.StatusCode, code)
+		return Registration{}, fmt.Errorf("%w: it was refused with HTTP %d%s", ErrRegistration, resp.StatusCode, code)
 	}
 	if decErr != nil || out.ClientID == "" || len(out.ClientID) > 256 {
-		return Registration{}, errors.New("upstream: dynamic client registration answered no usable client id")
+		return Registration{}, fmt.Errorf("%w: it answered no usable client id", ErrRegistration)
 	}
 	r := Registration{ClientID: out.ClientID}
 	if out.ClientSecret != "" {

@@ -10,6 +10,7 @@ import type * as ConnectService from './wailsjs/go/app/ConnectService';
 import type * as DesktopService from './wailsjs/go/app/DesktopService';
 import type * as InventoryService from './wailsjs/go/app/InventoryService';
 import type * as SSHService from './wailsjs/go/app/SSHService';
+import type * as MCPService from './wailsjs/go/app/MCPService';
 
 /** The bound Go services of package app, as Wails generates them (./wailsjs/go/app). */
 export interface Services {
@@ -21,6 +22,7 @@ export interface Services {
   DesktopService: typeof DesktopService;
   InventoryService: typeof InventoryService;
   SSHService: typeof SSHService;
+  MCPService: typeof MCPService;
 }
 
 // ---- VaultService ----
@@ -603,6 +605,49 @@ export function sshUpdateHost(id: string, settings: V.SSHSettingsForm): Promise<
   return call(async () => parseView('SSHHostView', await service('SSHService').UpdateHost(id, settings)));
 }
 
+// ---- MCPService ----
+
+/**
+ * AddServer adds a local server, or a remote one with secret headers or
+ * none. A remote server behind OAuth is added by ConnectServer.
+ */
+export function mcpAddServer(form: V.MCPServerForm): Promise<V.MCPServerView> {
+  return call(async () => parseView('MCPServerView', await service('MCPService').AddServer(form)));
+}
+
+/**
+ * ConnectServer starts adding a remote server behind OAuth: Yett asks the
+ * server how it is authorized, registers itself with its authorization
+ * server unless a client id is given, and opens the consent in the
+ * browser. EventMCPConnect reports the end: once the account is connected
+ * the server is added with it (or the account is revoked again if the
+ * server cannot be added).
+ */
+export function mcpConnectServer(form: V.MCPServerForm): Promise<V.MCPConnectView> {
+  return call(async () => parseView('MCPConnectView', await service('MCPService').ConnectServer(form)));
+}
+
+/**
+ * RemoveServer deletes a server: its process stops and its tools leave
+ * every agent's list. An OAuth account it used stays in Connections.
+ */
+export function mcpRemoveServer(id: string): Promise<void> {
+  return call(() => service('MCPService').RemoveServer(id));
+}
+
+/** Servers lists every server, by name, with how it is doing and its tools. */
+export function mcpServers(): Promise<V.MCPServerView[]> {
+  return call(async () => parseViews('MCPServerView', await service('MCPService').Servers()));
+}
+
+/**
+ * UpdateServer replaces a server's settings (approval modes, who answers
+ * for it) without restarting it.
+ */
+export function mcpUpdateServer(id: string, settings: V.MCPSettingsForm): Promise<V.MCPServerView> {
+  return call(async () => parseView('MCPServerView', await service('MCPService').UpdateServer(id, settings)));
+}
+
 // ---- Events (app.Event*): each on… returns its unsubscribe function ----
 
 export function onVaultStatus(onEvent: (v: V.VaultStatus) => void, onError: (e: BackendError) => void = () => {}): () => void {
@@ -647,4 +692,12 @@ export function onInventoryDrill(onEvent: (v: V.DrillReportView) => void, onErro
 
 export function onSSHChanged(onEvent: () => void): () => void {
   return subscribe('ssh:changed', () => undefined, onEvent, () => {});
+}
+
+export function onMCPChanged(onEvent: () => void): () => void {
+  return subscribe('mcp:changed', () => undefined, onEvent, () => {});
+}
+
+export function onMCPConnect(onEvent: (v: V.MCPConnectResult) => void, onError: (e: BackendError) => void = () => {}): () => void {
+  return subscribe('mcp:connect', (v) => parseView('MCPConnectResult', v), onEvent, onError);
 }

@@ -110,6 +110,14 @@ export type AgentClientState = (typeof AGENT_CLIENT_STATES)[number];
 export const AGENT_CHANGE_KINDS = ['add', 'update', 'remove', 'none'] as const;
 export type AgentChangeKind = (typeof AGENT_CHANGE_KINDS)[number];
 
+/** mcpTransports */
+export const M_CP_TRANSPORTS = ['stdio', 'http'] as const;
+export type MCPTransport = (typeof M_CP_TRANSPORTS)[number];
+
+/** mcpStates */
+export const M_CP_SERVER_STATES = ['starting', 'ready', 'failed', 'not_running'] as const;
+export type MCPServerState = (typeof M_CP_SERVER_STATES)[number];
+
 /** ActivityItem is one line of the Activity view: a call or an authority event. */
 export interface ActivityItem {
   /** "call" or "authority" */
@@ -785,6 +793,86 @@ export interface LoggedSession {
   calls: number;
 }
 
+/**
+ * MCPConnectResult is pushed as EventMCPConnect when a connection started
+ * by ConnectServer ends: the server added, or why not.
+ */
+export interface MCPConnectResult {
+  flowId: string;
+  serverId: string;
+  error: string;
+}
+
+/**
+ * MCPConnectView is a started connection of a remote server's OAuth
+ * account: what discovery found, and the flow the browser finishes.
+ */
+export interface MCPConnectView {
+  flow: FlowView;
+  server: string;
+  issuer: string;
+  resource: string;
+  scopes: string[];
+  registered: boolean;
+}
+
+/** MCPServerView is a server as the UI shows it: its secrets by name only. */
+export interface MCPServerView {
+  id: string;
+  name: string;
+  transport: MCPTransport;
+  command: string;
+  args: string[];
+  url: string;
+  secretNames: string[];
+  /**
+   * AuthorizationID names the OAuth account whose tokens the server
+   * gets ("" for none); AuthorizationName is its name in Connections.
+   */
+  authorizationId: string;
+  authorizationName: string;
+  settings: MCPSettingsForm;
+  state: MCPServerState;
+  problem: string;
+  tools: MCPToolView[];
+  hidden: string[];
+  controlled: boolean;
+  problems: string[];
+  createdAt: string;
+  version: number;
+}
+
+/**
+ * MCPSettingsForm is what a person may change on a server after adding
+ * it, without restarting it.
+ */
+export interface MCPSettingsForm {
+  /** "writes" (the default), "per_call" or "session" */
+  approval: ApprovalMode;
+  tools: MCPToolMode[];
+  owner: string;
+  backupRevoker: string;
+}
+
+/** MCPToolMode is the person's approval mode for one tool. */
+export interface MCPToolMode {
+  tool: string;
+  approval: ApprovalMode;
+}
+
+/** MCPToolView is one of a server's tools as the server lists it. */
+export interface MCPToolView {
+  name: string;
+  /** ReadOnlyHint is what the server says of it: an untrusted hint. */
+  readOnlyHint: boolean;
+  /**
+   * Approval is the person's mode for it, "" when it follows the
+   * server's; AsksEachCall is what that comes to.
+   */
+  approval: string;
+  asksEachCall: boolean;
+}
+
 /** NotificationPolicyView is notify.Policy for the UI. */
 export interface NotificationPolicyView {
   sessionCards: boolean;
@@ -1141,6 +1229,42 @@ export interface InventoryForm {
   disableProcedure: string;
 }
 
+/**
+ * MCPField is one name and value: an environment variable of a local
+ * server, or a request header of a remote one. In MCPServerForm.Secrets
+ * the value is a secret, wiped once stored and never sent back.
+ */
+export interface MCPField {
+  name: string;
+  value: string;
+}
+
+/**
+ * MCPServerForm adds a server: a local one (Command, Args, Env, Secrets as
+ * environment variables) or a remote one (URL, Secrets as headers, or
+ * OAuth to connect its authorization: discovered, and consented in the
+ * browser).
+ */
+export interface MCPServerForm {
+  name: string;
+  transport: MCPTransport;
+  command: string;
+  args: string[];
+  env: MCPField[];
+  url: string;
+  secrets: MCPField[];
+  oauth: boolean;
+  /**
+   * ClientID is a client registered with the server's authorization
+   * server ("" registers Yett there); ClientSecret goes with a
+   * confidential one. Environment is the account's.
+   */
+  clientId: string;
+  clientSecret: string;
+  environment: Environment;
+  settings: MCPSettingsForm;
+}
+
 /** NewCredentialForm is the add-credential form. Secret only travels inward. */
 export interface NewCredentialForm {
   name: string;
@@ -1208,6 +1332,12 @@ export const VIEWS = {
   LiveGrant: { what: 'a live grant', fields: { id: 's', sessionId: 's', agent: 'AgentView', words: 's', credential: 's', givenAt: 's', until: 's', uses: 'n' } },
   LiveSession: { what: 'a live session', fields: { id: 's', agent: 'AgentView', channel: 's', approvedAt: 's', surface: 's', vaultEpoch: 'n' } },
   LoggedSession: { what: 'a logged session', fields: { id: 's', executable: 's', pid: 'n', exeSha256: 's', signer: 's', bootId: 's', vaultEpoch: 'n', approvedAt: 's', approvedBy: 's', surface: 's', ended: 'b', endedAt: 's', endReason: 's', endInferred: 'b', calls: 'n' } },
+  MCPConnectResult: { what: 'a MCP connect result', fields: { flowId: 's', serverId: 's', error: 's' } },
+  MCPConnectView: { what: 'a MCP connect', fields: { flow: 'FlowView', server: 's', issuer: 's', resource: 's', scopes: 's[]', registered: 'b' } },
+  MCPServerView: { what: 'a MCP server', fields: { id: 's', name: 's', transport: M_CP_TRANSPORTS, command: 's', args: 's[]', url: 's', secretNames: 's[]', authorizationId: 's', authorizationName: 's', settings: 'MCPSettingsForm', state: M_CP_SERVER_STATES, problem: 's', tools: 'MCPToolView[]', hidden: 's[]', controlled: 'b', problems: 's[]', createdAt: 's', version: 'n' } },
+  MCPSettingsForm: { what: 'a MCP settings form', fields: { approval: APPROVAL_MODES, tools: 'MCPToolMode[]', owner: 's', backupRevoker: 's' } },
+  MCPToolMode: { what: 'a MCP tool mode', fields: { tool: 's', approval: APPROVAL_MODES } },
+  MCPToolView: { what: 'a MCP tool', fields: { name: 's', readOnlyHint: 'b', approval: 's', asksEachCall: 'b' } },
   NotificationPolicyView: { what: 'a notification policy', fields: { sessionCards: 'b', callCards: 'b', windowOnly: 's[]' } },
   NotificationServerView: { what: 'a notification server', fields: { current: 's', name: 's', trusted: 'b', why: 's' } },
   NotificationStatusView: { what: 'a notification status', fields: { available: 'b', actions: 'b', server: 's', problem: 's' } },
@@ -1267,6 +1397,12 @@ export interface Views {
   LiveGrant: LiveGrant;
   LiveSession: LiveSession;
   LoggedSession: LoggedSession;
+  MCPConnectResult: MCPConnectResult;
+  MCPConnectView: MCPConnectView;
+  MCPServerView: MCPServerView;
+  MCPSettingsForm: MCPSettingsForm;
+  MCPToolMode: MCPToolMode;
+  MCPToolView: MCPToolView;
   NotificationPolicyView: NotificationPolicyView;
   NotificationServerView: NotificationServerView;
   NotificationStatusView: NotificationStatusView;

@@ -11,6 +11,8 @@ export interface ShortcutActions {
   view(index: number): boolean;
   /** Focuses the open view's search field; false when it has none. */
   search(): boolean;
+  /** Opens About and shortcuts (F1), whatever its position. */
+  help(): boolean;
 }
 
 export const IS_MAC = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
@@ -25,6 +27,7 @@ export function shortcutHelp(viewNames: string[]): ShortcutHelp[] {
   return [
     { keys: `${MOD}+L`, does: 'Lock the vault now' },
     ...viewNames.slice(0, 9).map((name, i) => ({ keys: `${MOD}+${i + 1}`, does: `Open ${name}` })),
+    { keys: 'F1', does: 'Open About and shortcuts (this page)' },
     { keys: `${MOD}+F`, does: 'Search or filter the open page (Credentials, Activity)' },
     { keys: 'A', does: 'Approve the approval card that has keyboard focus' },
     { keys: 'D', does: 'Deny the approval card that has keyboard focus' },
@@ -66,6 +69,7 @@ export function handleShortcut(e: KeyboardEvent, a: ShortcutActions): boolean {
     return false;
   }
   if (!e.ctrlKey && !e.metaKey && !e.altKey && !e.shiftKey) {
+    if (e.key === 'F1') return a.help();
     const k = e.key.toLowerCase();
     if (k === 'a' || k === 'd') return answerFocusedCard(k === 'a');
   }

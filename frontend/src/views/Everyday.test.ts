@@ -381,9 +381,10 @@ describe('shortcuts', () => {
     const order = sidebarOrder();
     await fireEvent.keyDown(window, { key: String(order.indexOf('sessions') + 1), ctrlKey: true });
     await screen.findByTestId('view-sessions');
-    await fireEvent.keyDown(window, { key: String(order.indexOf('about') + 1), ctrlKey: true });
+    // About is the last of more than nine views: F1 opens it.
+    await fireEvent.keyDown(window, { key: 'F1' });
     const about = await screen.findByTestId('shortcuts');
-    for (const keys of ['Ctrl+L', 'Ctrl+1', `Ctrl+${order.length}`, 'Ctrl+F', 'Esc']) expect(about.textContent).toContain(keys);
+    for (const keys of ['Ctrl+L', 'Ctrl+1', `Ctrl+${Math.min(order.length, 9)}`, 'F1', 'Ctrl+F', 'Esc']) expect(about.textContent).toContain(keys);
     expect(about.textContent).toContain('Approve the approval card that has keyboard focus');
     await fireEvent.keyDown(window, { key: 'l', ctrlKey: true });
     await screen.findByTestId('unlock-screen');

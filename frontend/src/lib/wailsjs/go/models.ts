@@ -465,6 +465,71 @@ export namespace app {
 	    endInferred: boolean;
 	    calls: number;
 	}
+	export interface MCPConnectView {
+	    flow: FlowView;
+	    server: string;
+	    issuer: string;
+	    resource: string;
+	    scopes: string[];
+	    registered: boolean;
+	}
+	export interface MCPField {
+	    name: string;
+	    value: string;
+	}
+	export interface MCPToolMode {
+	    tool: string;
+	    approval: string;
+	}
+	export interface MCPSettingsForm {
+	    approval: string;
+	    tools: MCPToolMode[];
+	    owner: string;
+	    backupRevoker: string;
+	}
+	export interface MCPServerForm {
+	    name: string;
+	    transport: string;
+	    command: string;
+	    args: string[];
+	    env: MCPField[];
+	    url: string;
+	    secrets: MCPField[];
+	    oauth: boolean;
+	    clientId: string;
+	    clientSecret: string;
+	    environment: string;
+	    settings: MCPSettingsForm;
+	}
+	export interface MCPToolView {
+	    name: string;
+	    readOnlyHint: boolean;
+	    approval: string;
+	    asksEachCall: boolean;
+	}
+	export interface MCPServerView {
+	    id: string;
+	    name: string;
+	    transport: string;
+	    command: string;
+	    args: string[];
+	    url: string;
+	    secretNames: string[];
+	    authorizationId: string;
+	    authorizationName: string;
+	    settings: MCPSettingsForm;
+	    state: string;
+	    problem: string;
+	    tools: MCPToolView[];
+	    hidden: string[];
+	    controlled: boolean;
+	    problems: string[];
+	    createdAt: string;
+	    version: number;
+	}
+	
+	
+	
 	export interface NewCredentialForm {
 	    name: string;
 	    secret: string;
