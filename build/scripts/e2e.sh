@@ -29,6 +29,11 @@ hydra_bin=$("$root/build/scripts/hydra.sh")
 . "$(dirname "$0")/headless.sh"
 
 stop_hydra() {
+	if [ -n "${tracker_pid:-}" ]; then
+		kill -TERM "$tracker_pid" 2>/dev/null || true
+		wait "$tracker_pid" 2>/dev/null || true
+		tracker_pid=""
+	fi
 	if [ -n "${login_pid:-}" ]; then
 		kill -TERM "$login_pid" 2>/dev/null || true
 		wait "$login_pid" 2>/dev/null || true
@@ -64,8 +69,11 @@ login="http://127.0.0.1:$login_port"
 node "$root/frontend/e2e/hydra-login.mjs" "$login_port" "$admin" >"$work/login.log" 2>&1 &
 login_pid=$!
 
-# Hydra in memory, on loopback only.
+# Hydra in memory, on loopback only, with dynamic client registration (the
+# MCP servers test registers Yett there as a client, as the MCP
+# authorization spec has a client do).
 env DSN=memory LOG_LEAK_SENSITIVE_VALUES=false \
+	OIDC_DYNAMIC_CLIENT_REGISTRATION_ENABLED=true WEBFINGER_OIDC_DISCOVERY_CLIENT_REGISTRATION_URL="$issuer/oauth2/register" \
 	SERVE_PUBLIC_HOST=127.0.0.1 SERVE_PUBLIC_PORT="$hydra_public" \
 	SERVE_ADMIN_HOST=127.0.0.1 SERVE_ADMIN_PORT="$hydra_admin" \
 	URLS_SELF_ISSUER="$issuer" URLS_LOGIN="$login/login" URLS_CONSENT="$login/consent" \
@@ -108,6 +116,20 @@ for i in $(seq 150); do
 	[ "$i" = 150 ] && { tail -40 "$work/hydra.log"; echo "e2e: Hydra or its login app was not ready in 30 s"; exit 1; }
 	sleep 0.2
 done
+
+# A remote MCP server protected by this Hydra (mcp.e2e.mjs): the Go SDK
+# server of internal/testsupport/mcpservertest, checking tokens by Hydra's
+# introspection. It prints its endpoint once it listens.
+(cd "$root" && go build -o "$work/tracker" ./internal/testsupport/mcpservertest/tracker)
+"$work/tracker" "$issuer" "$admin/admin/oauth2/introspect" >"$work/tracker.url" 2>"$work/tracker.log" &
+tracker_pid=$!
+for i in $(seq 50); do
+	[ -s "$work/tracker.url" ] && break
+	kill -0 "$tracker_pid" 2>/dev/null || { cat "$work/tracker.log"; echo "e2e: the MCP tracker exited early"; exit 1; }
+	[ "$i" = 50 ] && { echo "e2e: the MCP tracker did not listen in 10 s"; exit 1; }
+	sleep 0.2
+done
+tracker_url=$(head -1 "$work/tracker.url")
 
 canary="CANARY-e2e-$(random_hex 8)"
 oauth_canary="CANARY-oauth-$(random_hex 8)"
@@ -182,6 +204,18 @@ inv_status=0
 	YETT_ARTIFACTS="$artifacts" node e2e/inventory.e2e.mjs) || inv_status=$?
 [ "$inv_status" = 0 ] || status=$inv_status
 
+# MCP servers, on the same app: a local one from npm and a remote one
+# behind the same Hydra, an agent's calls approved from their cards.
+mcp_status=0
+mcp_canary="CANARY-mcp-$(random_hex 8)"
+(cd "$root/frontend" && YETT_E2E_URL="http://127.0.0.1:$port" YETT_E2E_PASSPHRASE="$passphrase" YETT_E2E_MCP_SECRET="$mcp_canary" \
+	YETT_E2E_TRACKER_URL="$tracker_url" YETT_E2E_HYDRA_PUBLIC="$issuer" YETT_E2E_BROWSER_LOG="$browser_log" \
+	YETT_ARTIFACTS="$artifacts" node e2e/mcp.e2e.mjs) || mcp_status=$?
+[ "$mcp_status" = 0 ] || status=$mcp_status
+kill -TERM "$tracker_pid" 2>/dev/null || true
+wait "$tracker_pid" 2>/dev/null || true
+tracker_pid=""
+
 kill -TERM "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
 
 # Keyboard only, from a fresh vault: a second app of its own (its own data
@@ -215,6 +249,11 @@ cp "$work/app.log" "$artifacts/e2e-app.log"
 cp "$work/login.log" "$artifacts/e2e-hydra-login.log"
 if grep -rqa -- "$canary" "$work/app.log" "$work/data"; then
 	echo "e2e: the canary secret leaked into the app log or the data directory"
+	status=1
+fi
+# The MCP server's secret variable is sealed in the vault: nowhere else.
+if grep -rqa -- "$mcp_canary" "$work/app.log" "$work/data"; then
+	echo "e2e: the MCP server's secret leaked into the app log or the data directory"
 	status=1
 fi
 # The SSH host's private key (made in the app by vault.e2e.mjs's SSH steps)

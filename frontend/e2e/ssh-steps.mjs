@@ -10,12 +10,12 @@
 //   steps.push(...sshRun.steps);   // and sshRun.cleanup() in finally
 
 import { execFileSync, spawn } from 'node:child_process';
+import { startAgentRun } from './agent-run.mjs';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -85,37 +85,8 @@ export function sshSteps({ byId, shot, assert, STEP_TIMEOUT, axeCheck = async ()
     throw new Error(`sshd did not answer: ${log}`);
   }
 
-  function startAgent() {
-    const proc = spawn(process.execPath, [join(here, 'agent.mjs'), CLI, `ssh://${hostName}`], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        YETT_E2E_TOOL: 'ssh.exec',
-        YETT_E2E_ARGS: JSON.stringify({ host: hostName, command, idempotency_key: 'e2e-ssh-1' }),
-      },
-    });
-    let err = '';
-    proc.stderr.on('data', (d) => (err += d));
-    // Each line the agent prints answers one call, in order.
-    const lines = [];
-    const waiters = [];
-    createInterface({ input: proc.stdout }).on('line', (l) => {
-      const r = JSON.parse(l);
-      if (waiters.length) waiters.shift()(r);
-      else lines.push(r);
-    });
-    proc.once('exit', (code) => {
-      for (const w of waiters.splice(0)) w({ error: `agent exited (${code}): ${err}` });
-    });
-    const next = () => (lines.length ? Promise.resolve(lines.shift()) : new Promise((ok) => waiters.push(ok)));
-    const reply = next();
-    // call makes one more call of the same run and answers its reply.
-    const call = (tool, args) => {
-      proc.stdin.write(JSON.stringify({ tool, args }) + '\n');
-      return next();
-    };
-    return { proc, reply, call, stop: () => proc.stdin.end() };
-  }
+  const startAgent = () =>
+    startAgentRun(CLI, `ssh://${hostName}`, 'ssh.exec', { host: hostName, command, idempotency_key: 'e2e-ssh-1' });
 
   const card = (page) => byId(page, 'approval-card');
 

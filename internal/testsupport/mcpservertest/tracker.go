@@ -25,21 +25,34 @@ import (
 // or hostile server would. It keeps the access tokens it accepted in
 // memory, for the test to count, and never prints them.
 type Tracker struct {
-	*httptest.Server
+	*httptest.Server // set by StartTracker; nil for NewTracker's
+	// URL is its base URL (its MCP endpoint is URL+"/mcp").
+	URL     string
 	mu      sync.Mutex
 	tokens  map[string]int // access token -> requests carrying it
 	noAuth  int            // requests refused for having no token
 	created []string
 }
 
-// StartTracker starts a Tracker whose tokens come from issuer and are
-// checked at introspectURL (RFC 7662); it stops in t.Cleanup.
+// StartTracker starts a Tracker on 127.0.0.1 whose tokens come from
+// issuer and are checked at introspectURL (RFC 7662); it stops in
+// t.Cleanup.
 func StartTracker(t testing.TB, issuer, introspectURL string) *Tracker {
 	t.Helper()
-	tr := &Tracker{tokens: map[string]int{}}
+	s := httptest.NewUnstartedServer(nil)
+	tr, h := NewTracker("http://"+s.Listener.Addr().String(), issuer, introspectURL)
+	s.Config.Handler = h
+	s.Start()
+	tr.Server = s
+	t.Cleanup(s.Close)
+	return tr
+}
+
+// NewTracker is a Tracker served at base (http://HOST:PORT) by the
+// handler it returns, for a program to serve (the browser test's).
+func NewTracker(base, issuer, introspectURL string) (*Tracker, http.Handler) {
+	tr := &Tracker{URL: base, tokens: map[string]int{}}
 	mux := http.NewServeMux()
-	tr.Server = httptest.NewServer(mux)
-	t.Cleanup(tr.Close)
 	resource := tr.URL + "/mcp"
 	srv := mcp.NewServer(&mcp.Implementation{Name: "tracker", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "whoami", Description: "Who the request came as", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
@@ -95,7 +108,7 @@ func StartTracker(t testing.TB, issuer, introspectURL string) *Tracker {
 		Resource: resource, AuthorizationServers: []string{issuer}, ScopesSupported: []string{"openid"},
 		ResourceName: "Tracker",
 	}))
-	return tr
+	return tr, mux
 }
 
 // Unauthenticated counts the requests that came without a token.
