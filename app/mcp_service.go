@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/upstream"
@@ -193,7 +194,21 @@ func (s *MCPService) AddServer(form MCPServerForm) (MCPServerView, error) {
 	if err != nil {
 		return MCPServerView{}, s.publicError(err)
 	}
-	return mcpServerView(v), nil
+	return mcpServerView(v), s.recordEnvironment(v, form.Environment)
+}
+
+// recordEnvironment writes the environment the form named on the server's
+// inventory row (the inventory keeps it, not the server's record), so a
+// server added with its owner, backup revoker and environment is under
+// control from the start.
+func (s *MCPService) recordEnvironment(v vault.MCPServerView, env string) error {
+	if env == "" || s.inventory == nil {
+		return nil
+	}
+	if err := s.inventory.SetField(v.ID, inventory.FieldEnvironment, env); err != nil {
+		return shown("Added “" + v.Name + "”, but its environment could not be recorded: " + err.Error() + " Set it in the Inventory.")
+	}
+	return nil
 }
 
 // ConnectServer starts adding a remote server behind OAuth: Yett asks the
@@ -238,13 +253,13 @@ func (s *MCPService) ConnectServer(form MCPServerForm) (MCPConnectView, error) {
 		}
 		pending.Secrets[k] = vault.NewSecret(v.Bytes())
 	}
-	s.follow(f.Flow, pending)
+	s.follow(f.Flow, pending, form.Environment)
 	return MCPConnectView{Flow: flowView(f.Flow), Server: ns.Name, Issuer: f.Discovery.Issuer, Resource: f.Discovery.Resource,
 		Scopes: nonNil(f.Discovery.Scopes), Registered: f.Registered}, nil
 }
 
 // follow waits for the consent, then adds the server with its account.
-func (s *MCPService) follow(f oauth.FlowView, ns vault.NewMCPServer) {
+func (s *MCPService) follow(f oauth.FlowView, ns vault.NewMCPServer, envOf string) {
 	m := s.k.State().OAuth
 	go func() {
 		defer wipeSecrets(ns)
@@ -266,6 +281,9 @@ func (s *MCPService) follow(f oauth.FlowView, ns vault.NewMCPServer) {
 				break
 			}
 			res.ServerID = v.ID
+			if err := s.recordEnvironment(v, envOf); err != nil {
+				res.Error = err.Error()
+			}
 		}
 		s.events.send(EventMCPConnect, res)
 	}()

@@ -54,7 +54,11 @@ func newMCPFixture(t *testing.T) *mcpFixture {
 	sink := &eventSink{}
 	sink.attach(f.rec.emit)
 	f.svc = newMCPService(v, f.k, sink, logger)
+	f.svc.inventory = newInventoryService(sink, logger)
+	f.svc.inventory.attach(f.k.State().Inventory)
 	t.Cleanup(func() {
+		f.svc.inventory.attach(nil)
+		f.svc.inventory.close()
 		f.svc.close()
 		v.Lock("test_end")
 		f.k.Close()
@@ -92,7 +96,8 @@ func TestMCPServiceLocalServer(t *testing.T) {
 	f := newMCPFixture(t)
 	node, args := mcpservertest.Everything(t)
 	added, err := f.svc.AddServer(MCPServerForm{Name: "everything", Transport: vault.TransportStdio, Command: filepath.Base(node), Args: args,
-		Secrets: []MCPField{{Name: "API_TOKEN", Value: canary}}, Settings: MCPSettingsForm{Approval: "writes", Owner: "ana", BackupRevoker: "luis"}})
+		Secrets: []MCPField{{Name: "API_TOKEN", Value: canary}}, Environment: "development",
+		Settings: MCPSettingsForm{Approval: "writes", Owner: "ana", BackupRevoker: "luis"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +113,11 @@ func TestMCPServiceLocalServer(t *testing.T) {
 	}
 	if getEnv == nil || !getEnv.ReadOnlyHint || getEnv.AsksEachCall || getEnv.Approval != "" {
 		t.Fatalf("get-env as listed: %+v", getEnv)
+	}
+	// Its owner, backup revoker and environment, all given in the form:
+	// under control from the start.
+	if !ready.Controlled {
+		t.Fatalf("a server added with who answers for it is not under control: %+v", ready.Problems)
 	}
 	set := ready.Settings
 	set.Tools = []MCPToolMode{{Tool: "get-env", Approval: "per_call"}}
@@ -176,7 +186,7 @@ func TestMCPServiceConnectsAnOAuthServer(t *testing.T) {
 		t.Fatalf("the consent: %d %v", status, err)
 	}
 	s := f.server(t, "tracker", func(s MCPServerView) bool { return s.State == upstream.StateReady && len(s.Tools) == 2 })
-	if s.AuthorizationID == "" || s.AuthorizationName != "MCP server tracker" {
+	if s.AuthorizationID == "" || s.AuthorizationName != "MCP server tracker" || !s.Controlled {
 		t.Fatalf("the server's account: %+v", s)
 	}
 	if !strings.Contains(f.rec.all(), EventMCPConnect+` {"flowId":"`+c.Flow.FlowID+`","serverId":"`+s.ID+`","error":""}`) {

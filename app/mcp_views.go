@@ -68,7 +68,8 @@ type MCPServerForm struct {
 	OAuth     bool       `json:"oauth"`
 	// ClientID is a client registered with the server's authorization
 	// server ("" registers Yett there); ClientSecret goes with a
-	// confidential one. Environment is the account's.
+	// confidential one. Environment is the server's in the Inventory (and
+	// its account's).
 	ClientID     string          `json:"clientId"`
 	ClientSecret string          `json:"clientSecret"`
 	Environment  string          `json:"environment" enum:"Environment"`

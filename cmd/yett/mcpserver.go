@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/upstream"
 	"github.com/yettdev/yett/backend/vault"
@@ -33,11 +34,11 @@ func init() {
 const mcpServerUsage = `usage: yett mcp-server add --name NAME --command PATH [--arg ARG ...] [--env NAME=VALUE ...]
                            [--secret-env NAME ...]
        yett mcp-server add --name NAME --url URL [--secret-header NAME ...]
-                           [--oauth --environment development|staging|production
-                            [--client-id ID [--client-auth none|secret]] [--scope SCOPE ...]
+                           [--oauth [--client-id ID [--client-auth none|secret]] [--scope SCOPE ...]
                             [--callback-port PORT]]
                            [--approval writes|per-call|session] [--tool TOOL=MODE ...]
-                           [--owner WHO] [--backup-revoker WHO] [--secret-fd N]
+                           [--owner WHO] [--backup-revoker WHO]
+                           [--environment development|staging|production] [--secret-fd N]
        yett mcp-server set NAME|ID [--approval MODE] [--tool TOOL=MODE ...] [--tool TOOL=default ...]
                            [--owner WHO] [--backup-revoker WHO]
        yett mcp-server list
@@ -139,7 +140,7 @@ func mcpServerAdd(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&oreq.ClientID, "client-id", "", "--oauth: a client you registered with its authorization server")
 	clientAuth := fs.String("client-auth", "none", "--oauth: none, or secret (asked for at the terminal)")
 	fs.Var(&scopes, "scope", "--oauth: a scope to ask for instead of the server's (repeat)")
-	fs.StringVar(&oreq.Environment, "environment", "", "--oauth: development, staging or production")
+	fs.StringVar(&oreq.Environment, "environment", "", "development, staging or production: the server's (and with --oauth its account's)")
 	fs.IntVar(&oreq.CallbackPort, "callback-port", 0, "--oauth: the loopback port the browser comes back to")
 	if err := fs.Parse(args); err != nil {
 		return withExitCode(2, err)
@@ -196,8 +197,10 @@ func mcpServerAdd(ctx context.Context, env *Env, args []string) error {
 	}
 	clientSecret := *useOAuth && *clientAuth == "secret"
 	switch {
-	case !*useOAuth && (oreq.ClientID != "" || len(scopes) > 0 || oreq.Environment != "" || oreq.CallbackPort != 0 || *clientAuth != "none"):
-		return bad("--client-id, --client-auth, --scope, --environment and --callback-port go with --oauth")
+	case !*useOAuth && (oreq.ClientID != "" || len(scopes) > 0 || oreq.CallbackPort != 0 || *clientAuth != "none"):
+		return bad("--client-id, --client-auth, --scope and --callback-port go with --oauth")
+	case oreq.Environment != "" && !slices.Contains(oauth.Environments, oreq.Environment):
+		return bad("--environment is development, staging or production")
 	case *useOAuth && ns.Transport != vault.TransportHTTP:
 		return bad("--oauth is for a remote server (--url)")
 	case *useOAuth && !slices.Contains(oauth.Environments, oreq.Environment):
@@ -274,6 +277,17 @@ func mcpServerAdd(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "Added MCP server %q (%s). Agents see its tools as %s.TOOL once Yett serves them (the app or yett serve).\n",
 		v.Name, v.ID, v.Name)
+	// The inventory keeps a server's environment (its record keeps who
+	// answers for it): with all three the row is under control at once.
+	if oreq.Environment != "" {
+		inv := s.k.State().Inventory
+		if inv == nil {
+			return errors.New("mcp-server add: the server was added, but the owner inventory did not start, so its environment was not recorded")
+		}
+		if err := inv.SetField(ctx, v.ID, inventory.FieldEnvironment, oreq.Environment); err != nil {
+			return fmt.Errorf("mcp-server add: the server was added, but its environment was not recorded: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -416,8 +430,30 @@ func mcpServerSet(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "Saved MCP server %q (%s).\n", v.Name, v.ID)
-	printMCPServer(env.Stdout, v)
+	printMCPServer(env.Stdout, v, s.controlOf(ctx, v.ID))
 	return nil
+}
+
+// controlOf is the owner inventory's word on row id: under control, or
+// what it misses; "" when the inventory did not start.
+func (s *setup) controlOf(ctx context.Context, id string) string {
+	inv := s.k.State().Inventory
+	if inv == nil {
+		return ""
+	}
+	rows, err := inv.Rows(ctx, inventory.Filter{})
+	if err != nil {
+		return ""
+	}
+	for _, r := range rows {
+		if r.ID == id && r.Controlled {
+			return "under control (" + r.Environment + ")"
+		}
+		if r.ID == id {
+			return "not under control: missing " + strings.Join(r.Missing, ", ")
+		}
+	}
+	return ""
 }
 
 func mcpServerRead(ctx context.Context, env *Env, sub string, args []string) error {
@@ -448,7 +484,7 @@ func mcpServerRead(ctx context.Context, env *Env, sub string, args []string) err
 	}
 	m := list[i]
 	if sub == "show" {
-		printMCPServer(env.Stdout, m)
+		printMCPServer(env.Stdout, m, s.controlOf(ctx, m.ID))
 		return nil
 	}
 	ok, err := s.tty.Confirm(ctx, fmt.Sprintf("Remove MCP server %q (%s)? Agents lose its tools at once, and Yett stops it.", m.Name, m.ID))
@@ -489,7 +525,7 @@ func printMCPServers(w io.Writer, list []vault.MCPServerView) {
 	tw.Flush()
 }
 
-func printMCPServer(w io.Writer, m vault.MCPServerView) {
+func printMCPServer(w io.Writer, m vault.MCPServerView, control string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("id", m.ID)
@@ -498,7 +534,7 @@ func printMCPServer(w io.Writer, m vault.MCPServerView) {
 	if m.Transport == vault.TransportHTTP {
 		row("url", m.URL)
 		if m.OAuth != "" {
-			row("oauth", m.OAuth+" (an account under OAuth custody: yett inventory, drills, revoke)")
+			row("oauth", m.OAuth+" (an account under OAuth custody: yett accounts lists and revokes it)")
 		}
 		row("secret headers", strings.Join(m.SecretNames, ", ")+" (stored; write-only, never shown)")
 	} else {
@@ -524,6 +560,9 @@ func printMCPServer(w io.Writer, m vault.MCPServerView) {
 	}
 	row("owner", m.Owner)
 	row("backup revoker", m.BackupRevoker)
+	if control != "" {
+		row("inventory", control)
+	}
 	row("created", m.CreatedAt.Local().Format(time.DateTime))
 	row("version", fmt.Sprint(m.Version))
 	tw.Flush()

@@ -60,6 +60,7 @@ func TestMCPServerOAuthAtTerminal(t *testing.T) {
 		"--approval", "session", "--owner", "alice", "--backup-revoker", "bob")
 	runSetup(t, env, func(r *ptyRun) {
 		r.capture(t, regexp.MustCompile(`oauth\s+(az-\S+) \(an account under OAuth custody`))
+		r.expect(t, "under control (development)")
 	}, "mcp-server", "show", "tracker")
 	runSetup(t, env, func(r *ptyRun) {
 		r.capture(t, regexp.MustCompile(`(MCP server tracker)\s+127\.0\.0\.1:\d+\s+alice@example\.test\s+development\s+active\s+alice\s+bob`))

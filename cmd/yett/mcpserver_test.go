@@ -48,7 +48,7 @@ func mcpServerCommands(t *testing.T, as *nonroot.User) {
 	sh.answer(t, "$ ", "yett mcp-server add --name remote --url http://mcp.example.com/mcp --secret-header Authorization; echo exit=$?")
 	sh.expect(t, "secrets travel only over https, except to loopback")
 	sh.answer(t, "$ ", "yett mcp-server add --name everything --command "+filepath.Base(node)+" --arg "+script+" --arg stdio --env EVERYTHING_MODE=test "+
-		"--secret-env API_TOKEN --tool toggle-simulated-logging=per-call --owner alice --backup-revoker bob")
+		"--secret-env API_TOKEN --tool toggle-simulated-logging=per-call --owner alice --backup-revoker bob --environment staging")
 	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
 	sh.answer(t, `Value of API_TOKEN for "everything" (not shown as you type): `, setupCanary)
 	sh.expect(t, `Added MCP server "everything"`)
@@ -56,6 +56,7 @@ func mcpServerCommands(t *testing.T, as *nonroot.User) {
 	sh.answer(t, "Yett vault passphrase: ", setupPassphrase)
 	sh.expect(t, "API_TOKEN (stored; write-only, never shown)")
 	sh.expect(t, "toggle-simulated-logging=per-call")
+	sh.expect(t, "under control (staging)")
 	// A tool's mode, changed later: get-env (which says it only reads)
 	// asks every call, and toggle-simulated-logging gets the server's mode.
 	sh.answer(t, "$ ", "yett mcp-server set everything --tool get-env=per-call --tool toggle-simulated-logging=default")

@@ -103,6 +103,8 @@ const steps = [
     const hint = await toolRow(page, LOCAL, 'get-env').innerText();
     assert(hint.includes('only reads (a hint)') && /\bno$/.test(hint.trim()), `get-env as listed: ${hint}`);
     assert(!(await page.content()).includes(SECRET), 'the secret is on the page');
+    // Its owner, backup revoker and environment came with the form.
+    assert((await serverCard(page, LOCAL).locator('[data-testid="mcp-uncontrolled"]').count()) === 0, 'a server added with who answers for it is not under control');
     await shot(page, 'mcp-11-local-ready');
     await axeCheck(page, 'MCP servers with a local server');
   }],
@@ -156,6 +158,7 @@ const steps = [
     assert(notice.includes(`added “${REMOTE}”`), `the notice after the consent: ${notice}`);
     await serverCard(page, REMOTE).locator('[data-testid="mcp-state"]', { hasText: 'Ready' }).waitFor({ timeout: STEP_TIMEOUT });
     await toolRow(page, REMOTE, 'whoami').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await serverCard(page, REMOTE).locator('[data-testid="mcp-uncontrolled"]').count()) === 0, 'the remote server is not under control');
     const account = await serverCard(page, REMOTE).locator('[data-testid="mcp-account"]').innerText();
     assert(account.includes(`MCP server ${REMOTE}`), `the account shown: ${account}`);
     await shot(page, 'mcp-21-oauth-ready');

@@ -1257,7 +1257,8 @@ export interface MCPServerForm {
   /**
    * ClientID is a client registered with the server's authorization
    * server ("" registers Yett there); ClientSecret goes with a
-   * confidential one. Environment is the account's.
+   * confidential one. Environment is the server's in the Inventory (and
+   * its account's).
    */
   clientId: string;
   clientSecret: string;

@@ -32,13 +32,14 @@ describe('MCP servers', () => {
       'mcp-name': 'everything', 'mcp-command': 'node', 'mcp-args': '/srv/everything/index.js\nstdio\n', 'mcp-env': 'MODE=test',
       'mcp-secret-name-0': 'API_TOKEN', 'mcp-secret-value-0': CANARY, 'mcp-owner': 'ana', 'mcp-backup': 'luis',
     });
+    await fireEvent.change(screen.getByTestId('mcp-environment'), { target: { value: 'staging' } });
     // A backend bug echoing the secret back must still not reach the page.
     mcp.MCPService.Servers.mockImplementation(async () => mcp.state.servers.map((s) => ({ ...s, value: CANARY })));
     await fireEvent.click(screen.getByTestId('mcp-submit'));
     await screen.findByTestId('mcp-notice');
     const form = mcp.MCPService.AddServer.mock.calls[0][0];
     expect(form).toMatchObject({ name: 'everything', transport: 'stdio', command: 'node', args: ['/srv/everything/index.js', 'stdio'],
-      env: [{ name: 'MODE', value: 'test' }], secrets: [{ name: 'API_TOKEN', value: CANARY }], oauth: false });
+      env: [{ name: 'MODE', value: 'test' }], secrets: [{ name: 'API_TOKEN', value: CANARY }], oauth: false, environment: 'staging' });
     expect(form.settings).toMatchObject({ approval: 'writes', owner: 'ana', backupRevoker: 'luis' });
     expect(screen.queryByTestId('mcp-form')).toBeNull();
     expect(document.body.innerHTML).not.toContain(CANARY);
