@@ -220,7 +220,7 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	// and without any network call.
 	b, err := g.oauth.Check(op.AuthorizationID)
 	if err != nil {
-		return g.refuse(c, act, "", oauthRefusal(err)), nil
+		return g.refuse(c, act, "", oauthRefusal(err, "this operation")), nil
 	}
 	if r := g.control(op.AuthorizationID); r != nil {
 		return g.refuse(c, act, "", r), nil
@@ -257,7 +257,7 @@ func (c *conn) operation(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		credential: func(ctx context.Context) (*action.Credential, func(int), *refusal) {
 			lease, err := g.oauth.Acquire(ctx, op.AuthorizationID, name)
 			if err != nil {
-				return nil, nil, oauthRefusal(err)
+				return nil, nil, oauthRefusal(err, "this operation")
 			}
 			cred := lease.Credential()
 			// The token is lent only while the vault stays in the epoch the
@@ -293,18 +293,19 @@ func bodyHeaders(body []byte) map[string]string {
 }
 
 // oauthRefusal maps an authorization that cannot serve to the agent's
-// answer. Every one of them means nothing was sent.
-func oauthRefusal(err error) *refusal {
+// answer. Every one of them means nothing was sent. what names what the
+// account is behind ("this operation", "the MCP server \"x\"").
+func oauthRefusal(err error, what string) *refusal {
 	switch {
 	case errors.Is(err, oauth.ErrNeedsReconnection):
 		return &refusal{agentapi.CodeNeedsReconnection, audit.ReasonNeedsReconnection,
-			"the account behind this operation must be reconnected by its owner in Yett; nothing was sent"}
+			"the account behind " + what + " must be reconnected by its owner in Yett; nothing was sent"}
 	case errors.Is(err, oauth.ErrSuspended):
 		return &refusal{agentapi.CodeAuthSuspended, audit.ReasonAuthorizationSuspended,
-			"the account behind this operation is switched off in Yett for now (a revocation drill, or its owner); nothing was sent"}
+			"the account behind " + what + " is switched off in Yett for now (a revocation drill, or its owner); nothing was sent"}
 	case errors.Is(err, oauth.ErrDisabled), errors.Is(err, oauth.ErrNotFound):
 		return &refusal{agentapi.CodeAuthRevoked, audit.ReasonRevoked,
-			"the account behind this operation was revoked or removed in Yett; nothing was sent"}
+			"the account behind " + what + " was revoked or removed in Yett; nothing was sent"}
 	case errors.Is(err, vault.ErrLocked):
 		return refusedLocked
 	case errors.Is(err, oauth.ErrTransient):
@@ -314,7 +315,7 @@ func oauthRefusal(err error) *refusal {
 		return refusedCancelled
 	}
 	return &refusal{agentapi.CodeUnavailable, audit.ReasonProviderRefused,
-		"Yett could not get access for this operation from the provider; nothing was sent"}
+		"Yett could not get access for " + what + " from the provider; nothing was sent"}
 }
 
 func toolsSignature(tools []*mcp.Tool) string {

@@ -36,6 +36,9 @@ type Upstreams interface {
 	Tools() []upstream.Tool
 	Lookup(name string) (upstream.Tool, bool)
 	State(server string) (state string, defined bool)
+	// Authorization is the OAuth authorization the server of this name
+	// gets its tokens from ("" for none, or no such server).
+	Authorization(server string) string
 	Call(ctx context.Context, t upstream.Tool, args json.RawMessage) (*upstream.Result, error)
 	Subscribe(fn func()) (cancel func())
 }
@@ -157,8 +160,22 @@ func (c *conn) upstreamCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	// 2. A tool a server lists now, and valid arguments.
 	t, ok := g.upstream.Lookup(name)
+	state, defined := "", false
 	if !ok {
-		if state, defined := g.upstream.State(server); defined && state != upstream.StateReady {
+		// A server lists its tools and becomes ready at once: if it did
+		// between the two reads, the tool is there now.
+		if state, defined = g.upstream.State(server); defined && state == upstream.StateReady {
+			t, ok = g.upstream.Lookup(name)
+		}
+	}
+	// A server whose account cannot serve (a drill switched it off, it
+	// was revoked, its owner must reconnect it) lists no tools: its calls
+	// are refused for that, as an operation on the account would be.
+	if r := g.upstreamAccount(server, t, ok); r != nil {
+		return g.refuse(c, act, "", r), nil
+	}
+	if !ok {
+		if defined && state != upstream.StateReady {
 			return g.refuse(c, act, "", &refusal{agentapi.CodeUnavailable, audit.ReasonUpstreamNotReady, fmt.Sprintf(
 				"the MCP server %q is not connected now (%s); nothing was sent. %s", server, state, agentapi.CodeRetrySafe)}), nil
 		}
@@ -200,6 +217,23 @@ func (c *conn) upstreamCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 		host: server, path: t.Upstream, key: key, credRef: t.Server.ID, operation: name, approvedVia: via,
 		perf: &upstreamAction{g: g, tool: t, args: args},
 	}, sess, act), nil
+}
+
+// upstreamAccount is the refusal for a call of server's tools while the
+// OAuth authorization it gets its tokens from cannot serve; nil when it
+// has none or it serves.
+func (g *Gateway) upstreamAccount(server string, t upstream.Tool, listed bool) *refusal {
+	id := t.Server.OAuth
+	if !listed {
+		id = g.upstream.Authorization(server)
+	}
+	if id == "" || g.oauth == nil {
+		return nil
+	}
+	if _, err := g.oauth.Check(id); err != nil {
+		return oauthRefusal(err, fmt.Sprintf("the MCP server %q", server))
+	}
+	return nil
 }
 
 // upstreamAction is one tool call of an upstream server. The server holds

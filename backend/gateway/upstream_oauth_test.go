@@ -63,8 +63,8 @@ func connectTracker(t *testing.T, w *world, h *hydratest.Hydra, tr *mcpservertes
 // concurrent calls after the access token expired cause one refresh; the
 // token never reaches the agent though the server echoes it; a drill
 // that suspends the authorization takes the server's tools away at once
-// and refuses its calls without sending them, and resuming brings them
-// back.
+// and refuses its calls without sending them (AUTH_SUSPENDED, as for an
+// operation on the account), and resuming brings them back.
 func TestUpstreamOAuthServerThroughYett(t *testing.T) {
 	const ttl = 4 * time.Second
 	h := hydratest.Start(t, hydratest.Options{AccessTokenTTL: ttl, DynamicRegistration: true})
@@ -174,7 +174,7 @@ func TestUpstreamOAuthServerThroughYett(t *testing.T) {
 	waitGone(t, a, "tracker.whoami")
 	hits := tr.Tokens()
 	r = a.do(map[string]any{"op": "call", "tool": "tracker.whoami", "args": map[string]any{}})
-	if r.Structured["outcome"] != agentapi.CodeUnavailable || !strings.Contains(r.Text, "RETRY_SAFE") {
+	if r.Structured["outcome"] != agentapi.CodeAuthSuspended || !strings.Contains(r.Text, `the account behind the MCP server "tracker" is switched off`) {
 		t.Fatalf("a call during the drill: %+v", r)
 	}
 	after := tr.Tokens()

@@ -274,7 +274,12 @@ func (m *Manager) authorizationsChanged() {
 		}
 		l.mu.Lock()
 		s := l.session
+		l.tools = nil
+		if l.state == StateReady {
+			l.state, l.problem, l.since = StateFailed, "its OAuth authorization cannot serve", time.Now()
+		}
 		l.mu.Unlock()
+		m.changed()
 		if s != nil {
 			s.Close()
 		}
@@ -387,10 +392,15 @@ func (m *Manager) newLive(v vault.MCPServerView) *live {
 // and never less than 4 MiB (a long tools/list).
 func (m *Manager) frameCap() int { return max(frameSlack*m.cfg.MaxResultBytes, 4<<20) }
 
-// Tools lists every ready server's tools, by name.
+// Tools lists every ready server's tools, by name. A server whose OAuth
+// authorization cannot serve now lists none, even in the moment before
+// its session is closed.
 func (m *Manager) Tools() []Tool {
 	var out []Tool
 	for _, l := range m.lives() {
+		if !l.authorizationServes() {
+			continue
+		}
 		l.mu.Lock()
 		out = append(out, l.tools...)
 		l.mu.Unlock()
@@ -448,6 +458,15 @@ func (m *Manager) State(name string) (state string, defined bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.state, true
+}
+
+// Authorization is the OAuth authorization the server of this name gets
+// its tokens from: "" for none, or when no such server runs.
+func (m *Manager) Authorization(name string) string {
+	if l := m.named(name); l != nil {
+		return l.view.OAuth
+	}
+	return ""
 }
 
 // Statuses says how every server is doing, by name.
@@ -509,6 +528,16 @@ func (l *live) run() {
 		}
 		pause = min(2*pause, time.Minute)
 	}
+}
+
+// authorizationServes says whether the server has no OAuth authorization
+// or one that serves now.
+func (l *live) authorizationServes() bool {
+	if l.view.OAuth == "" {
+		return true
+	}
+	a := l.m.cfg.Authorizations
+	return a != nil && a.Usable(l.view.OAuth) == nil
 }
 
 // authorized waits while the server's OAuth authorization cannot serve,
@@ -608,7 +637,12 @@ func (l *live) connect() error {
 	l.m.log.Info("upstream MCP server ready", "server", l.view.Name)
 	err = session.Wait()
 	l.mu.Lock()
+	// Its tools go and it is not ready, at once: a call in between is told
+	// the server is not connected, never that it lists no such tool.
 	l.session, l.tools = nil, nil
+	if l.state == StateReady {
+		l.state, l.problem, l.since = StateFailed, "its session ended", time.Now()
+	}
 	l.mu.Unlock()
 	l.stopProcess()
 	if err == nil {
@@ -1053,7 +1087,7 @@ func (m *Manager) Call(ctx context.Context, t Tool, args json.RawMessage) (*Resu
 	if s == nil || state != StateReady {
 		return nil, ErrNotReady
 	}
-	if l.view.OAuth != "" && (m.cfg.Authorizations == nil || m.cfg.Authorizations.Usable(l.view.OAuth) != nil) {
+	if !l.authorizationServes() {
 		return nil, ErrNotReady
 	}
 	params := &mcp.CallToolParams{Name: t.Upstream}
