@@ -57,6 +57,12 @@ type Fact struct {
 	// Endpoints are the provider's token and authorization endpoints (a
 	// drill checks no credential binding reaches them).
 	Endpoints []string
+	// MCPServers name the upstream MCP servers that get their tokens from
+	// this authorization (their tools are what a drill must see cut off),
+	// and MCPServerIDs are their ids (their calls' credential in the audit
+	// log).
+	MCPServers   []string
+	MCPServerIDs []string
 }
 
 // Declared is an owner declaration made before the inventory held the row.
@@ -101,6 +107,9 @@ type Operations interface {
 type OAuthSource struct {
 	Custody    Authorizations
 	Operations Operations
+	// MCPServers are the vault's upstream MCP servers, some of which get
+	// their tokens from an authorization; nil lists none.
+	MCPServers MCPServers
 }
 
 // Facts implements Source.
@@ -119,11 +128,18 @@ func (s OAuthSource) Facts(context.Context) ([]Fact, error) {
 			byAuth[o.AuthorizationID] = append(byAuth[o.AuthorizationID], o.Name)
 		}
 	}
+	servers := serversByAuthorization(s.MCPServers)
 	out := make([]Fact, 0, len(list))
 	for _, a := range list {
 		ops := byAuth[a.ID]
 		slices.Sort(ops)
+		var names, ids []string
+		for _, m := range servers[a.ID] {
+			ops = append(ops, m.Name+".* (MCP server)")
+			names, ids = append(names, m.Name), append(ids, m.ID)
+		}
 		out = append(out, Fact{
+			MCPServers: names, MCPServerIDs: ids,
 			ID: a.ID, Kind: KindOAuth, Name: a.Name, Provider: a.ProviderHost, AccountRef: a.AccountRef,
 			Scopes: a.Scopes, Environment: a.Environment, CreatedVia: a.CreatedHow, ConnectedAt: a.ConnectedAt,
 			LastRefresh: a.LastRefresh, State: a.State, StateReason: a.StateReason, Revocation: a.Revocation,
@@ -274,6 +290,28 @@ const KindMCPServer = "mcp_server"
 type MCPServers interface {
 	List() ([]vault.MCPServerView, error)
 	Update(id string, s vault.MCPServerSettings) (vault.MCPServerView, error)
+}
+
+// serversByAuthorization names, by authorization, the MCP servers that
+// get their tokens from it; a locked vault (or none) names none.
+func serversByAuthorization(v MCPServers) map[string][]vault.MCPServerView {
+	out := map[string][]vault.MCPServerView{}
+	if v == nil {
+		return out
+	}
+	list, err := v.List()
+	if err != nil {
+		return out
+	}
+	for _, m := range list {
+		if m.OAuth != "" {
+			out[m.OAuth] = append(out[m.OAuth], m)
+		}
+	}
+	for _, ms := range out {
+		slices.SortFunc(ms, func(a, b vault.MCPServerView) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return out
 }
 
 // MCPSource lists the vault's upstream MCP servers: the account is where

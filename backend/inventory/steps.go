@@ -115,11 +115,17 @@ func callPasses(ctx context.Context, d *drill) (bool, string, []string, string) 
 // the answer is the evidence.
 func (d *drill) callThrough(ctx context.Context, want, what string) (bool, string, []string, string) {
 	op := ""
-	if len(d.fact.Operations) > 0 {
-		op = d.fact.Operations[0]
+	for _, o := range d.fact.Operations {
+		if slices.Contains(d.inv.catalogueNames(), o) {
+			op = o
+			break
+		}
+	}
+	if op == "" && len(d.fact.MCPServers) > 0 {
+		return d.callServer(ctx, d.fact.MCPServers[0], want, what)
 	}
 	if op == "" {
-		return true, "No named operation uses it, so an agent has no tool that could.", []string{"the catalogue names no operation for it"}, ""
+		return true, "No named operation or MCP server uses it, so an agent has no tool that could.", []string{"the catalogue names no operation for it, and no MCP server gets its tokens from it"}, ""
 	}
 	did := fmt.Sprintf("Yett's drill client (pid %d) called %s through the gateway, over an MCP session served as an agent's is.", d.self, op)
 	if what == "passes" {
@@ -163,6 +169,90 @@ func (d *drill) callThrough(ctx context.Context, want, what string) (bool, strin
 	return true, did, ev, ""
 }
 
+// callServer is callThrough for an authorization an upstream MCP server
+// gets its tokens from: refused, the drill client sees none of the
+// server's tools, and a call of one is refused for the account before
+// anything is sent; passing, the server's tools are listed again (it
+// reconnects once the account serves) and a call of one goes as far as an
+// agent's would before its approval.
+func (d *drill) callServer(ctx context.Context, server, want, what string) (bool, string, []string, string) {
+	did := fmt.Sprintf("Yett's drill client (pid %d) listed the tools an agent sees and called a tool of the MCP server %q through the gateway, over an MCP session served as an agent's is.", d.self, server)
+	if what == "passes" {
+		did += " A drill's call stops where an agent's would ask for approval."
+	}
+	fail := func(ev ...string) (bool, string, []string, string) {
+		if what == "passes" {
+			return false, did, ev, "The server's tools do not pass Yett's local checks as they should: its owner looks at the evidence (the server's state is in MCP servers)."
+		}
+		return false, did, ev, "An agent could still reach the server's tools: report this."
+	}
+	if d.client == nil {
+		c, err := dialDrill(ctx, d.inv.cfg.Host.Gateway(), d.rep.ID)
+		if err != nil {
+			return fail("the drill client could not connect to the gateway: " + err.Error())
+		}
+		d.client = c
+	}
+	prefix := server + "."
+	listed := func() ([]string, error) {
+		names, err := d.client.tools(ctx)
+		var mine []string
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) {
+				mine = append(mine, n)
+			}
+		}
+		return mine, err
+	}
+	mine, err := listed()
+	if what == "passes" {
+		// The server connects again once its account serves: give it the
+		// time a connection takes.
+		for deadline := time.Now().Add(serverBackTimeout); err == nil && len(mine) == 0 && time.Now().Before(deadline); mine, err = listed() {
+			select {
+			case <-ctx.Done():
+				return fail("the drill was stopped")
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	if err != nil {
+		return fail("the tools could not be listed: " + err.Error())
+	}
+	var ev []string
+	tool := prefix + "drill-probe"
+	switch {
+	case what == "passes" && len(mine) == 0:
+		return fail(fmt.Sprintf("the MCP server %q lists no tool to agents %s after its account was switched back on", server, serverBackTimeout))
+	case what == "passes":
+		tool = mine[0]
+		ev = append(ev, fmt.Sprintf("%s lists its tools again: %s", server, strings.Join(mine, ", ")))
+	case len(mine) > 0:
+		return fail(fmt.Sprintf("agents still see %s's tools: %s", server, strings.Join(mine, ", ")))
+	default:
+		ev = append(ev, fmt.Sprintf("tools/list holds none of %s's tools", server))
+	}
+	pos := d.inv.position()
+	ans, err := d.client.call(ctx, tool, map[string]any{})
+	if err != nil {
+		return fail(append(ev, "the call failed: "+err.Error())...)
+	}
+	ev = append(ev, fmt.Sprintf("the gateway answered %s to %s", ans.Code, tool))
+	if idx, reason, ok := d.inv.findDenial(pos, tool, d.self); ok {
+		ev = append(ev, fmt.Sprintf("audit entry #%d: action_denied, reason %s", idx, reason))
+	} else {
+		ev = append(ev, "the audit log's entry of the answer could not be read")
+	}
+	if !ans.IsError || ans.Code != want {
+		return fail(ev...)
+	}
+	return true, did, append(ev, "nothing was sent to the server: the answer comes before any approval and before any token is lent"), ""
+}
+
+// serverBackTimeout bounds how long a drill waits for an MCP server to
+// list its tools again once its account serves.
+const serverBackTimeout = 15 * time.Second
+
 // staysRefused: a second call is still refused, no tool an agent sees
 // connects, reconnects or hands out a token, and no credential binding
 // lets http.request reach the provider's endpoints with a stored secret.
@@ -177,17 +267,21 @@ func staysRefused(ctx context.Context, d *drill) (bool, string, []string, string
 			ev = append(ev, "the tools could not be listed: "+err.Error())
 		} else {
 			var odd []string
+			others := d.inv.otherServers(ctx, d.fact.MCPServers)
 			for _, n := range names {
-				// yett.request_access asks the person; it connects nothing and returns no token.
+				server, _, _ := strings.Cut(n, ".")
+				// yett.request_access asks the person; it connects nothing and
+				// returns no token. Another MCP server's tools use other
+				// credentials; this account's servers' tools must be gone.
 				if !slices.Contains(d.inv.catalogueNames(), n) && n != agentapi.ToolHTTPRequest && n != agentapi.ToolHTTPGet && n != agentapi.ToolStatus &&
-					n != agentapi.ToolRequestAccess && !strings.HasPrefix(n, "ssh.") {
+					n != agentapi.ToolRequestAccess && !strings.HasPrefix(n, "ssh.") && !slices.Contains(others, server) {
 					odd = append(odd, n)
 				}
 			}
 			ev = append(ev, "tools an agent sees: "+strings.Join(names, ", "))
 			if len(odd) > 0 {
 				passed = false
-				ev = append(ev, "tools that are neither Yett's calls nor a named operation: "+strings.Join(odd, ", "))
+				ev = append(ev, "tools that are neither Yett's calls, a named operation nor another MCP server's: "+strings.Join(odd, ", "))
 			} else {
 				ev = append(ev, "none connects or reconnects an account or returns a token: reconnection is offered to a person in the app and the CLI only")
 			}
@@ -226,7 +320,9 @@ func auditNamesUsers(ctx context.Context, d *drill) (bool, string, []string, str
 		since = last
 	}
 	did := fmt.Sprintf("Yett read its audit log for every call that used it since %s.", since.UTC().Format(time.RFC3339))
-	u, err := d.inv.usersSince(d.rep.AuthorizationID, since)
+	// Calls through an MCP server that gets its tokens from it name the
+	// server as their credential.
+	u, err := d.inv.usersSince(append([]string{d.rep.AuthorizationID}, d.fact.MCPServerIDs...), since)
 	if err != nil {
 		advice := "The audit log could not be read (is the vault locked, or is another Yett writing the log?)."
 		return false, did, []string{err.Error()}, advice
@@ -336,7 +432,7 @@ type users struct {
 }
 
 // usersSince reads the audit log for the calls that used ref since t.
-func (inv *Inventory) usersSince(ref string, t time.Time) (users, error) {
+func (inv *Inventory) usersSince(refs []string, t time.Time) (users, error) {
 	var u users
 	if inv.cfg.Trail == nil {
 		return u, errors.New("this Yett does not read its audit log")
@@ -348,7 +444,7 @@ func (inv *Inventory) usersSince(ref string, t time.Time) (users, error) {
 		}
 		u.read++
 		ev := &e.Event
-		if ev.Type != audit.EventActionRequested || ev.Action == nil || ev.Action.CredentialRef != ref || ev.Time.Before(t) {
+		if ev.Type != audit.EventActionRequested || ev.Action == nil || !slices.Contains(refs, ev.Action.CredentialRef) || ev.Time.Before(t) {
 			continue
 		}
 		if u.calls == 0 {
@@ -428,6 +524,21 @@ func (inv *Inventory) operationArgs(op string) (map[string]any, bool) {
 }
 
 // catalogueNames lists the named operations.
+// otherServers are the names of the upstream MCP servers not in mine.
+func (inv *Inventory) otherServers(ctx context.Context, mine []string) []string {
+	facts, err := inv.facts(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range facts {
+		if f.Kind == KindMCPServer && !slices.Contains(mine, f.Name) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
 func (inv *Inventory) catalogueNames() []string {
 	if inv.cfg.Catalogue == nil {
 		return nil

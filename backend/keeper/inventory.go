@@ -41,7 +41,7 @@ func (k *Keeper) openInventoryLocked() {
 	m, ops, v := k.oauth, k.ops, k.vault
 	inv, err := inventory.Open(inventory.Config{
 		DataDir: k.cfg.DataDir, Audit: k.audit, Host: inventoryHost{k}, Logger: k.log, Surface: k.cfg.Origin,
-		Sources: []inventory.Source{inventory.OAuthSource{Custody: m, Operations: ops}, inventory.CredentialSource{Vault: v.Credentials()}, inventory.SSHSource{Vault: v.SSHHosts()}, inventory.MCPSource{Vault: v.MCPServers()}},
+		Sources: []inventory.Source{inventory.OAuthSource{Custody: m, Operations: ops, MCPServers: v.MCPServers()}, inventory.CredentialSource{Vault: v.Credentials()}, inventory.SSHSource{Vault: v.SSHHosts()}, inventory.MCPSource{Vault: v.MCPServers()}},
 		Custody: m, Environments: m, Catalogue: ops, Bindings: v.Credentials(),
 		Trail:       keeperTrail{k},
 		Notifier:    reminder{k},
