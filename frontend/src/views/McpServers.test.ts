@@ -69,6 +69,20 @@ describe('MCP servers', () => {
     expect(within(card).getByTestId('mcp-account').textContent).toContain('MCP server linear');
   });
 
+  it('“I own this and revoke it myself” names this computer’s user as owner and backup revoker', async () => {
+    const mcp = await openServers();
+    await fireEvent.click(await screen.findByTestId('mcp-add'));
+    await fill({ 'mcp-name': 'local', 'mcp-command': '/usr/bin/true' });
+    await fireEvent.click(screen.getByTestId('mcp-alone'));
+    await waitFor(() => expect((screen.getByTestId('mcp-owner') as HTMLInputElement).value).not.toBe(''));
+    const who = (screen.getByTestId('mcp-owner') as HTMLInputElement).value;
+    expect((screen.getByTestId('mcp-backup') as HTMLInputElement).value).toBe(who);
+    expect((screen.getByTestId('mcp-backup') as HTMLInputElement).readOnly).toBe(true);
+    await fireEvent.click(screen.getByTestId('mcp-submit'));
+    await screen.findByTestId('mcp-notice');
+    expect(mcp.MCPService.AddServer.mock.calls[0][0].settings).toMatchObject({ owner: who, backupRevoker: who });
+  });
+
   it('says why a connection did not add the server', async () => {
     const mcp = await openServers();
     await fireEvent.click(await screen.findByTestId('mcp-add'));
