@@ -150,6 +150,7 @@ func New(cfg Config) (*App, error) {
 	a.OAuth = newOAuthService(a.events, cfg.Log)
 	a.Inventory = newInventoryService(a.events, cfg.Log)
 	a.OAuth.inventory = a.Inventory
+	a.Vault.inventory = a.Inventory
 	// The keeper runs the audit writer, OAuth custody and the gateway for
 	// this data directory, as it does for yett serve. The audit log never
 	// stops the app from starting: a log that cannot be opened or verified

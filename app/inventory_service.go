@@ -172,6 +172,27 @@ func (s *InventoryService) SetField(id, field, value string) error {
 	return s.publicError("edit the inventory", inv.SetField(ctx, id, field, value))
 }
 
+// declare records who answers for row id (named name) and where it serves,
+// as the form that added it said: each field given is written, an empty
+// one is left unset. The row was added already: a failure says so and
+// what to do.
+func (s *InventoryService) declare(id, name, owner, backupRevoker, env string) error {
+	if s == nil || (owner == "" && backupRevoker == "" && env == "") {
+		return nil
+	}
+	for _, f := range []struct{ field, value string }{
+		{inventory.FieldOwner, owner}, {inventory.FieldBackupRevoker, backupRevoker}, {inventory.FieldEnvironment, env},
+	} {
+		if strings.TrimSpace(f.value) == "" {
+			continue
+		}
+		if err := s.SetField(id, f.field, f.value); err != nil {
+			return shown("Added “" + name + "”, but who answers for it could not be recorded: " + err.Error() + " Set it in the Inventory.")
+		}
+	}
+	return nil
+}
+
 // SetDrillSchedule sets how often a row is drilled and which kind of drill
 // the schedule runs.
 func (s *InventoryService) SetDrillSchedule(id string, everyDays int, kind string) error {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/upstream"
@@ -198,17 +197,11 @@ func (s *MCPService) AddServer(form MCPServerForm) (MCPServerView, error) {
 }
 
 // recordEnvironment writes the environment the form named on the server's
-// inventory row (the inventory keeps it, not the server's record), so a
-// server added with its owner, backup revoker and environment is under
+// inventory row (the inventory keeps it; the server's record keeps its
+// owner and backup revoker), so a server added with all three is under
 // control from the start.
 func (s *MCPService) recordEnvironment(v vault.MCPServerView, env string) error {
-	if env == "" || s.inventory == nil {
-		return nil
-	}
-	if err := s.inventory.SetField(v.ID, inventory.FieldEnvironment, env); err != nil {
-		return shown("Added “" + v.Name + "”, but its environment could not be recorded: " + err.Error() + " Set it in the Inventory.")
-	}
-	return nil
+	return s.inventory.declare(v.ID, v.Name, "", "", env)
 }
 
 // ConnectServer starts adding a remote server behind OAuth: Yett asks the

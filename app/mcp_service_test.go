@@ -230,3 +230,34 @@ func TestMCPServiceConnectsAnOAuthServer(t *testing.T) {
 		}
 	}
 }
+
+// A credential added with its owner, backup revoker and environment (the
+// add form asks for them) is under control in the owner inventory from the
+// start; one added without them is not, and says what it misses.
+func TestAddedCredentialIsUnderControl(t *testing.T) {
+	f := newMCPFixture(t)
+	vs := newVaultService(f.v, &eventSink{}, slog.New(slog.DiscardHandler), false)
+	defer vs.close()
+	vs.inventory = f.svc.inventory
+	add := func(name, owner, backup, env string) CredentialView {
+		t.Helper()
+		c, err := vs.AddCredential(NewCredentialForm{Name: name, Secret: canary, Format: "bearer", Hosts: []string{name + ".example.com"},
+			Approval: "session", Owner: owner, BackupRevoker: backup, Environment: env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	owned := add("owned", "ana", "ana", "production")
+	bare := add("bare", "", "", "")
+	rows := f.svc.inventory.rowsByID(slog.New(slog.DiscardHandler), "test")
+	if r := rows[owned.ID]; !r.Controlled || r.Owner != "ana" || r.BackupRevoker != "ana" || r.Environment != "production" {
+		t.Fatalf("the credential added with who answers for it: %+v", r)
+	}
+	if r := rows[bare.ID]; r.Controlled || len(r.Missing) == 0 {
+		t.Fatalf("the credential added without: %+v", r)
+	}
+	if strings.Contains(f.logs.String(), canary) {
+		t.Fatal("the secret is in the log")
+	}
+}

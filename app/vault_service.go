@@ -15,6 +15,8 @@ import (
 // method returns redacted views; passphrases and secrets only ever travel
 // from the UI into the vault, never back.
 type VaultService struct {
+	// inventory keeps who answers for a credential added here.
+	inventory  *InventoryService
 	vault      *vault.Vault
 	events     *eventSink
 	log        *slog.Logger
@@ -141,7 +143,7 @@ func (s *VaultService) AddCredential(form NewCredentialForm) (CredentialView, er
 	if err != nil {
 		return CredentialView{}, s.publicError(err)
 	}
-	return credentialView(c), nil
+	return credentialView(c), s.inventory.declare(c.ID, c.Name, form.Owner, form.BackupRevoker, form.Environment)
 }
 
 // RemoveCredential deletes a credential.

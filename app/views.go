@@ -106,6 +106,12 @@ type NewCredentialForm struct {
 	Hosts        []string `json:"hosts"`
 	PathPrefixes []string `json:"pathPrefixes"`
 	Approval     string   `json:"approval" enum:"ApprovalMode"`
+	// Owner, BackupRevoker and Environment are who answers for it and
+	// where it serves: the owner inventory keeps them ("" leaves one
+	// unset), so a credential added with all three is under control.
+	Owner         string `json:"owner"`
+	BackupRevoker string `json:"backupRevoker"`
+	Environment   string `json:"environment" enum:"Environment"`
 }
 
 func statusView(s vault.Status, hasKeyring bool) VaultStatus {

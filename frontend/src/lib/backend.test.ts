@@ -43,6 +43,9 @@ describe('bound methods', () => {
       hosts: ['api.example.com'],
       pathPrefixes: ['/v1/'],
       approval: 'per_call' as const,
+      owner: 'ana',
+      backupRevoker: 'luis',
+      environment: 'staging' as const,
     };
     const view = await backend.vaultAddCredential(form);
     expect(bridge.VaultService.AddCredential).toHaveBeenCalledWith(form);

@@ -1277,6 +1277,14 @@ export interface NewCredentialForm {
   hosts: string[];
   pathPrefixes: string[];
   approval: ApprovalMode;
+  /**
+   * Owner, BackupRevoker and Environment are who answers for it and
+   * where it serves: the owner inventory keeps them ("" leaves one
+   * unset), so a credential added with all three is under control.
+   */
+  owner: string;
+  backupRevoker: string;
+  environment: Environment;
 }
 
 /**

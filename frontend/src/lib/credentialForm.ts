@@ -25,6 +25,9 @@ export function emptyDraft(): CredentialDraft {
     hosts: '',
     pathPrefixes: '',
     approval: 'session',
+    owner: '',
+    backupRevoker: '',
+    environment: 'development',
   };
 }
 
@@ -41,6 +44,10 @@ export function draftFromView(c: CredentialView): CredentialDraft {
     // "/" is what an empty list means; the field shows it empty.
     pathPrefixes: c.pathPrefixes.filter((p) => p !== '/').join('\n'),
     approval: c.approval,
+    // Who answers for it is edited in the Inventory, not here.
+    owner: '',
+    backupRevoker: '',
+    environment: 'development',
   };
 }
 
@@ -108,6 +115,9 @@ export function validateDraft(d: CredentialDraft, withSecret = true): { errors: 
     hosts,
     pathPrefixes,
     approval: d.approval,
+    owner: d.owner.trim(),
+    backupRevoker: d.backupRevoker.trim(),
+    environment: d.environment,
   };
   return { errors, form };
 }
@@ -121,7 +131,7 @@ export function secretError(secret: string): string | null {
 
 /** The edit form: the draft without its secret. */
 export function editForm(form: NewCredentialForm): CredentialEditForm {
-  const { secret: _secret, ...rest } = form;
+  const { secret: _secret, owner: _owner, backupRevoker: _backup, environment: _env, ...rest } = form;
   return rest;
 }
 

@@ -216,8 +216,13 @@ describe('credential form', () => {
   it('adds, clears the secret, closes the form, gives focus back, and lists the credential without it', async () => {
     const bridge = await unlocked();
     await openForm();
-    await fill({ 'cred-name': 'github-api', 'cred-secret': CANARY, 'cred-hosts': 'api.github.com', 'cred-paths': '/repos/' });
+    await fill({ 'cred-name': 'github-api', 'cred-secret': CANARY, 'cred-hosts': 'api.github.com', 'cred-paths': '/repos/', 'cred-owner': 'ana' });
     await fireEvent.click(screen.getByTestId('cred-approval-per-call'));
+    // Who answers for it: the owner, the backup revoker ("I own this":
+    // the owner too) and the environment go with the form.
+    await fireEvent.click(screen.getByTestId('cred-alone'));
+    expect(field('cred-backup').value).toBe('ana');
+    await fireEvent.change(screen.getByTestId('cred-environment'), { target: { value: 'production' } });
     await fireEvent.submit(screen.getByTestId('credential-form'));
 
     await screen.findByTestId('credential-added');
@@ -231,6 +236,9 @@ describe('credential form', () => {
       hosts: ['api.github.com'],
       pathPrefixes: ['/repos/'],
       approval: 'per_call',
+      owner: 'ana',
+      backupRevoker: 'ana',
+      environment: 'production',
     });
     expect(screen.queryByTestId('credential-form')).toBeNull();
     await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('credential-add')));

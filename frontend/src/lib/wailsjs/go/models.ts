@@ -540,6 +540,9 @@ export namespace app {
 	    hosts: string[];
 	    pathPrefixes: string[];
 	    approval: string;
+	    owner: string;
+	    backupRevoker: string;
+	    environment: string;
 	}
 	
 	
