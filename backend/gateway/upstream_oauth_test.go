@@ -166,6 +166,23 @@ func TestUpstreamOAuthServerThroughYett(t *testing.T) {
 		t.Fatalf("token requests after 20 concurrent calls: %v (want one refresh, with the resource)", got)
 	}
 
+	// The server refuses the token it holds before its expiry: Yett drops
+	// it, refreshes once, and sends the refused request again; the call
+	// goes through and the agent never hears of it.
+	tr.RefuseTokensSeen()
+	seenBefore := tr.Tokens()
+	refreshedBefore = refreshes()
+	if r := a.do(map[string]any{"op": "call", "tool": "tracker.whoami", "args": map[string]any{}}); !r.OK || r.IsError ||
+		!strings.Contains(r.Text, "Bearer [REDACTED]") {
+		t.Fatalf("a call after the server refused its token: %+v", r)
+	}
+	if n := refreshes() - refreshedBefore; n != 1 {
+		t.Fatalf("%d refreshes after the server refused the token, want 1", n)
+	}
+	if fresh := len(tr.Tokens()) - len(seenBefore); fresh != 1 {
+		t.Fatalf("the server accepted %d new tokens after refusing the old one, want 1", fresh)
+	}
+
 	// The drill: suspended, the server's tools go, the sessions that used
 	// it end, and a call is refused before anything is sent.
 	if err := w.oauth.Suspend(context.Background(), s.OAuth, "drill"); err != nil {

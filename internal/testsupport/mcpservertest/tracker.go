@@ -32,6 +32,7 @@ type Tracker struct {
 	tokens  map[string]int // access token -> requests carrying it
 	noAuth  int            // requests refused for having no token
 	created []string
+	refused map[string]bool // tokens it no longer accepts (RefuseTokensSeen)
 }
 
 // StartTracker starts a Tracker on 127.0.0.1 whose tokens come from
@@ -51,7 +52,7 @@ func StartTracker(t testing.TB, issuer, introspectURL string) *Tracker {
 // NewTracker is a Tracker served at base (http://HOST:PORT) by the
 // handler it returns, for a program to serve (the browser test's).
 func NewTracker(base, issuer, introspectURL string) (*Tracker, http.Handler) {
-	tr := &Tracker{URL: base, tokens: map[string]int{}}
+	tr := &Tracker{URL: base, tokens: map[string]int{}, refused: map[string]bool{}}
 	mux := http.NewServeMux()
 	resource := tr.URL + "/mcp"
 	srv := mcp.NewServer(&mcp.Implementation{Name: "tracker", Version: "1"}, nil)
@@ -89,6 +90,10 @@ func NewTracker(base, issuer, introspectURL string) (*Tracker, http.Handler) {
 			return nil, auth.ErrInvalidToken
 		}
 		tr.mu.Lock()
+		if tr.refused[token] {
+			tr.mu.Unlock()
+			return nil, auth.ErrInvalidToken
+		}
 		tr.tokens[token]++
 		tr.mu.Unlock()
 		return &auth.TokenInfo{Scopes: strings.Fields(in.Scope), Expiration: time.Unix(in.Exp, 0)}, nil
@@ -109,6 +114,17 @@ func NewTracker(base, issuer, introspectURL string) (*Tracker, http.Handler) {
 		ResourceName: "Tracker",
 	}))
 	return tr, mux
+}
+
+// RefuseTokensSeen makes the server refuse (401) every access token it
+// accepted so far, though the authorization server still calls them
+// active: a server that shortened their life, as a provider may.
+func (tr *Tracker) RefuseTokensSeen() {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for tok := range tr.tokens {
+		tr.refused[tok] = true
+	}
 }
 
 // Unauthenticated counts the requests that came without a token.
