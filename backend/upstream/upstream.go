@@ -26,7 +26,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -45,6 +44,7 @@ import (
 
 	"github.com/yettdev/yett/backend/action"
 	"github.com/yettdev/yett/backend/feed"
+	"github.com/yettdev/yett/backend/target"
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/backend/version"
 )
@@ -660,8 +660,8 @@ func (l *live) httpTransport(secrets map[string]*vault.Secret) (mcp.Transport, e
 		return nil, errors.New("its URL does not parse")
 	}
 	host := u.Hostname()
-	if u.Scheme != "https" && len(secrets) > 0 && !(host == "localhost" || net.ParseIP(host).IsLoopback()) {
-		return nil, errors.New("secrets travel only over HTTPS, except to loopback")
+	if u.Scheme != "https" && (len(secrets) > 0 || l.view.OAuth != "") && !target.PlainHTTPAllowed(host) {
+		return nil, errors.New("secrets and tokens travel only over HTTPS, except to loopback")
 	}
 	base := l.m.cfg.HTTPTransport
 	if base == nil {
@@ -680,9 +680,6 @@ func (l *live) httpTransport(secrets map[string]*vault.Secret) (mcp.Transport, e
 	}
 	var rt http.RoundTripper = &withHeaders{base: base, headers: headers, host: u.Host}
 	if l.view.OAuth != "" {
-		if u.Scheme != "https" && !(host == "localhost" || net.ParseIP(host).IsLoopback()) {
-			return nil, errors.New("tokens travel only over HTTPS, except to loopback")
-		}
 		rt = &withToken{base: rt, l: l}
 	}
 	return &mcp.StreamableClientTransport{

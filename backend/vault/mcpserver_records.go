@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/yettdev/yett/backend/target"
 )
 
 // An MCP server is one sealed record of kind "mcp_server": an upstream MCP
@@ -252,7 +253,7 @@ func (s NewMCPServer) validate() (NewMCPServer, error) {
 				return s, invalid("secret %q: a header's name is a token", k)
 			}
 		}
-		if h := u.Hostname(); u.Scheme == "http" && (len(s.Secrets) > 0 || s.OAuth != "") && h != "localhost" && !net.ParseIP(h).IsLoopback() {
+		if u.Scheme == "http" && (len(s.Secrets) > 0 || s.OAuth != "") && !target.PlainHTTPAllowed(u.Hostname()) {
 			return s, invalid("secrets travel only over https, except to loopback")
 		}
 		if s.OAuth != "" {
