@@ -15,7 +15,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/oauth"
@@ -304,10 +303,17 @@ func (s *setup) connectMCPServer(ctx context.Context, req upstream.OAuthRequest)
 	if err != nil {
 		return "", fmt.Errorf("mcp-server add: %w", err)
 	}
+	// Everything discovery found was chosen by the server or its
+	// authorization server: it is shown escaped, as agents' text is.
 	d := f.Discovery
-	s.tty.Printf("%s is authorized by %s; its tokens are asked for the resource %s", orText(printableText(d.ResourceName), req.URL), d.Issuer, d.Resource)
+	name := req.URL
+	if d.ResourceName != "" {
+		name = d.ResourceName[:min(len(d.ResourceName), 80)]
+	}
+	s.tty.Printf("%s is authorized by %s; its tokens are asked for the resource %s", terminalSafe(strings.ToValidUTF8(name, "")),
+		terminalSafe(d.Issuer), terminalSafe(d.Resource))
 	if len(d.Scopes) > 0 {
-		s.tty.Printf(" with the scopes %s", strings.Join(d.Scopes, " "))
+		s.tty.Printf(" with the scopes %s", terminalSafe(strings.Join(d.Scopes, " ")))
 	}
 	s.tty.Printf(".\n")
 	if f.Registered {
@@ -318,21 +324,6 @@ func (s *setup) connectMCPServer(ctx context.Context, req upstream.OAuthRequest)
 		return "", fmt.Errorf("mcp-server add: %w", err)
 	}
 	return end.AuthorizationID, nil
-}
-
-// printableText is s without control characters, cut to 80 bytes: for
-// what a server names itself, shown at the terminal.
-func printableText(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || !unicode.IsPrint(r) {
-			return -1
-		}
-		return r
-	}, s)
-	if len(s) > 80 {
-		s = strings.ToValidUTF8(s[:80], "")
-	}
-	return s
 }
 
 // mcpServerSet changes a server's settings. It asks for the passphrase
