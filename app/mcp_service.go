@@ -212,7 +212,14 @@ func (s *MCPService) recordEnvironment(v vault.MCPServerView, env string) error 
 // server cannot be added).
 func (s *MCPService) ConnectServer(form MCPServerForm) (MCPConnectView, error) {
 	ns, err := newServer(&form)
-	defer wipeSecrets(ns)
+	// The secrets are wiped here unless the connection started: then the
+	// wait for the browser (follow) holds them until the server is added.
+	handed := false
+	defer func() {
+		if !handed {
+			wipeSecrets(ns)
+		}
+	}()
 	secret := []byte(form.ClientSecret)
 	form.ClientSecret = ""
 	defer wipe(secret)
@@ -235,18 +242,10 @@ func (s *MCPService) ConnectServer(form MCPServerForm) (MCPConnectView, error) {
 	if err != nil {
 		return MCPConnectView{}, s.publicError(err)
 	}
-	// The server is added once the browser comes back: its settings wait
-	// here (no secret: a server behind OAuth gets its token from custody,
-	// and its secret headers, if any, are kept as given).
-	pending := ns
-	pending.Secrets = nil
-	for k, v := range ns.Secrets {
-		if pending.Secrets == nil {
-			pending.Secrets = map[string]vault.Secret{}
-		}
-		pending.Secrets[k] = vault.NewSecret(v.Bytes())
-	}
-	s.follow(f.Flow, pending, form.Environment)
+	// The server is added once the browser comes back, with its secret
+	// headers, if any, as given.
+	s.follow(f.Flow, ns, form.Environment)
+	handed = true
 	return MCPConnectView{Flow: flowView(f.Flow), Server: ns.Name, Issuer: f.Discovery.Issuer, Resource: f.Discovery.Resource,
 		Scopes: nonNil(f.Discovery.Scopes), Registered: f.Registered}, nil
 }
