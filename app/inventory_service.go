@@ -173,22 +173,21 @@ func (s *InventoryService) SetField(id, field, value string) error {
 }
 
 // declare records who answers for row id (named name) and where it serves,
-// as the form that added it said: each field given is written, an empty
-// one is left unset. The row was added already: a failure says so and
-// what to do.
+// as the form that added it said (inventory.Declare: each field given is
+// written, an empty one is left unset). The row was added already: a
+// failure says so and what to do.
 func (s *InventoryService) declare(id, name, owner, backupRevoker, env string) error {
 	if s == nil || (owner == "" && backupRevoker == "" && env == "") {
 		return nil
 	}
-	for _, f := range []struct{ field, value string }{
-		{inventory.FieldOwner, owner}, {inventory.FieldBackupRevoker, backupRevoker}, {inventory.FieldEnvironment, env},
-	} {
-		if strings.TrimSpace(f.value) == "" {
-			continue
-		}
-		if err := s.SetField(id, f.field, f.value); err != nil {
-			return shown("Added “" + name + "”, but who answers for it could not be recorded: " + err.Error() + " Set it in the Inventory.")
-		}
+	inv, err := s.inventory()
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), inventoryTimeout)
+		defer cancel()
+		err = s.publicError("edit the inventory", inv.Declare(ctx, id, owner, backupRevoker, env))
+	}
+	if err != nil {
+		return shown("Added “" + name + "”, but who answers for it could not be recorded: " + err.Error() + " Set it in the Inventory.")
 	}
 	return nil
 }

@@ -101,6 +101,24 @@ func (inv *Inventory) SetField(ctx context.Context, id, field, value string) err
 	return nil
 }
 
+// Declare records who answers for row id and where it serves, as the form
+// or command that added it said: each of owner, backupRevoker and env that
+// is not empty is written with SetField (so each is its own audit entry);
+// an empty one is left as it is.
+func (inv *Inventory) Declare(ctx context.Context, id, owner, backupRevoker, env string) error {
+	for _, f := range []struct{ field, value string }{
+		{FieldOwner, owner}, {FieldBackupRevoker, backupRevoker}, {FieldEnvironment, env},
+	} {
+		if strings.TrimSpace(f.value) == "" {
+			continue
+		}
+		if err := inv.SetField(ctx, id, f.field, f.value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func fieldWord(field string) string {
 	switch field {
 	case FieldBackupRevoker:

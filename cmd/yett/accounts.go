@@ -71,7 +71,7 @@ func runAccounts(ctx context.Context, env *Env, args []string) error {
 		}
 		args = args[:1]
 	}
-	s, err := openSetup(ctx, env, "accounts "+sub, setupUse)
+	s, err := openSetup(ctx, env, "accounts "+sub, readOr(sub == "list"))
 	if err != nil {
 		return err
 	}

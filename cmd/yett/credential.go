@@ -8,10 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/prompt"
 	"github.com/yettdev/yett/backend/vault"
 )
@@ -19,7 +21,7 @@ import (
 func init() {
 	commands["credential"] = command{
 		usage:   credentialUsage,
-		summary: "add, list, show or remove HTTP credentials at this terminal",
+		summary: "add, edit, rotate, list, show or remove HTTP credentials",
 		run:     runCredential,
 	}
 }
@@ -28,6 +30,12 @@ const credentialUsage = `usage: yett credential add --name NAME --host HOST [--h
                            [--inject bearer | --inject header --header NAME --template 'token {secret}'
                             | --inject basic --username USER]
                            [--approval session|per-call|writes] [--secret-fd N]
+                           [--owner WHO] [--backup-revoker WHO]
+                           [--environment development|staging|production]
+       yett credential edit NAME|ID [--name NEW] [--host HOST ...] [--path PREFIX ...]
+                           [--inject ...] [--approval MODE]
+                           [--owner WHO] [--backup-revoker WHO] [--environment ENV]
+       yett credential rotate NAME|ID [--secret-fd N]
        yett credential list
        yett credential show NAME|ID
        yett credential remove NAME|ID
@@ -40,12 +48,25 @@ environment. Once saved it is never shown again, not by show, not by the app.
 --path defaults to /; --inject to bearer (Authorization: Bearer); --approval
 to session (one approval per agent run; per-call asks for every request;
 writes lets reads, GET and HEAD, go on the run's approval and asks for
-every other request).
+every other request). --owner, --backup-revoker and --environment go on
+the credential's row in the owner inventory: with all three it is under
+control from the start.
 
-Every command asks for the vault passphrase at the terminal, refuses unless
-standard input is your own controlling terminal and while the app or
-yett serve runs, and each change is recorded in the audit log with
-"terminal" as its surface.
+edit changes what you name and keeps the rest and the secret: --host or
+--path given once replaces the whole list. A call that chose the
+credential before the edit and has not sent yet is refused, so nothing goes
+out under the old bindings. rotate replaces the secret (asked for as add
+does) and keeps everything else; calls already sent finish with the old
+one, so revoke it at the provider once they are done.
+
+add, edit and rotate ask for the vault passphrase every time; list, show
+and remove open the vault with the kernel keyring when it holds the key
+(yett init --keyring), else with the passphrase. Every command refuses
+while the app or yett serve runs, and unless standard input is your own
+controlling terminal, except list and show, which only read and run
+without a terminal (in a script, through a pipe) when the keyring opens
+the vault. Each change is recorded in the audit log with "terminal" as its
+surface.
 `
 
 // listFlag is a flag that may be given more than once.
@@ -57,11 +78,15 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func runCredential(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, credentialUsage)
-		return withExitCode(2, errors.New("credential: say add, list, show or remove"))
+		return withExitCode(2, errors.New("credential: say add, edit, rotate, list, show or remove"))
 	}
 	switch args[0] {
 	case "add":
 		return credentialAdd(ctx, env, args[1:])
+	case "edit":
+		return credentialEdit(ctx, env, args[1:])
+	case "rotate":
+		return credentialRotate(ctx, env, args[1:])
 	case "list", "show", "remove":
 		return credentialRead(ctx, env, args[0], args[1:])
 	case "-h", "--help", "help":
@@ -86,8 +111,14 @@ func credentialAdd(ctx context.Context, env *Env, args []string) error {
 	username := fs.String("username", "", "basic injection: the user name")
 	approval := fs.String("approval", "session", "session, per-call or writes")
 	secretFD := fs.Int("secret-fd", -1, "read the secret from this file descriptor instead of the terminal")
+	owner := fs.String("owner", "", "who answers for this credential")
+	backup := fs.String("backup-revoker", "", "who can cut it off when the owner cannot")
+	environment := fs.String("environment", "", "development, staging or production")
 	if err := fs.Parse(args); err != nil {
 		return withExitCode(2, err)
+	}
+	if err := checkEnvironment(*environment); err != nil {
+		return withExitCode(2, fmt.Errorf("credential add: %w", err))
 	}
 	nc := vault.NewCredential{
 		Name:         *name,
@@ -126,6 +157,167 @@ func credentialAdd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "Added credential %q (%s). Its secret is stored and will not be shown again.\n", c.Name, c.ID)
+	return s.declare(ctx, fmt.Sprintf("credential %q", c.Name), c.ID, *owner, *backup, *environment)
+}
+
+// checkEnvironment refuses an environment the inventory does not know
+// before anything is asked ("" is none given).
+func checkEnvironment(e string) error {
+	if e == "" || slices.Contains(inventory.Environments, e) {
+		return nil
+	}
+	return errors.New("--environment is development, staging or production")
+}
+
+// credentialEdit changes a credential's name, bindings, injection or
+// approval, and who answers for it, keeping its secret. It asks for the
+// passphrase: an edit may widen what the credential reaches.
+func credentialEdit(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(env.Stderr, credentialUsage)
+		return withExitCode(2, errors.New("credential edit: name the credential first"))
+	}
+	ref := args[0]
+	fs := flag.NewFlagSet("yett credential edit", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() { fmt.Fprint(env.Stderr, credentialUsage) }
+	var hosts, paths listFlag
+	name := fs.String("name", "", "a new name")
+	fs.Var(&hosts, "host", "a host it may be sent to (repeat; replaces the list)")
+	fs.Var(&paths, "path", "a path prefix (repeat; replaces the list)")
+	inject := fs.String("inject", "", "bearer, header or basic")
+	header := fs.String("header", "", "header injection: the header's name")
+	template := fs.String("template", "", "header injection: the value, with {secret} once")
+	username := fs.String("username", "", "basic injection: the user name")
+	approval := fs.String("approval", "", "session, per-call or writes")
+	owner := fs.String("owner", "", "who answers for this credential")
+	backup := fs.String("backup-revoker", "", "who can cut it off when the owner cannot")
+	environment := fs.String("environment", "", "development, staging or production")
+	if err := fs.Parse(args[1:]); err != nil {
+		return withExitCode(2, err)
+	}
+	bad := func(format string, a ...any) error {
+		return withExitCode(2, fmt.Errorf("credential edit: "+format, a...))
+	}
+	if fs.NArg() != 0 {
+		return bad("unexpected %q", fs.Arg(0))
+	}
+	changed := 0
+	fs.Visit(func(*flag.Flag) { changed++ })
+	if changed == 0 {
+		return bad("say what to change (--name, --host, --path, --inject, --approval, --owner, --backup-revoker, --environment)")
+	}
+	if err := checkEnvironment(*environment); err != nil {
+		return bad("%v", err)
+	}
+	var mode vault.Approval
+	if *approval != "" {
+		a, err := approvalOf(*approval)
+		if err != nil {
+			return bad("--approval: %v", err)
+		}
+		mode = a
+	}
+	if err := checkBindings(hosts, paths); err != nil {
+		return bad("%v", err)
+	}
+	s, err := openSetup(ctx, env, "credential edit", setupWiden)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	list, err := s.v.Credentials().List()
+	if err != nil {
+		return fmt.Errorf("credential edit: %w", err)
+	}
+	c, err := findCredential(list, ref)
+	if err != nil {
+		return fmt.Errorf("credential edit: %w", err)
+	}
+	e := vault.CredentialEdit{Name: c.Name, Injection: c.Injection, Hosts: c.Hosts, PathPrefixes: c.PathPrefixes, Approval: c.Approval}
+	if *name != "" {
+		e.Name = *name
+	}
+	if len(hosts) > 0 {
+		e.Hosts = hosts
+	}
+	if len(paths) > 0 {
+		e.PathPrefixes = paths
+	}
+	if *inject != "" {
+		e.Injection = vault.Injection{Format: vault.InjectionFormat(*inject), HeaderName: *header, Template: *template, Username: *username}
+	} else if *header != "" || *template != "" || *username != "" {
+		return bad("--header, --template and --username go with --inject")
+	}
+	if mode != "" {
+		e.Approval = mode
+	}
+	if len(hosts) > 0 || len(paths) > 0 {
+		if err := s.warnOverlapsExcept(ctx, e.Hosts, e.PathPrefixes, c.ID, "Save it anyway?"); err != nil {
+			return err
+		}
+	}
+	v, err := s.v.Credentials().Update(c.ID, c.Version, e)
+	if err != nil {
+		return fmt.Errorf("credential edit: %w", err)
+	}
+	if err := s.declare(ctx, fmt.Sprintf("credential %q", v.Name), v.ID, *owner, *backup, *environment); err != nil {
+		return err
+	}
+	if err := s.recorded(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "Saved credential %q (%s).\n", v.Name, v.ID)
+	printCredential(env.Stdout, v, s.controlOf(ctx, v.ID))
+	return nil
+}
+
+// credentialRotate replaces a credential's secret, keeping the rest.
+func credentialRotate(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(env.Stderr, credentialUsage)
+		return withExitCode(2, errors.New("credential rotate: name the credential first"))
+	}
+	ref := args[0]
+	fs := flag.NewFlagSet("yett credential rotate", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() { fmt.Fprint(env.Stderr, credentialUsage) }
+	secretFD := fs.Int("secret-fd", -1, "read the new secret from this file descriptor instead of the terminal")
+	if err := fs.Parse(args[1:]); err != nil {
+		return withExitCode(2, err)
+	}
+	if fs.NArg() != 0 {
+		return withExitCode(2, fmt.Errorf("credential rotate: unexpected %q", fs.Arg(0)))
+	}
+	s, err := openSetup(ctx, env, "credential rotate", setupWiden)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	list, err := s.v.Credentials().List()
+	if err != nil {
+		return fmt.Errorf("credential rotate: %w", err)
+	}
+	c, err := findCredential(list, ref)
+	if err != nil {
+		return fmt.Errorf("credential rotate: %w", err)
+	}
+	b, err := readSecret(ctx, s, *secretFD, fmt.Sprintf("New secret for %q (not shown as you type): ", c.Name))
+	if err != nil {
+		return err
+	}
+	secret := vault.NewSecret(b)
+	clear(b)
+	defer secret.Wipe()
+	v, err := s.v.Credentials().Rotate(c.ID, c.Version, secret)
+	if err != nil {
+		return fmt.Errorf("credential rotate: %w", err)
+	}
+	if err := s.recorded(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "Rotated the secret of credential %q (%s); it is now at version %d. Calls already sent finish with the old secret: revoke it at the provider once they are done.\n",
+		v.Name, v.ID, v.Version)
 	return nil
 }
 
@@ -171,7 +363,12 @@ func checkBindings(hosts, paths []string) error {
 // some of the same requests and which one a call would use, and asks
 // whether to go on.
 func (s *setup) warnOverlaps(ctx context.Context, hosts, paths []string) error {
-	overlaps, err := s.v.Credentials().CheckBindings(hosts, paths, "")
+	return s.warnOverlapsExcept(ctx, hosts, paths, "", "Add it anyway?")
+}
+
+// warnOverlapsExcept is warnOverlaps for credential except's new bindings.
+func (s *setup) warnOverlapsExcept(ctx context.Context, hosts, paths []string, except, ask string) error {
+	overlaps, err := s.v.Credentials().CheckBindings(hosts, paths, except)
 	if err != nil || len(overlaps) == 0 {
 		return nil
 	}
@@ -182,12 +379,12 @@ func (s *setup) warnOverlaps(ctx context.Context, hosts, paths []string) error {
 		}
 		s.tty.Printf("This credential %s %q: a call to %s would use %s.\n", what, o.Other.Name, o.Example, winnerWords(o))
 	}
-	ok, err := s.tty.Confirm(ctx, "Add it anyway?")
+	ok, err := s.tty.Confirm(ctx, ask)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	if !ok {
-		return fmt.Errorf("%s: nothing was added", s.name)
+		return fmt.Errorf("%s: nothing was changed", s.name)
 	}
 	return nil
 }
@@ -213,7 +410,7 @@ func credentialRead(ctx context.Context, env *Env, sub string, args []string) er
 		fmt.Fprint(env.Stderr, credentialUsage)
 		return withExitCode(2, fmt.Errorf("credential %s: bad arguments", sub))
 	}
-	s, err := openSetup(ctx, env, "credential "+sub, setupUse)
+	s, err := openSetup(ctx, env, "credential "+sub, readOr(sub != "remove"))
 	if err != nil {
 		return err
 	}
@@ -231,7 +428,7 @@ func credentialRead(ctx context.Context, env *Env, sub string, args []string) er
 		return fmt.Errorf("credential %s: %w", sub, err)
 	}
 	if sub == "show" {
-		printCredential(env.Stdout, c)
+		printCredential(env.Stdout, c, s.controlOf(ctx, c.ID))
 		return nil
 	}
 	ok, err := s.tty.Confirm(ctx, fmt.Sprintf("Remove credential %q (%s)? Agents lose it at once.", c.Name, c.ID))
@@ -277,15 +474,15 @@ func printCredentials(w io.Writer, list []vault.CredentialView) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tINJECTION\tHOSTS\tPATHS\tAPPROVAL")
+	fmt.Fprintln(tw, "ID\tNAME\tINJECTION\tHOSTS\tPATHS\tAPPROVAL\tSECRET SET")
 	for _, c := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Injection.Format, strings.Join(c.Hosts, ","),
-			strings.Join(c.PathPrefixes, ","), approvalWords(string(c.Approval)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Injection.Format, strings.Join(c.Hosts, ","),
+			strings.Join(c.PathPrefixes, ","), approvalWords(string(c.Approval)), ageWords(time.Since(c.SecretSetAt)))
 	}
 	tw.Flush()
 }
 
-func printCredential(w io.Writer, c vault.CredentialView) {
+func printCredential(w io.Writer, c vault.CredentialView, control string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("id", c.ID)
@@ -302,9 +499,30 @@ func printCredential(w io.Writer, c vault.CredentialView) {
 	row("paths", strings.Join(c.PathPrefixes, ", "))
 	row("approval", approvalWords(string(c.Approval)))
 	row("created", c.CreatedAt.Local().Format(time.DateTime))
+	row("secret set", fmt.Sprintf("%s (%s)", c.SecretSetAt.Local().Format(time.DateTime), ageWords(time.Since(c.SecretSetAt))))
 	row("version", fmt.Sprint(c.Version))
 	row("secret", "stored; write-only, never shown")
+	if control != "" {
+		row("inventory", control)
+	}
 	tw.Flush()
+}
+
+// ageWords says how old something is, as a person reads it: "today",
+// "3 days ago", "5 months ago".
+func ageWords(d time.Duration) string {
+	days := int(d.Hours() / 24)
+	switch {
+	case days < 1:
+		return "today"
+	case days == 1:
+		return "1 day ago"
+	case days < 60:
+		return fmt.Sprintf("%d days ago", days)
+	case days < 730:
+		return fmt.Sprintf("%d months ago", days/30)
+	}
+	return fmt.Sprintf("%d years ago", days/365)
 }
 
 func approvalWords(a string) string {

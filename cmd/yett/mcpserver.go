@@ -278,16 +278,7 @@ func mcpServerAdd(ctx context.Context, env *Env, args []string) error {
 		v.Name, v.ID, v.Name)
 	// The inventory keeps a server's environment (its record keeps who
 	// answers for it): with all three the row is under control at once.
-	if oreq.Environment != "" {
-		inv := s.k.State().Inventory
-		if inv == nil {
-			return errors.New("mcp-server add: the server was added, but the owner inventory did not start, so its environment was not recorded")
-		}
-		if err := inv.SetField(ctx, v.ID, inventory.FieldEnvironment, oreq.Environment); err != nil {
-			return fmt.Errorf("mcp-server add: the server was added, but its environment was not recorded: %w", err)
-		}
-	}
-	return nil
+	return s.declare(ctx, fmt.Sprintf("MCP server %q", v.Name), v.ID, "", "", oreq.Environment)
 }
 
 // connectMCPServer connects a remote server's OAuth authorization at the
@@ -456,7 +447,7 @@ func mcpServerRead(ctx context.Context, env *Env, sub string, args []string) err
 		fmt.Fprint(env.Stderr, mcpServerUsage)
 		return withExitCode(2, fmt.Errorf("mcp-server %s: bad arguments", sub))
 	}
-	s, err := openSetup(ctx, env, "mcp-server "+sub, setupUse)
+	s, err := openSetup(ctx, env, "mcp-server "+sub, readOr(sub != "remove"))
 	if err != nil {
 		return err
 	}

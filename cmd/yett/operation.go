@@ -65,7 +65,7 @@ func runOperation(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprint(env.Stderr, operationUsage)
 		return withExitCode(2, errors.New("operation: say add, list, or remove NAME"))
 	}
-	s, err := openSetup(ctx, env, "operation "+sub, setupUse)
+	s, err := openSetup(ctx, env, "operation "+sub, readOr(sub == "list"))
 	if err != nil {
 		return err
 	}

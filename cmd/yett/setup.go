@@ -48,9 +48,14 @@ type setupKind int
 const (
 	// setupCreate: the vault must not exist yet (yett init).
 	setupCreate setupKind = iota
+	// setupRead: as setupUse, and also without a terminal when the
+	// kernel keyring holds the key: commands that only read (list, show),
+	// so a script or a pipe may call them. What they print is what the
+	// keyring would open for any program of the user anyway (names, hosts,
+	// modes; never a secret), and they change nothing.
+	setupRead
 	// setupUse: the vault is unlocked, with the kernel keyring when it
-	// holds the key: commands that read or take authority away (list,
-	// show, remove, revoke).
+	// holds the key: commands that take authority away (remove, revoke).
 	setupUse
 	// setupWiden: the vault is unlocked with the passphrase, every time,
 	// whatever the keyring holds: commands that add or widen authority
@@ -60,12 +65,20 @@ const (
 	setupWiden
 )
 
+// readOr is setupRead for a subcommand that only reads, else setupUse.
+func readOr(reads bool) setupKind {
+	if reads {
+		return setupRead
+	}
+	return setupUse
+}
+
 // openSetup opens the session for a command of kind.
 func openSetup(ctx context.Context, env *Env, name string, kind setupKind) (*setup, error) {
 	wantVault := kind != setupCreate
 	in, _ := env.Stdin.(*os.File)
 	tty, err := prompt.Open(in)
-	if err != nil {
+	if err != nil && kind != setupRead {
 		return nil, refuseNoTerminal(name)
 	}
 	s := &setup{name: name, tty: tty}
@@ -74,7 +87,7 @@ func openSetup(ctx context.Context, env *Env, name string, kind setupKind) (*set
 		return nil, err
 	}
 	if wantVault {
-		if err := s.unlock(ctx, kind == setupUse); err != nil {
+		if err := s.unlock(ctx, kind == setupUse || kind == setupRead); err != nil {
 			s.close()
 			return nil, err
 		}
@@ -137,10 +150,17 @@ func (s *setup) open(env *Env, wantVault bool) error {
 // terminal (three tries).
 func (s *setup) unlock(ctx context.Context, keyring bool) error {
 	if keyring && s.v.Status().KeyringEnabled {
-		if err := s.v.UnlockWithKeyringContext(ctx); err == nil {
+		err := s.v.UnlockWithKeyringContext(ctx)
+		if err == nil {
 			return nil
 		}
+		if s.tty == nil {
+			return withExitCode(2, fmt.Errorf("%s: the kernel keyring does not hold this vault's key here (%w), and without a terminal there is no one to type the passphrase: run it in an interactive terminal", s.name, err))
+		}
 		s.tty.Printf("The keyring does not hold this vault's key here; the passphrase opens it.\n")
+	}
+	if s.tty == nil {
+		return withExitCode(2, fmt.Errorf("%s: without a terminal this command reads the vault only with keyring unlock (yett init --keyring), which is off for this vault: run it in an interactive terminal to type the passphrase", s.name))
 	}
 	for i := 0; i < 3; i++ {
 		p, err := s.tty.Secret(ctx, "Yett vault passphrase: ")
@@ -174,6 +194,24 @@ func (s *setup) recorded() error {
 	return fmt.Errorf("%s: the change was made, but %s", s.name, lowerFirst(strings.TrimSuffix(orText(st.AuditProblem, "the audit log is not being written"), ".")))
 }
 
+// declare records who answers for a row just added (what, "credential
+// \"x\"", names it) on the owner inventory: each of owner, backup revoker
+// and environment given is written, so a row added with all three is under
+// control from the start.
+func (s *setup) declare(ctx context.Context, what, id, owner, backupRevoker, env string) error {
+	if owner == "" && backupRevoker == "" && env == "" {
+		return nil
+	}
+	inv := s.k.State().Inventory
+	if inv == nil {
+		return fmt.Errorf("%s: %s was added, but the owner inventory did not start, so who answers for it was not recorded", s.name, what)
+	}
+	if err := inv.Declare(ctx, id, owner, backupRevoker, env); err != nil {
+		return fmt.Errorf("%s: %s was added, but who answers for it was not recorded: %w", s.name, what, err)
+	}
+	return nil
+}
+
 // close locks the vault (recorded), closes the keeper, the vault, the app
 // lock and the terminal.
 func (s *setup) close() {
@@ -186,7 +224,9 @@ func (s *setup) close() {
 	if s.app != nil {
 		s.app.Release()
 	}
-	s.tty.Close()
+	if s.tty != nil {
+		s.tty.Close()
+	}
 }
 
 func lowerFirst(s string) string {

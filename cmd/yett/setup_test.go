@@ -294,18 +294,22 @@ func checkTerminalEntries(t *testing.T, home string) {
 	}
 }
 
-// TestSetupRefusesWithoutATerminal: each setup command refuses before it
-// asks anything when standard input is not the person's controlling
-// terminal: a pipe with no terminal at all, a pipe while a terminal is
-// there, and a terminal that is not the controlling one.
+// TestSetupRefusesWithoutATerminal: each setup command that changes
+// something refuses before it asks anything when standard input is not the
+// person's controlling terminal: a pipe with no terminal at all, a pipe
+// while a terminal is there, and a terminal that is not the controlling
+// one. (list and show only read: TestReadCommandsWithoutATerminal.)
 func TestSetupRefusesWithoutATerminal(t *testing.T) {
 	commands := [][]string{
-		{"init"}, {"credential", "add", "--name", "x", "--host", "api.example.com"}, {"credential", "list"},
-		{"credential", "show", "x"}, {"credential", "remove", "x"}, {"connect", "--name", "x", "--client-id", "c", "--environment", "staging", "--provider", "github"},
-		{"accounts"}, {"accounts", "revoke", "x"}, {"operation", "list"}, {"operation", "remove", "x.y"},
+		{"init"}, {"credential", "add", "--name", "x", "--host", "api.example.com"},
+		{"credential", "edit", "x", "--host", "api.example.com"}, {"credential", "rotate", "x"},
+		{"credential", "remove", "x"}, {"connect", "--name", "x", "--client-id", "c", "--environment", "staging", "--provider", "github"},
+		{"accounts", "revoke", "x"}, {"operation", "remove", "x.y"},
 		{"operation", "add", "--name", "x.y", "--account", "a", "--method", "GET", "--url", "https://api.example.com/"},
-		{"mcp-server", "add", "--name", "x", "--command", "/bin/true", "--secret-env", "TOKEN"}, {"mcp-server", "list"},
+		{"mcp-server", "add", "--name", "x", "--command", "/bin/true", "--secret-env", "TOKEN"},
 		{"mcp-server", "remove", "x"}, {"mcp-server", "set", "x", "--approval", "session"},
+		{"ssh-host", "add", "--name", "x", "--address", "127.0.0.1", "--user", "u"}, {"ssh-host", "pin", "x", "--known-hosts"},
+		{"ssh-host", "remove", "x"},
 	}
 	for _, args := range commands {
 		t.Run(strings.Join(args[:min(2, len(args))], " "), func(t *testing.T) {
