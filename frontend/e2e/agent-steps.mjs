@@ -159,8 +159,8 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT,
         await axeCheck(page, 'an access card');
         await byId(page, 'approval-access-add').click();
         await byId(page, 'view-credentials').waitFor({ timeout: STEP_TIMEOUT });
-        // The cards folded into their badge: the page is not under them.
-        await byId(page, 'approval-unfold').waitFor({ timeout: STEP_TIMEOUT });
+        // The cards folded into the sidebar's badge: the page is not under them.
+        await page.waitForFunction(() => !document.querySelector('[data-testid="approval-layer"]'), null, { timeout: STEP_TIMEOUT });
         await byId(page, 'credential-add').click();
         await byId(page, 'cred-name').fill(`e2e-access-${randomBytes(2).toString('hex')}`);
         await byId(page, 'cred-secret').fill(`${CANARY}-access`);
@@ -168,7 +168,7 @@ export function agentSteps({ byId, shot, assert, CANARY, received, STEP_TIMEOUT,
         await byId(page, 'cred-submit').click();
         await byId(page, 'credential-added').waitFor({ timeout: STEP_TIMEOUT });
         await shot(page, '14-access-credential-added');
-        await byId(page, 'approval-unfold').click();
+        await byId(page, 'approval-badge').click();
         await byId(page, 'approval-approve').click();
         const reply = await asker.reply;
         assert(!reply.error && !reply.isError && reply.text.startsWith('GRANTED'), `the agent read ${JSON.stringify(reply)}`);

@@ -158,19 +158,45 @@ const steps = [
       mainTop: document.querySelector('main').getBoundingClientRect().top,
     }));
     assert(placed.layerBottom <= placed.mainTop + 1, `the card panel covers the page at 820x560: ${JSON.stringify(placed)}`);
+    // At every size the card's answers are in view without scrolling, and
+    // in a large window the panel is a column of its own: nothing of the
+    // status bar or the page lies under it.
+    for (const size of [{ width: 820, height: 560 }, { width: 1920, height: 1080 }, { width: 1100, height: 820 }]) {
+      await page.setViewportSize(size);
+      const at = await page.evaluate(() => {
+        const box = (q) => document.querySelector(q).getBoundingClientRect();
+        const layer = box('[data-testid="approval-layer"]');
+        return {
+          layer: { left: layer.left, top: layer.top, bottom: layer.bottom },
+          placement: document.querySelector('[data-testid="approval-layer"]').getAttribute('data-placement'),
+          approve: box('[data-testid="approval-approve"]'), deny: box('[data-testid="approval-deny"]'),
+          status: box('[data-testid="status-bar"]'), main: box('main'), height: window.innerHeight,
+        };
+      });
+      const visible = (b) => b.top >= Math.max(0, at.layer.top) - 1 && b.bottom <= Math.min(at.height, at.layer.bottom) + 1;
+      assert(visible(at.approve) && visible(at.deny), `at ${size.width}x${size.height} the card's answers are out of view: ${JSON.stringify(at)}`);
+      if (at.placement === 'over') {
+        assert(at.status.right <= at.layer.left + 1 && at.main.right <= at.layer.left + 1,
+          `at ${size.width}x${size.height} the panel covers the status bar or the page: ${JSON.stringify(at)}`);
+      }
+      await page.screenshot({ path: join(process.env.YETT_ARTIFACTS || join(here, '..', '..', 'artifacts'), `e2e-${size.width}x${size.height}-pending-card-answers.png`) });
+    }
+    await page.setViewportSize({ width: 820, height: 560 });
     await tabTo(page, 'approval-fold');
     await page.keyboard.press('Enter');
-    await byId(page, 'approval-unfold').waitFor({ timeout: STEP_TIMEOUT });
-    assert((await focused(page)) === 'approval-unfold', 'focus did not follow the card into its badge');
+    await page.waitForFunction(() => !document.querySelector('[data-testid="approval-layer"]'), null, { timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'approval-badge', `focus did not follow the card into its badge: "${await focused(page)}"`);
     await axeCheck(page, 'a pending card folded into a badge');
     await page.screenshot({ path: join(process.env.YETT_ARTIFACTS || join(here, '..', '..', 'artifacts'), 'e2e-820x560-pending-card-folded.png') });
-    await page.keyboard.press('Enter');
-    await byId(page, 'approval-card').waitFor({ timeout: STEP_TIMEOUT });
+    // Ctrl+J goes to the oldest waiting card, from anywhere.
     await page.setViewportSize({ width: 1100, height: 820 });
-    // From the panel, Tab reaches the card's Deny first; A approves the
-    // card that has focus.
+    await page.keyboard.press('Control+J');
+    await byId(page, 'approval-card').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'approval-card', `Ctrl+J put focus on "${await focused(page)}"`);
+    // From the card, Tab reaches its Deny first; A approves the card that
+    // has focus.
     await page.keyboard.press('Tab');
-    assert((await focused(page)) === 'approval-deny', `Tab from the panel went to "${await focused(page)}"`);
+    assert((await focused(page)) === 'approval-deny', `Tab from the card went to "${await focused(page)}"`);
     await page.keyboard.press('a');
     const reply = await agent.reply;
     assert(!reply.error && !reply.isError, `the agent's call failed: ${JSON.stringify(reply)}`);

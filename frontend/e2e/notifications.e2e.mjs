@@ -103,7 +103,7 @@ const steps = [
     agent = startAgent(`http://${receiverHost}/e2e-notify`);
     await byId(page, 'approval-card').waitFor({ timeout: STEP_TIMEOUT });
     await until('dunst to show the card', () => displayed() === 1);
-    assert((await byId(page, 'status-approvals-count').textContent()).trim() === '1', 'the status bar does not count the card');
+    assert((await byId(page, 'approval-badge-count').textContent()).trim() === '1', 'the sidebar badge does not count the card');
     assert(arrivals.length === 0, 'the call went out before anyone answered');
     execFileSync('import', ['-window', 'root', join(ARTIFACTS, 'notification-on-screen.png')]);
     await shot(page, 'notification-card-in-page');

@@ -449,6 +449,6 @@ const steps = [
   }],
 ];
 
-steps.push(['axe found nothing serious or critical on Connections (figure: moderate count)', async () => axeSummary()]);
+steps.push(['axe found nothing serious, critical or moderate on any screen (figure: screens checked, minor count)', async () => axeSummary()]);
 
 runSteps(steps, { rec: { received, sent, consoleLines }, failureShot: 'oauth-failure' });

@@ -1,3 +1,4 @@
+import { READ_MS } from '../lib/shortcuts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
@@ -275,9 +276,9 @@ describe('approval cards', () => {
     expect(within(card).getByTestId('approval-approve').textContent).toContain('It is set up: tell the agent');
     await fireEvent.click(within(card).getByTestId('approval-access-add'));
     await screen.findByTestId('view-credentials');
-    // The cards fold into their badge so the view is not under them.
+    // The cards fold into the sidebar's badge so the view has the window.
     expect(screen.queryByTestId('approval-card')).toBeNull();
-    await fireEvent.click(screen.getByTestId('approval-unfold'));
+    await fireEvent.click(screen.getByTestId('approval-badge'));
     await fireEvent.click(within(await screen.findByTestId('approval-card')).getByTestId('approval-approve'));
     expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
   });
@@ -361,18 +362,38 @@ describe('approval cards', () => {
     expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', true);
   });
 
-  it('after an answer, gives focus back to the panel rather than to the next card', async () => {
+  it('after an answer, moves focus to the next card itself, where neither Enter nor the same key answers it at once', async () => {
     const user = userEvent.setup();
     const approvals = await openApp([approvalCard(), approvalCard({ id: 'rq-2' })]);
     await user.click(await screen.findByTestId('approval-badge'));
     await user.tab();
     expect(document.activeElement?.getAttribute('data-testid')).toBe('approval-deny');
-    await user.keyboard('{Enter}');
+    await user.keyboard('d');
     expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', false);
     await waitFor(() => expect(screen.getAllByTestId('approval-card')).toHaveLength(1));
-    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('approval-layer')));
+    const next = screen.getByTestId('approval-card');
+    await waitFor(() => expect(document.activeElement).toBe(next));
+    expect(next.dataset.approvalId).toBe('rq-2');
+    // Enter on the card itself answers nothing; a held key's repeat and a
+    // press right after the card came forward answer nothing either.
     await user.keyboard('{Enter}');
+    await fireEvent.keyDown(window, { key: 'd', repeat: true });
+    await user.keyboard('d');
     expect(approvals.ApprovalService.Answer).toHaveBeenCalledTimes(1);
+    // Once it has been in front of the person for a moment, A answers it.
+    next.dataset.focusedAt = String(Date.now() - READ_MS - 1);
+    await user.keyboard('a');
+    expect(approvals.ApprovalService.Answer).toHaveBeenLastCalledWith('rq-2', true);
+  });
+
+  it('Ctrl+J shows the folded cards and focuses the oldest, from any view', async () => {
+    const user = userEvent.setup();
+    await openApp([approvalCard(), approvalCard({ id: 'rq-2' })]);
+    await user.click(await screen.findByTestId('approval-fold'));
+    await waitFor(() => expect(screen.queryByTestId('approval-layer')).toBeNull());
+    await fireEvent.click(screen.getByTestId('nav-activity'));
+    await user.keyboard('{Control>}j{/Control}');
+    await waitFor(() => expect(document.activeElement?.getAttribute('data-approval-id')).toBe('rq-1'));
   });
 
   it('shows an unreadable update as an error, not as a card', async () => {
@@ -424,8 +445,9 @@ describe('approval cards in a small window (issue 15: never hides the page at 82
     // In the same column as the page, before it: the page scrolls below.
     expect(layer.parentElement).toBe(main.parentElement);
     expect(layer.compareDocumentPosition(main) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
-    // Still impossible to miss: the status bar and sidebar count it, and it is announced.
-    expect(screen.getByTestId('status-approvals-count').textContent).toBe('1');
+    // Still impossible to miss: the sidebar counts it and it is announced;
+    // the status bar does not count it a third time while the panel shows it.
+    expect(screen.queryByTestId('status-approvals')).toBeNull();
     expect(screen.getByTestId('approval-badge-count').textContent).toBe('1');
     expect(screen.getByTestId('approval-announce').textContent).toContain('waiting for your approval');
     // A larger window puts it back over the page, and a smaller one in again.
@@ -436,25 +458,36 @@ describe('approval cards in a small window (issue 15: never hides the page at 82
     await waitFor(() => expect(layer.dataset.placement).toBe('docked'));
   });
 
-  it('fold into a badge in the column, and keep the keyboard answers and focus', async () => {
+  it('fold into the sidebar badge and the status bar count, and keep the keyboard answers and focus', async () => {
     fakeWindowSize(true);
     const user = userEvent.setup();
     const approvals = await openApp([approvalCard(), approvalCard({ id: 'rq-2' })]);
     await user.click(await screen.findByTestId('approval-fold'));
-    const badge = await screen.findByTestId('approval-unfold');
-    expect(badge.classList.contains('docked')).toBe(true);
-    expect(document.activeElement).toBe(badge);
+    await waitFor(() => expect(screen.queryByTestId('approval-layer')).toBeNull());
+    // Nothing floats over the page: focus is on the sidebar's badge.
+    expect(document.activeElement).toBe(screen.getByTestId('approval-badge'));
+    expect(screen.getByTestId('status-approvals-count').textContent).toBe('2');
     // The status bar's count opens the panel and gives it focus.
     await user.click(screen.getByTestId('status-approvals'));
     const layer = await screen.findByTestId('approval-layer');
     expect(document.activeElement).toBe(layer);
     expect(layer.classList.contains('docked')).toBe(true);
+    expect(screen.queryByTestId('status-approvals')).toBeNull();
     await user.tab();
     expect(document.activeElement?.getAttribute('data-testid')).toBe('approval-deny');
     await user.keyboard('d');
     expect(approvals.ApprovalService.Answer).toHaveBeenCalledWith('rq-1', false);
     await waitFor(() => expect(screen.getAllByTestId('approval-card')).toHaveLength(1));
-    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('approval-layer')));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('approval-card')));
+  });
+
+  it('a large window gives the panel a column of its own: the page is narrowed, never under it', async () => {
+    fakeWindowSize(false);
+    await openApp();
+    await screen.findByTestId('approval-layer');
+    expect(screen.getByTestId('shell').classList.contains('panel-open')).toBe(true);
+    await fireEvent.click(screen.getByTestId('approval-fold'));
+    await waitFor(() => expect(screen.getByTestId('shell').classList.contains('panel-open')).toBe(false));
   });
 
   it('float over the page in a large window', async () => {

@@ -411,8 +411,8 @@ describe('approval cards in a small window', () => {
     render(App);
     await screen.findByTestId('approval-card');
     await fireEvent.click(screen.getByTestId('approval-fold'));
-    const badge = await screen.findByTestId('approval-unfold');
-    expect(screen.queryByTestId('approval-card')).toBeNull();
+    const badge = await screen.findByTestId('approval-badge');
+    await waitFor(() => expect(screen.queryByTestId('approval-card')).toBeNull());
     expect(badge.textContent).toContain('1');
     expect(document.activeElement).toBe(badge);
     await fireEvent.click(badge);
