@@ -261,3 +261,32 @@ func TestAddedCredentialIsUnderControl(t *testing.T) {
 		t.Fatal("the secret is in the log")
 	}
 }
+
+// TestAddedHostIsUnderControl: an SSH host added with its owner, backup
+// revoker (kept on the host) and environment (kept by the inventory) is
+// under control at once, and the view the form gets back says so.
+func TestAddedHostIsUnderControl(t *testing.T) {
+	f := newMCPFixture(t)
+	s := newSSHService(f.k.SSHHosts(), f.v, &eventSink{}, slog.New(slog.DiscardHandler))
+	defer s.close()
+	s.inventory = f.svc.inventory
+	owned, err := s.AddHost(SSHHostForm{Name: "db-1", Address: "127.0.0.1", Port: 22, User: "ops",
+		Settings: SSHSettingsForm{Approval: "per_call", Owner: "ana", BackupRevoker: "ana"}, Environment: "production"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := s.AddHost(SSHHostForm{Name: "db-2", Address: "127.0.0.1", Port: 22, User: "ops", Settings: SSHSettingsForm{Approval: "per_call"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !owned.Controlled {
+		t.Errorf("the view of the host added with who answers for it says it is not under control: %+v", owned.Problems)
+	}
+	rows := f.svc.inventory.rowsByID(slog.New(slog.DiscardHandler), "test")
+	if r := rows[owned.ID]; !r.Controlled || r.Owner != "ana" || r.BackupRevoker != "ana" || r.Environment != "production" {
+		t.Fatalf("the host added with who answers for it: %+v", r)
+	}
+	if r := rows[bare.ID]; r.Controlled || len(r.Missing) == 0 || bare.Controlled {
+		t.Fatalf("the host added without: %+v", r)
+	}
+}

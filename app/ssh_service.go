@@ -117,7 +117,14 @@ func (s *SSHService) AddHost(form SSHHostForm) (SSHHostView, error) {
 	if err != nil {
 		return SSHHostView{}, s.publicError(err)
 	}
-	return sshHostView(h), nil
+	v := sshHostView(h)
+	if err := s.inventory.declare(h.ID, h.Name, "", "", form.Environment); err != nil {
+		return v, err
+	}
+	// The inventory's verdict, now that it knows the environment.
+	vs := []SSHHostView{v}
+	s.overlayInventory(vs)
+	return vs[0], nil
 }
 
 // UpdateHost replaces a host's settings.

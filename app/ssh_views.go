@@ -34,6 +34,10 @@ type SSHHostForm struct {
 	PrivateKey string          `json:"privateKey"`
 	Passphrase string          `json:"passphrase"`
 	Settings   SSHSettingsForm `json:"settings"`
+	// Environment (development, staging or production; "" for none yet)
+	// goes on the host's inventory row: with the owner and backup revoker
+	// in Settings, the host is under control from the start.
+	Environment string `json:"environment"`
 }
 
 // SSHPinView is one pinned host key.

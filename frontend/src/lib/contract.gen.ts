@@ -1305,6 +1305,12 @@ export interface SSHHostForm {
   privateKey: string;
   passphrase: string;
   settings: SSHSettingsForm;
+  /**
+   * Environment (development, staging or production; "" for none yet)
+   * goes on the host's inventory row: with the owner and backup revoker
+   * in Settings, the host is under control from the start.
+   */
+  environment: string;
 }
 
 /** How each view's fields are checked: 's' string, 'n' number, 'b' boolean, a

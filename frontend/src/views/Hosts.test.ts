@@ -47,6 +47,27 @@ describe('SSH hosts', () => {
     expect(within(screen.getByTestId('ssh-host-web-1')).queryByTestId('ssh-tofu')).toBeNull();
   });
 
+  it('asks who answers for a new host: "I own this" makes the owner the backup revoker, and the environment goes with the form', async () => {
+    const ssh = await openHosts();
+    await fireEvent.click(await screen.findByTestId('ssh-add'));
+    await screen.findByTestId('ssh-form');
+    await fill({ 'ssh-name': 'db-1', 'ssh-address': '10.0.0.5', 'ssh-user': 'ops', 'ssh-owner': 'ana' });
+    await fireEvent.click(screen.getByTestId('ssh-alone'));
+    expect((screen.getByTestId('ssh-backup') as HTMLInputElement).value).toBe('ana');
+    expect((screen.getByTestId('ssh-backup') as HTMLInputElement).readOnly).toBe(true);
+    await fireEvent.change(screen.getByTestId('ssh-environment'), { target: { value: 'production' } });
+    await fireEvent.click(screen.getByTestId('ssh-submit'));
+    await screen.findByTestId('ssh-host-db-1');
+    const form = ssh.SSHService.AddHost.mock.calls[0][0];
+    expect(form.environment).toBe('production');
+    expect(form.settings).toMatchObject({ owner: 'ana', backupRevoker: 'ana' });
+    // The edit form keeps owner and backup revoker; the environment is the Inventory's.
+    await fireEvent.click(within(screen.getByTestId('ssh-host-db-1')).getByTestId('ssh-edit'));
+    const edit = await screen.findByTestId('ssh-edit-form');
+    expect(within(edit).queryByTestId('ssh-environment')).toBeNull();
+    expect(within(edit).getByTestId('ssh-owner')).toBeTruthy();
+  });
+
   it('imports a key: it goes to the backend once, the field is emptied and it never reaches the page', async () => {
     const ssh = await openHosts();
     await fireEvent.click(await screen.findByTestId('ssh-add'));

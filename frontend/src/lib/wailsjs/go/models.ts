@@ -636,6 +636,7 @@ export namespace app {
 	    privateKey: string;
 	    passphrase: string;
 	    settings: SSHSettingsForm;
+	    environment: string;
 	}
 	export interface SSHPinView {
 	    type: string;
