@@ -22,8 +22,12 @@ it again brings the open window to the front.
                 cards come as notifications, and starting yett-desktop
                 again brings the window back
 
+Closing the window keeps Yett running in the background (the first close
+asks); yett quit ends it. F1 in the window lists the keyboard shortcuts.
+
 The command line is yett(1): yett mcp (what agents start), yett serve
-(the gateway without a window) and the headless commands.
+(the gateway without a window) and the headless commands, SSH hosts and
+MCP servers included.
 `
 
 // CommandLine answers the arguments that only print, --help and --version

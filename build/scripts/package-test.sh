@@ -61,6 +61,16 @@ diff -u "$work/deb-files" "$work/tar-files" || fail "the tarball's files differ 
 mkdir "$work/prefix"
 tar -xzf "$tarball" --strip-components=1 -C "$work/prefix"
 [[ "$("$work/prefix/bin/yett" --version)" == "yett $version"* ]] || fail "the tarball's yett does not say version $version"
+# The README's uninstall line, as written there, removes every file the
+# tarball put in the prefix and nothing else.
+uninstall=$(grep -o "tar -tzf yett_<version>_linux_amd64.tar.gz | [^\`]*" "$root/README.md") ||
+	fail "the README has no uninstall line for a tarball install"
+uninstall=${uninstall//yett_<version>_linux_amd64.tar.gz/\"$tarball\"}
+uninstall=${uninstall//\~\/.local/\"$work/prefix\"}
+printf 'keep\n' >"$work/prefix/mine"
+bash -c "$uninstall" || fail "the README's uninstall line failed: $uninstall"
+left=$(find "$work/prefix" -type f)
+[ "$left" = "$work/prefix/mine" ] || fail "the README's uninstall line left or removed the wrong files: $left"
 
 # --- the Windows installer and the macOS bundle's layout -------------------
 [ "$(head -c2 "$setup")" = MZ ] || fail "$setup is not a Windows program"
