@@ -157,9 +157,14 @@ func loggedActivityItem(it activity.Item) ActivityItem {
 		Step: it.Detail.Step, Outcome: it.Detail.Outcome, Code: it.Detail.Code, AuthorizationID: it.Detail.AuthorizationID,
 		DrillID: it.Detail.DrillID, DrillKind: it.Detail.DrillKind,
 	}
+	if d := it.Detail; d.Change != "" {
+		// A person's change to the vault: what changed is its reason, and
+		// what it changed is named (a credential by its id too).
+		v.Reason, v.CredentialRef, v.CredentialName = d.Change, d.CredentialID, d.Subject
+	}
 	if c := it.Call; c != nil {
 		v.Drill = c.Drill
-		v.RequestID, v.Channel, v.Operation, v.Target = c.RequestID, c.Channel, c.Operation, c.Target
+		v.RequestID, v.Channel, v.Operation, v.Target, v.Path = c.RequestID, c.Channel, c.Operation, c.Target, c.Path
 		v.CredentialRef = c.CredentialRef
 		v.State, v.Class, v.Reason = string(c.State), string(c.Class), string(c.DenyReason)
 		if r := c.Result; r != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"filippo.io/age"
 
@@ -267,5 +269,59 @@ func TestCallStateOnlyMovesForward(t *testing.T) {
 	), Filter{})
 	if len(items) != 1 || items[0].Call.State != CallCompleted {
 		t.Fatalf("%+v", items)
+	}
+}
+
+// TestCallPathsAndVaultChanges: an HTTP call's item names its path, and a
+// person's change to the vault names what changed and what it changed
+// (issue 25: Activity showed "vault changed" with no subject and calls
+// without their path); both survive the index file.
+func TestCallPathsAndVaultChanges(t *testing.T) {
+	call := act(audit.EventActionRequested, "S1", "Q1", "http")
+	call.Action.Path = "/repos/yett/issues"
+	events := []audit.Event{
+		{Type: audit.EventVaultChanged, VaultChange: &audit.VaultChange{Change: "credential_added", CredentialID: "cred_1", Name: "github", Version: 1}},
+		{Type: audit.EventVaultChanged, VaultChange: &audit.VaultChange{Change: "ssh_host_added", Name: "web-1"}},
+		{Type: audit.EventVaultChanged, VaultChange: &audit.VaultChange{Change: "passphrase_changed"}},
+		call,
+	}
+	x := NewIndex()
+	for _, e := range logged(t, events...) {
+		x.Add(e)
+	}
+	b, err := x.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := decodeIndex(b, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, idx := range map[string]*Index{"built": x, "loaded from its file": loaded} {
+		items := idx.Activity(Filter{}, Page{Limit: 10}).Items
+		if len(items) != 4 {
+			t.Fatalf("%s: %d items", name, len(items))
+		}
+		if c := items[0].Call; c == nil || c.Path != "/repos/yett/issues" {
+			t.Errorf("%s: the call %+v", name, c)
+		}
+		want := []Detail{{Change: "passphrase_changed"}, {Change: "ssh_host_added", Subject: "web-1"},
+			{Change: "credential_added", CredentialID: "cred_1", Subject: "github"}}
+		for i, w := range want {
+			if got := items[i+1].Detail; got != w {
+				t.Errorf("%s: item %d has %+v, want %+v", name, i+1, got, w)
+			}
+		}
+	}
+}
+
+func TestClipPath(t *testing.T) {
+	long := "/" + strings.Repeat("é", audit.MaxPathLen)
+	got := audit.ClipPath(long)
+	if len(got) > audit.MaxPathLen || !utf8.ValidString(got) || !strings.HasSuffix(got, "…") {
+		t.Fatalf("clipped to %d bytes, valid %v: %q", len(got), utf8.ValidString(got), got[len(got)-8:])
+	}
+	if audit.ClipPath("/a/b") != "/a/b" || audit.ClipPath("/\xff") != "/\uFFFD" {
+		t.Fatal("a short path is not kept as it is, or invalid UTF-8 is kept")
 	}
 }

@@ -34,6 +34,7 @@ type Call struct {
 	Channel       string
 	Operation     string
 	Target        string
+	Path          string // an HTTP call's path, no query ("" for other channels)
 	CredentialRef string // opaque binding id, never a value
 
 	State        CallState

@@ -13,7 +13,7 @@ import (
 // told apart. Sessions come before the items, and the items newest first,
 // each as a difference from the one before it: a loaded index decodes its
 // newest items first, and only as far as pages need (see lazyItems).
-const indexVersion = 2 // 2: authority details, drill calls
+const indexVersion = 3 // 2: authority details, drill calls; 3: calls' paths, vault changes' subjects
 
 type encoder struct{ b []byte }
 
@@ -86,6 +86,7 @@ func (x *Index) encode() ([]byte, error) {
 		}
 		e.flag(it.drill)
 		e.s(it.requestID)
+		e.s(it.path)
 		for _, id := range []uint32{it.channel, it.operation, it.target, it.credRef, it.denyReason} {
 			e.u(uint64(id))
 		}
@@ -303,6 +304,7 @@ func (l *lazyItems) next(x *Index) error {
 	} else {
 		it.drill = d.flag()
 		it.requestID = d.str()
+		it.path = d.str()
 		it.channel, it.operation, it.target, it.credRef, it.denyReason = d.ref(nstr), d.ref(nstr), d.ref(nstr), d.ref(nstr), d.ref(nstr)
 		if it.state = d.byte(); int(it.state) >= len(states) {
 			d.fail()

@@ -54,6 +54,7 @@ type item struct {
 	time         int64 // UnixNano of that entry, UTC
 	dispatchedAt int64 // UnixNano, noTime when not dispatched
 	requestID    string
+	path         string  // an HTTP call's path (audit.Action.Path)
 	indexes      []int64 // every entry of a call
 	epoch        uint64
 	result       audit.Result // of a call, when hasResult
@@ -168,7 +169,7 @@ func (x *Index) addActivity(e audit.Entry) {
 	if !ok {
 		a := ev.Action
 		x.items = append(x.items, item{
-			index: e.Index, time: unixNano(ev.Time), dispatchedAt: noTime, call: true, requestID: a.RequestID,
+			index: e.Index, time: unixNano(ev.Time), dispatchedAt: noTime, call: true, requestID: a.RequestID, path: a.Path,
 			typ: x.intern(string(ev.Type)), boot: x.intern(ev.BootID), epoch: ev.VaultEpoch,
 			channel: x.intern(a.Channel), operation: x.intern(a.Operation), target: x.intern(a.Target),
 			credRef: x.intern(a.CredentialRef), state: stateID(CallRequested), drill: ev.Surface == audit.SurfaceDrill,
@@ -385,7 +386,7 @@ func (x *Index) view(it *item) Item {
 	c := &Call{
 		Drill:     it.drill,
 		RequestID: it.requestID, SessionID: x.strs[it.session], Channel: x.strs[it.channel], Operation: x.strs[it.operation],
-		Target: x.strs[it.target], CredentialRef: x.strs[it.credRef], State: states[it.state], RequestedAt: v.Time,
+		Target: x.strs[it.target], Path: it.path, CredentialRef: x.strs[it.credRef], State: states[it.state], RequestedAt: v.Time,
 		DenyReason: audit.Reason(x.strs[it.denyReason]), DispatchedAt: fromUnixNano(it.dispatchedAt),
 		Indexes: append([]int64(nil), it.indexes...),
 	}
@@ -447,6 +448,12 @@ type Detail struct {
 	AuthorizationID string
 	DrillID         string
 	DrillKind       string
+	// A person's change to the vault (vault_changed): what changed
+	// (credential_added, secret_rotated, ssh_host_added...), and the
+	// credential's id and the name of what it changed, if any.
+	Change       string
+	CredentialID string
+	Subject      string
 }
 
 // authorityDetail is Detail packed into one string to intern (most repeat).
@@ -457,6 +464,8 @@ func authorityDetail(ev *audit.Event) string {
 		d.Step, d.Code = ev.OAuth.Step, ev.OAuth.ErrorCode
 	case ev.Drill != nil:
 		d.Step, d.DrillID, d.DrillKind = ev.Drill.Step, ev.Drill.DrillID, ev.Drill.Kind
+	case ev.VaultChange != nil:
+		d.Change, d.CredentialID, d.Subject = ev.VaultChange.Change, ev.VaultChange.CredentialID, ev.VaultChange.Name
 	default:
 		return ""
 	}
@@ -464,13 +473,15 @@ func authorityDetail(ev *audit.Event) string {
 	if ev.Success != nil {
 		d.Outcome = map[bool]string{true: "ok", false: "failed"}[*ev.Success]
 	}
-	return strings.Join([]string{d.Step, d.Outcome, d.Code, d.AuthorizationID, d.DrillID, d.DrillKind}, "\x1f")
+	return strings.Join([]string{d.Step, d.Outcome, d.Code, d.AuthorizationID, d.DrillID, d.DrillKind,
+		d.Change, d.CredentialID, d.Subject}, "\x1f")
 }
 
 func parseDetail(s string) Detail {
 	f := strings.Split(s, "\x1f")
-	if len(f) != 6 {
+	if len(f) != 9 {
 		return Detail{}
 	}
-	return Detail{Step: f[0], Outcome: f[1], Code: f[2], AuthorizationID: f[3], DrillID: f[4], DrillKind: f[5]}
+	return Detail{Step: f[0], Outcome: f[1], Code: f[2], AuthorizationID: f[3], DrillID: f[4], DrillKind: f[5],
+		Change: f[6], CredentialID: f[7], Subject: f[8]}
 }

@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -134,10 +135,13 @@ type RunBinding struct {
 // Action describes a requested action by name and target, never by its
 // credential, headers or body.
 type Action struct {
-	RequestID      string `json:"request_id"`
-	Channel        string `json:"channel"`                  // "http", "ssh", an operation catalogue name
-	Operation      string `json:"operation"`                // e.g. "create_issue"
-	Target         string `json:"target"`                   // host or host:port, no userinfo, no query
+	RequestID string `json:"request_id"`
+	Channel   string `json:"channel"`   // "http", "ssh", an operation catalogue name
+	Operation string `json:"operation"` // e.g. "create_issue"
+	Target    string `json:"target"`    // host or host:port, no userinfo, no query
+	// Path is an HTTP call's URL path, without its query, clipped to
+	// MaxPathLen bytes: which resource it named, never what it sent.
+	Path           string `json:"path,omitempty"`
 	CredentialRef  string `json:"credential_ref,omitempty"` // opaque ID of the binding, never its value
 	IdempotencyRef string `json:"idempotency_ref,omitempty"`
 	// ArgumentsSHA256 is, for a tool of an upstream MCP server, the hex
@@ -286,6 +290,23 @@ type OAuthFacts struct {
 // carry documents.
 const maxFieldLen = 1024
 
+// MaxPathLen bounds Action.Path; ClipPath cuts a longer one.
+const MaxPathLen = 512
+
+// ClipPath returns p cut to at most MaxPathLen bytes at a rune boundary,
+// with "…" marking the cut, and any invalid UTF-8 replaced.
+func ClipPath(p string) string {
+	p = strings.ToValidUTF8(p, "\uFFFD")
+	if len(p) <= MaxPathLen {
+		return p
+	}
+	cut := MaxPathLen - len("…")
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return p[:cut] + "…"
+}
+
 // ErrInvalidEvent is returned by Append for an event it refuses to record.
 var ErrInvalidEvent = errors.New("audit: invalid event")
 
@@ -336,7 +357,7 @@ func (e *Event) validate() error {
 		fields["action.request_id"], fields["action.channel"] = a.RequestID, a.Channel
 		fields["action.operation"], fields["action.target"] = a.Operation, a.Target
 		fields["action.credential_ref"], fields["action.idempotency_ref"] = a.CredentialRef, a.IdempotencyRef
-		fields["action.arguments_sha256"] = a.ArgumentsSHA256
+		fields["action.arguments_sha256"], fields["action.path"] = a.ArgumentsSHA256, a.Path
 	}
 	if a := e.Access; a != nil {
 		fields["access.kind"], fields["access.target"], fields["access.why"] = a.Kind, a.Target, a.Why

@@ -312,6 +312,27 @@ func TestLockedCallAudited(t *testing.T) {
 	})
 }
 
+// An approved HTTP call's entries name its path (no query), so the audit
+// log answers "for what"; never its body.
+func TestCallAuditNamesItsPath(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	a := w.approvedAgent("before")
+	id := tag("path")
+	req := w.req(id)
+	req["url"] = req["url"].(string) + "?token-like=query-value"
+	mustContain(t, a.call(agentapi.ToolHTTPRequest, req), `"status":200`)
+	e := waitAudit(t, w, "the call's intent", func(e audit.Event) bool {
+		return e.Type == audit.EventActionRequested && e.Action != nil && e.Action.IdempotencyRef == "key-"+id
+	})
+	if e.Action.Path != "/replay-test/"+id {
+		t.Fatalf("the intent names the path %q", e.Action.Path)
+	}
+	raw, _ := json.Marshal(e)
+	if strings.Contains(string(raw), "query-value") || strings.Contains(string(raw), `request_id\":`) {
+		t.Fatalf("the intent holds the query or the body: %s", raw)
+	}
+}
+
 // 13. Lock now cuts requests already in flight: once the lock returned, the
 // target receives at most what was already in its own receive buffer (a few
 // KiB here), not the rest of the request, and the agent is told the outcome

@@ -49,7 +49,7 @@ func (c *conn) httpPipeline(ctx context.Context, req *mcp.CallToolRequest, parse
 	if err != nil {
 		return g.refuse(c, &audit.Action{Channel: "http"}, "", &refusal{agentapi.CodeInvalid, audit.ReasonInvalidRequest, publicArgError(err)}), nil
 	}
-	act := &audit.Action{Channel: "http", Operation: call.req.Method, Target: call.host, IdempotencyRef: call.key}
+	act := &audit.Action{Channel: "http", Operation: call.req.Method, Target: call.host, Path: audit.ClipPath(call.path), IdempotencyRef: call.key}
 	cv, err := g.vault.Credentials().For(call.target)
 	if err != nil {
 		return g.refuse(c, act, "", credentialRefusal(err)), nil

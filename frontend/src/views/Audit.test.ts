@@ -139,6 +139,32 @@ describe('activity view', () => {
     expect(document.body.innerHTML).not.toContain(CANARY);
   });
 
+  // Issue 25: HTTP rows had no path though the page promises "the
+  // credential and path it used", and adding a credential or rotating a
+  // secret both read "vault changed" with no subject.
+  it('names each call\'s path and credential, and each change to the vault with what it changed', async () => {
+    const { AuditService } = installAudit();
+    AuditService.Activity.mockResolvedValue({
+      readable: true, note: '', more: false, next: 0,
+      items: [
+        item({ index: 9, kind: 'call', type: 'action_requested', channel: 'http', operation: 'GET', target: 'api.github.com',
+          path: '/user', state: 'completed', class: 'success', status: 200, credentialRef: 'cred_1', credentialName: '' }),
+        item({ index: 7, type: 'vault_changed', reason: 'secret_rotated', credentialRef: 'cred_gone', credentialName: 'github' }),
+        item({ index: 6, type: 'vault_changed', reason: 'credential_added', credentialRef: 'cred_gone', credentialName: 'github' }),
+        item({ index: 5, type: 'vault_changed', reason: 'ssh_host_added', credentialName: 'web-1' }),
+        item({ index: 4, type: 'vault_changed', reason: 'passphrase_changed' }),
+      ],
+    });
+    await open('activity');
+    const rows = await screen.findAllByTestId('activity-item');
+    expect(rows[0].textContent).toContain('GET api.github.com/user');
+    expect(rows[1].textContent).toContain('Secret rotated: “github” (removed since)');
+    expect(rows[2].textContent).toContain('Credential added: “github”');
+    expect(rows[3].textContent).toContain('SSH host added: “web-1”');
+    expect(rows[4].textContent).toContain('Vault passphrase changed');
+    expect(document.body.textContent).not.toContain('vault changed');
+  });
+
   // Issue 20: after drills, Activity named no drill or step, said
   // "Account revoked at the provider" for every step even when
   // verification failed, showed switching back on as "connected", and
@@ -237,6 +263,26 @@ describe('activity view', () => {
     // A change reloads from the newest, as many as are shown.
     emitChanged();
     await waitFor(() => expect(AuditService.Activity.mock.calls.at(-1)![0]).toMatchObject({ before: 0, limit: 100 }));
+  });
+
+  // Issue 25: at 820 px the audit card and the filters pushed every entry
+  // below the fold.
+  it('keeps the audit card to one line and the filters folded while all is well, and Ctrl+F opens them', async () => {
+    installAudit();
+    await open('activity');
+    await screen.findByTestId('audit-about');
+    expect((screen.getByTestId('audit-about') as HTMLDetailsElement).open).toBe(false);
+    const box = screen.getByTestId('activity-filter-box') as HTMLDetailsElement;
+    expect(box.open).toBe(false);
+    await fireEvent.keyDown(window, { key: 'f', ctrlKey: true });
+    expect(box.open).toBe(true);
+    expect(document.activeElement).toBe(screen.getByTestId('filter-session'));
+  });
+
+  it('spells out a tampered log at once', async () => {
+    installAudit(auditStatus({ state: 'tampered', writing: false, firstBad: 7, reason: 'audit: record checksum mismatch' }));
+    await open('activity');
+    await waitFor(() => expect((screen.getByTestId('audit-about') as HTMLDetailsElement).open).toBe(true));
   });
 
   it('shows the verification in progress in the status card', async () => {

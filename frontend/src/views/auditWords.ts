@@ -78,6 +78,15 @@ const CHANGES: Record<string, string> = {
   auto_lock_changed: 'Auto-lock time changed',
   backup_exported: 'Encrypted backup exported',
   backup_restored: 'Vault restored from a backup',
+  controls_changed: 'A safety setting changed',
+  ssh_host_added: 'SSH host added',
+  ssh_host_edited: 'SSH host settings changed',
+  ssh_host_removed: 'SSH host removed',
+  ssh_host_keys_pinned: 'SSH host key pinned',
+  ssh_host_key_alert: 'SSH host presented an unpinned key',
+  mcp_server_added: 'MCP server added',
+  mcp_server_edited: 'MCP server settings changed',
+  mcp_server_removed: 'MCP server removed',
 };
 
 /** Whether reason names a credential or vault change (it is then the title). */
