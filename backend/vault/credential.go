@@ -78,7 +78,8 @@ type CredentialView struct {
 	Version     uint64    `json:"version"`
 }
 
-const maxSecretLen = 16 << 10
+// MaxSecretLen is the longest secret the vault stores, in bytes.
+const MaxSecretLen = 16 << 10
 
 // validate checks c and returns it normalised (lower-case hosts, default
 // path). Errors wrap ErrInvalid and never quote the secret.
@@ -93,8 +94,8 @@ func (c NewCredential) validate() (NewCredential, error) {
 	switch n := c.Secret.Len(); {
 	case n == 0:
 		return fail("secret is empty")
-	case n > maxSecretLen:
-		return fail("secret is longer than %d bytes", maxSecretLen)
+	case n > MaxSecretLen:
+		return fail("secret is longer than %d bytes", MaxSecretLen)
 	case bytes.ContainsAny(c.Secret.b, "\r\n\x00"):
 		return fail("secret contains a line break or NUL byte, which cannot go into an HTTP header")
 	}
