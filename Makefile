@@ -77,9 +77,8 @@ test: deps-test frontend
 	@echo "yett: every test layer passed"
 
 # Go tests never touch the person's own session bus or keyring: the keyring
-# library connects to the session bus when it is linked (and would autolaunch
-# one that outlives the test without this); tests that need a bus start their
-# own.
+# library connects to the session bus when it is linked; tests that need a
+# bus start their own.
 test-go: export DBUS_SESSION_BUS_ADDRESS = disabled:
 test-go:
 	test -z "$$(gofmt -l app backend cmd internal main.go)" || { gofmt -l app backend cmd internal main.go; exit 1; }

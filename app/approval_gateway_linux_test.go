@@ -26,7 +26,6 @@ import (
 	"github.com/yettdev/yett/backend/audit"
 	"github.com/yettdev/yett/backend/gateway"
 	"github.com/yettdev/yett/backend/vault"
-	"github.com/yettdev/yett/internal/testsupport/busguard"
 	"github.com/yettdev/yett/internal/testsupport/yettbuild"
 )
 
@@ -46,10 +45,6 @@ func TestMain(m *testing.M) {
 	if yettBinPath != "" {
 		os.RemoveAll(filepath.Dir(yettBinPath))
 	}
-	// The keyring library, linked here, autolaunches a session bus when
-	// the tests run without DBUS_SESSION_BUS_ADDRESS; it must not outlive
-	// them.
-	busguard.StopAutolaunched()
 	os.Exit(code)
 }
 

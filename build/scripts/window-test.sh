@@ -2,6 +2,7 @@
 # Starts the production desktop binary in a real window under Xvfb with a
 # throwaway vault, checks that a window titled "Yett" exists and that the UI
 # rendered (the screenshot is not blank), saves the screenshot, checks that a
+# start outside a session bus leaves no bus running after it exits, that a
 # second launch defers to the first (single instance), that closing the
 # window keeps Yett running (the first close says so and leaves the window;
 # the next hides it) and that a second launch brings the hidden window back,
@@ -32,6 +33,32 @@ for arg in --version --help; do
 	[ ! -e "$rt" ] && [ ! -e "$work/no-data$arg" ] || { echo "window-test: yett-desktop $arg created its runtime or data directory"; exit 1; }
 done
 echo "window-test: yett-desktop --version and --help print and exit, no display needed"
+
+# A start outside a session bus leaves no bus running (backend/busenv):
+# the keyring library, linked here, ran dbus-launch from its init, and GTK
+# autolaunches one on an X display. Every process the app starts inherits
+# the marker, so one still carrying it after the app exited was left
+# behind. dbus-launch must be there, or this would prove nothing.
+command -v dbus-launch >/dev/null || { echo "window-test: dbus-launch (dbus-x11) is missing"; exit 1; }
+mark="YETT_BUSGUARD_MARK=window-test-$$"
+mkdir -m 0700 "$work/no-bus-rt"
+no_bus() { exec env -u DBUS_SESSION_BUS_ADDRESS "$mark" XDG_RUNTIME_DIR="$work/no-bus-rt" YETT_DATA_DIR="$work/no-bus-data" \
+	YETT_RUNTIME_DIR="$work/no-bus-run" "$@"; }
+(no_bus "$bin" --version >/dev/null)
+(no_bus "$bin" >"$work/no-bus.log" 2>&1) &
+app_pid=$!
+for _ in $(seq 100); do xdotool search --name '^Yett$' >/dev/null 2>&1 && break; sleep 0.2; done
+xdotool search --name '^Yett$' >/dev/null 2>&1 || { cat "$work/no-bus.log"; echo "window-test: no window without a session bus"; exit 1; }
+kill -TERM "$app_pid"
+for _ in $(seq 50); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$app_pid" 2>/dev/null; then echo "window-test: the app without a session bus ignored SIGTERM"; exit 1; fi
+app_pid=""
+left=$(grep -lz "^$mark\$" /proc/[0-9]*/environ 2>/dev/null || true)
+if [ -n "$left" ]; then
+	for f in $left; do p=${f#/proc/}; p=${p%/environ}; echo "left: $p $(tr '\0' ' ' <"/proc/$p/cmdline")"; kill "$p"; done
+	echo "window-test: a start without a session bus left processes running"; exit 1
+fi
+echo "window-test: a start without a session bus leaves no bus behind"
 
 "$bin" >"$work/app.log" 2>&1 &
 app_pid=$!

@@ -22,8 +22,10 @@
 //
 // 99designs/keyring connects to the D-Bus session bus from its package
 // init. Without DBUS_SESSION_BUS_ADDRESS, and with dbus-launch installed,
-// that starts a session bus that outlives the process. Only the desktop app
-// should import this package.
+// that would start a session bus that outlives the process; this package
+// imports backend/busenv, whose init runs first and pins the address (see
+// TestStartWithoutABusLeavesNoBus). Only the desktop app should import this
+// package.
 package oskeyring
 
 import (
@@ -32,6 +34,8 @@ import (
 	"strings"
 
 	"github.com/99designs/keyring"
+
+	_ "github.com/yettdev/yett/backend/busenv" // before the keyring library's init
 	"github.com/yettdev/yett/backend/vault"
 )
 
