@@ -255,7 +255,7 @@ type Answer struct {
 // and, for a credential, which one by id, name and version. Never a
 // secret, passphrase or key.
 type VaultChange struct {
-	Change       string `json:"change"` // credential_added, credential_edited, secret_rotated, credential_removed, passphrase_changed, keyring_on, keyring_off, auto_lock_changed, backup_exported, backup_restored
+	Change       string `json:"change"` // credential_added, credential_edited, rotation_reminder_changed, secret_rotated, credential_removed, credential_restored, passphrase_changed, keyring_on, keyring_off, auto_lock_changed, backup_exported, backup_reminder_changed, backup_restored
 	CredentialID string `json:"credential_id,omitempty"`
 	Name         string `json:"name,omitempty"`
 	Version      uint64 `json:"version,omitempty"`

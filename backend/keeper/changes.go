@@ -18,8 +18,8 @@ func (k *Keeper) recordVaultChangeLocked(e vault.Event) {
 		return
 	}
 	c := &audit.VaultChange{Change: string(e.Change)}
-	if e.Change == vault.ChangeControls {
-		c.Name = e.Reason // what changed: "verification: every"
+	if e.Change == vault.ChangeControls || e.Change == vault.ChangeBackupReminder {
+		c.Name = e.Reason // what changed: "verification: every", "backup reminder after 7 days"
 	}
 	if cr := e.Credential; cr != nil {
 		// The vault bounds a name to 100 characters, well inside an

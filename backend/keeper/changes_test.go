@@ -105,7 +105,8 @@ func TestSetupKeeperAtTheTerminal(t *testing.T) {
 }
 
 // TestRecordsVaultChanges: a person's changes to the vault are recorded,
-// with the credential they touched, from whichever front end (here the
+// with the credential they touched (a removal undone too) or what changed
+// (the backup reminder), from whichever front end (here the
 // app's keeper, which names no surface); the secret is in no entry.
 func TestRecordsVaultChanges(t *testing.T) {
 	const secret = "CANARY-keeper-vault-change-71b2"
@@ -126,6 +127,12 @@ func TestRecordsVaultChanges(t *testing.T) {
 	if err := v.Credentials().Remove(c.ID); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := v.Credentials().Restore(c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.SetBackupReminderDays(7); err != nil {
+		t.Fatal(err)
+	}
 	k.Close()
 	v.Unlock(vault.Passphrase(pass))
 	var got []string
@@ -137,13 +144,20 @@ func TestRecordsVaultChanges(t *testing.T) {
 			continue
 		}
 		vc := e.VaultChange
+		if vc != nil && vc.Change == string(vault.ChangeBackupReminder) {
+			if vc.Name != "backup reminder after 7 days" || vc.CredentialID != "" {
+				t.Errorf("the backup reminder's change: %+v", vc)
+			}
+			got = append(got, vc.Change)
+			continue
+		}
 		if vc == nil || vc.CredentialID != c.ID || vc.Name != "tracker" || e.Surface != "" {
 			t.Errorf("vault_changed: %+v %+v", e, vc)
 			continue
 		}
 		got = append(got, vc.Change)
 	}
-	if strings.Join(got, " ") != "credential_added credential_removed" {
+	if strings.Join(got, " ") != "credential_added credential_removed credential_restored backup_reminder_changed" {
 		t.Fatalf("recorded %v", got)
 	}
 }

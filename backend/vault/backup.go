@@ -30,7 +30,9 @@ var ErrNotABackup = errors.New("vault: this file is not a Yett backup")
 // will open the backup: a wrong one counts as a failed unlock. The file is
 // written next to dest under a temporary name, made 0600, fsynced and
 // renamed into place, so dest is either the old file or the whole backup.
-// Unlocked only. The passphrase is zeroed.
+// Then its time and dest are sealed in the settings record
+// (Status().Backup), which the backup reminder counts from. Unlocked
+// only. The passphrase is zeroed.
 //
 // Errors: ErrLocked, ErrWrongPassphrase, *ThrottledError.
 func (v *Vault) ExportBackup(passphrase Passphrase, dest string) error {
@@ -65,10 +67,19 @@ func (v *Vault) ExportBackup(passphrase Passphrase, dest string) error {
 	if err := store.SyncDir(filepath.Dir(dest)); err != nil {
 		return err
 	}
+	// The backup is made; when it was made is recorded after it, so the
+	// backup itself names the one before it.
 	v.mu.Lock()
+	err = v.usable()
+	if err == nil {
+		err = v.recordBackupLocked(dest, v.opts.Now())
+	}
 	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "backup exported", Change: ChangeBackupExported})
 	v.mu.Unlock()
 	v.session().deliver()
+	if err != nil {
+		return fmt.Errorf("%w (the backup was saved, but not when: the backup reminder does not know of it)", err)
+	}
 	return nil
 }
 

@@ -58,6 +58,9 @@ type NewCredential struct {
 	Hosts        []string
 	PathPrefixes []string // empty means "/"
 	Approval     Approval
+	// RotateEveryDays asks for a reminder to rotate the secret this many
+	// days after it was entered; 0 (the default) asks for none.
+	RotateEveryDays int
 }
 
 // CredentialView is a credential without its secret: safe for the UI, logs
@@ -76,6 +79,25 @@ type CredentialView struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 	SecretSetAt time.Time `json:"secret_set_at"`
 	Version     uint64    `json:"version"`
+	// RotateEveryDays is the rotation reminder (0: none). RotationDueAt is
+	// when it falls due (zero without one); RotationDue says it had, as
+	// of the List that made this view (other views leave it false).
+	RotateEveryDays int       `json:"rotate_every_days,omitempty"`
+	RotationDueAt   time.Time `json:"rotation_due_at,omitzero"`
+	RotationDue     bool      `json:"rotation_due,omitempty"`
+}
+
+// MaxRotateEveryDays bounds a rotation reminder: ten years.
+const MaxRotateEveryDays = 3650
+
+// rotationDueAt is when a secret entered at secretSet falls due under a
+// reminder of days (zero for none). Days are 24 h: a reminder is a
+// nudge, not a deadline to the minute.
+func rotationDueAt(secretSet time.Time, days int) time.Time {
+	if days <= 0 {
+		return time.Time{}
+	}
+	return secretSet.Add(time.Duration(days) * 24 * time.Hour)
 }
 
 // MaxSecretLen is the longest secret the vault stores, in bytes.
@@ -140,6 +162,9 @@ func (c NewCredential) validate() (NewCredential, error) {
 	c.PathPrefixes = paths
 	if c.Approval != ApprovalSession && c.Approval != ApprovalPerCall && c.Approval != ApprovalWrites {
 		return fail("approval must be %q, %q or %q", ApprovalSession, ApprovalPerCall, ApprovalWrites)
+	}
+	if c.RotateEveryDays < 0 || c.RotateEveryDays > MaxRotateEveryDays {
+		return fail("a rotation reminder is 1 to %d days, or none", MaxRotateEveryDays)
 	}
 	return c, nil
 }
@@ -208,6 +233,9 @@ type credentialRecord struct {
 	// existed, which decode with CreatedAt in their place.
 	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
 	SecretSetAt *time.Time `json:"secret_set_at,omitempty"`
+	// Absent when no reminder is set, so a record without one reads the
+	// same in a Yett from before reminders (which refuses unknown fields).
+	RotateEveryDays int `json:"rotate_every_days,omitempty"`
 }
 
 // credentialRecordIn is credentialRecord as decoded: the secret's JSON
@@ -276,7 +304,7 @@ func decodeCredential(id string, version uint64, plaintext []byte) (CredentialVi
 	r.Secret = nil
 	c, err := NewCredential{
 		Name: r.Name, Secret: Secret{b: secret}, Injection: r.Injection,
-		Hosts: r.Hosts, PathPrefixes: r.PathPrefixes, Approval: r.Approval,
+		Hosts: r.Hosts, PathPrefixes: r.PathPrefixes, Approval: r.Approval, RotateEveryDays: r.RotateEveryDays,
 	}.validate()
 	if err != nil {
 		clear(secret)
@@ -293,6 +321,8 @@ func decodeCredential(id string, version uint64, plaintext []byte) (CredentialVi
 	if r.SecretSetAt != nil {
 		view.SecretSetAt = *r.SecretSetAt
 	}
+	view.RotateEveryDays = c.RotateEveryDays
+	view.RotationDueAt = rotationDueAt(view.SecretSetAt, c.RotateEveryDays)
 	return view, c.Secret, nil
 }
 
@@ -301,7 +331,7 @@ func encodeCredential(c NewCredential, at credentialTimes) []byte {
 	b, err := json.Marshal(credentialRecord{
 		Name: c.Name, Secret: c.Secret.b, Injection: c.Injection, Hosts: c.Hosts,
 		PathPrefixes: c.PathPrefixes, Approval: c.Approval, CreatedAt: at.created.UTC(),
-		UpdatedAt: &updated, SecretSetAt: &secretSet,
+		UpdatedAt: &updated, SecretSetAt: &secretSet, RotateEveryDays: c.RotateEveryDays,
 	})
 	if err != nil {
 		panic("vault: " + err.Error())
@@ -315,10 +345,18 @@ type settingsRecord struct {
 	// Controls is the composition root's sealed controls (ControlsBlob),
 	// absent until first set.
 	Controls json.RawMessage `json:"controls,omitempty"`
+	// The last backup exported and the backup reminder's interval
+	// (reminders.go), absent until the first of each.
+	LastBackupAt       *time.Time `json:"last_backup_at,omitempty"`
+	LastBackupPath     string     `json:"last_backup_path,omitempty"`
+	BackupReminderDays *int       `json:"backup_reminder_days,omitempty"`
 }
 
 // maxControls bounds the controls blob.
 const maxControls = 256 << 10
+
+// maxBackupPath bounds the recorded path of the last backup.
+const maxBackupPath = 4096
 
 func decodeSettings(plaintext []byte) (settingsRecord, error) {
 	var s settingsRecord
@@ -332,6 +370,12 @@ func decodeSettings(plaintext []byte) (settingsRecord, error) {
 	}
 	if len(s.Controls) > maxControls {
 		return settingsRecord{}, errors.New("settings record's controls are too large")
+	}
+	if d := s.BackupReminderDays; d != nil && checkBackupReminder(*d) != nil {
+		return settingsRecord{}, errors.New("settings record's backup reminder is out of range")
+	}
+	if len(s.LastBackupPath) > maxBackupPath {
+		return settingsRecord{}, errors.New("settings record's backup path is too long")
 	}
 	return s, nil
 }

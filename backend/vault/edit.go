@@ -13,6 +13,9 @@ type CredentialEdit struct {
 	Hosts        []string
 	PathPrefixes []string // empty means "/"
 	Approval     Approval
+	// RotateEveryDays is the rotation reminder, 0 for none; an edit
+	// that changes only this is announced as ChangeRotationReminder.
+	RotateEveryDays int
 }
 
 // Credentials.Update changes a credential's name, bindings, injection and
@@ -30,7 +33,7 @@ type CredentialEdit struct {
 func (v *Credentials) Update(id string, expectVersion uint64, e CredentialEdit) (CredentialView, error) {
 	return v.Credentials().rewrite(id, expectVersion, ChangeCredentialEdited, func(cur *NewCredential) error {
 		cur.Name, cur.Injection, cur.Approval = e.Name, e.Injection, e.Approval
-		cur.Hosts, cur.PathPrefixes = e.Hosts, e.PathPrefixes
+		cur.Hosts, cur.PathPrefixes, cur.RotateEveryDays = e.Hosts, e.PathPrefixes, e.RotateEveryDays
 		return nil
 	})
 }
@@ -100,7 +103,7 @@ func (v *Credentials) rewrite(id string, expectVersion uint64, kind Change, chan
 		return CredentialView{}, fmt.Errorf("vault: the credential's record does not decode: %w", err)
 	}
 	cur := NewCredential{Name: old.Name, Secret: secret, Injection: old.Injection, Hosts: old.Hosts,
-		PathPrefixes: old.PathPrefixes, Approval: old.Approval}
+		PathPrefixes: old.PathPrefixes, Approval: old.Approval, RotateEveryDays: old.RotateEveryDays}
 	defer func() { cur.Secret.Wipe() }()
 	if err := change(&cur); err != nil {
 		v.mu.Unlock()
@@ -112,8 +115,11 @@ func (v *Credentials) rewrite(id string, expectVersion uint64, kind Change, chan
 		return CredentialView{}, err
 	}
 	if kind == ChangeCredentialEdited && sameCredential(old, next) {
-		v.mu.Unlock()
-		return old, nil
+		if old.RotateEveryDays == next.RotateEveryDays {
+			v.mu.Unlock()
+			return old, nil
+		}
+		kind = ChangeRotationReminder
 	}
 	now := v.opts.Now().UTC()
 	at := credentialTimes{created: old.CreatedAt, updated: now, secretSet: old.SecretSetAt}
@@ -131,12 +137,14 @@ func (v *Credentials) rewrite(id string, expectVersion uint64, kind Change, chan
 	view := CredentialView{
 		ID: id, Name: next.Name, Injection: next.Injection, Hosts: next.Hosts, PathPrefixes: next.PathPrefixes,
 		Approval: next.Approval, CreatedAt: old.CreatedAt, UpdatedAt: at.updated, SecretSetAt: at.secretSet,
-		Version: newRef.Version,
+		Version: newRef.Version, RotateEveryDays: next.RotateEveryDays,
+		RotationDueAt: rotationDueAt(at.secretSet, next.RotateEveryDays),
 	}
 	cached := newCachedCredential(view)
 	cached.sealed = sealed
 	v.creds[id] = cached
-	reason := map[Change]string{ChangeSecretRotated: "credential secret rotated", ChangeCredentialEdited: "credential edited"}[kind]
+	reason := map[Change]string{ChangeSecretRotated: "credential secret rotated", ChangeCredentialEdited: "credential edited",
+		ChangeRotationReminder: "rotation reminder changed"}[kind]
 	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: reason, Change: kind,
 		Credential: &CredentialRef{ID: id, Name: view.Name, Version: view.Version}})
 	v.mu.Unlock()
@@ -144,8 +152,9 @@ func (v *Credentials) rewrite(id string, expectVersion uint64, kind Change, chan
 	return view, nil
 }
 
-// sameCredential: an edit that leaves every field as it was (after
-// normalisation) changes nothing.
+// sameCredential: an edit that leaves every field that decides where and
+// how the secret goes as it was (after normalisation) changes none of
+// that; the rotation reminder is compared apart.
 func sameCredential(old CredentialView, next NewCredential) bool {
 	return old.Name == next.Name && old.Injection == next.Injection && old.Approval == next.Approval &&
 		sameSet(old.Hosts, next.Hosts) && sameSet(old.PathPrefixes, next.PathPrefixes)

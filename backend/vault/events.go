@@ -25,12 +25,19 @@ const (
 	ChangeCredentialEdited  Change = "credential_edited"
 	ChangeSecretRotated     Change = "secret_rotated"
 	ChangeCredentialRemoved Change = "credential_removed"
-	ChangePassphrase        Change = "passphrase_changed"
-	ChangeKeyringOn         Change = "keyring_on"
-	ChangeKeyringOff        Change = "keyring_off"
-	ChangeAutoLock          Change = "auto_lock_changed"
-	ChangeBackupExported    Change = "backup_exported"
-	ChangeBackupRestored    Change = "backup_restored"
+	// ChangeCredentialRestored: a removal undone (Credentials.Restore).
+	ChangeCredentialRestored Change = "credential_restored"
+	// ChangeRotationReminder: an edit that changed only the rotation
+	// reminder.
+	ChangeRotationReminder Change = "rotation_reminder_changed"
+	ChangePassphrase       Change = "passphrase_changed"
+	ChangeKeyringOn        Change = "keyring_on"
+	ChangeKeyringOff       Change = "keyring_off"
+	ChangeAutoLock         Change = "auto_lock_changed"
+	ChangeBackupExported   Change = "backup_exported"
+	ChangeBackupRestored   Change = "backup_restored"
+	// ChangeBackupReminder: the backup reminder's interval changed.
+	ChangeBackupReminder Change = "backup_reminder_changed"
 	// ChangeControls: the sealed controls changed (SetControlsBlob); the
 	// event's Reason says which.
 	ChangeControls Change = "controls_changed"

@@ -124,6 +124,7 @@ func FuzzDecodeCredential(f *testing.F) {
 	c, _ := sampleCredential("seed", "CANARY-fuzz").validate()
 	f.Add(encodeCredential(c, credentialTimes{created: time.Unix(0, 0), updated: time.Unix(1, 0), secretSet: time.Unix(1, 0)}))
 	f.Add([]byte(`{"name":"x","secret":"AA==","injection":{"format":"header","header_name":"X","template":"{secret}"},"hosts":["a.b"],"approval":"per_call"}`))
+	f.Add([]byte(`{"name":"x","secret":"AA==","injection":{"format":"bearer"},"hosts":["a.b"],"approval":"session","rotate_every_days":90}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		view, secret, err := decodeCredential("cred_x", 1, data)
 		if err != nil {
@@ -132,15 +133,22 @@ func FuzzDecodeCredential(f *testing.F) {
 		if secret.Len() == 0 || len(view.Hosts) == 0 || len(view.PathPrefixes) == 0 {
 			t.Fatalf("accepted an incomplete credential: %+v", view)
 		}
+		if view.RotateEveryDays < 0 || view.RotateEveryDays > MaxRotateEveryDays || (view.RotateEveryDays == 0) != view.RotationDueAt.IsZero() {
+			t.Fatalf("accepted a rotation reminder of %d days (due %v)", view.RotateEveryDays, view.RotationDueAt)
+		}
 	})
 }
 
 func FuzzDecodeSettings(f *testing.F) {
 	f.Add([]byte(`{"auto_lock_after_ns":3600000000000}`))
+	f.Add([]byte(`{"auto_lock_after_ns":3600000000000,"last_backup_at":"2026-01-02T03:04:05Z","last_backup_path":"/b.yettbackup","backup_reminder_days":0}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := decodeSettings(data)
 		if err == nil && checkAutoLock(s.AutoLockAfter) != nil {
 			t.Fatal("accepted an out-of-range auto-lock time")
+		}
+		if err == nil && s.BackupReminderDays != nil && checkBackupReminder(*s.BackupReminderDays) != nil {
+			t.Fatal("accepted an out-of-range backup reminder")
 		}
 	})
 }

@@ -209,12 +209,13 @@ func (v *session) finishUnlock(dataKey []byte, how string) error {
 
 // becomeUnlocked installs the session; v.mu held.
 func (v *session) becomeUnlocked(keys *sessionKeys, refs map[string]recordRef, creds map[string]cachedCredential, settings *settingsRecord) {
-	v.keys, v.refs, v.creds = keys, refs, creds
+	v.keys, v.refs, v.creds, v.removed = keys, refs, creds, nil
 	v.state, v.damaged = StateUnlocked, nil
 	v.autoLock, v.controls = v.opts.AutoLockAfter, nil
 	if settings != nil {
 		v.autoLock, v.controls = settings.AutoLockAfter, settings.Controls
 	}
+	v.backup = backupFromSettings(settings)
 	v.idle().restartIdleTimer()
 }
 
@@ -252,7 +253,7 @@ func (v *session) lockLocked(reason string) error {
 // dropSession wipes keys and forgets decrypted metadata; v.mu held.
 func (v *session) dropSession() {
 	v.keys.wipe()
-	v.keys, v.refs, v.creds = nil, nil, nil
+	v.keys, v.refs, v.creds, v.removed = nil, nil, nil, nil
 	v.hosts, v.servers = nil, nil
 	v.idle().stopIdleTimer()
 	v.deadline = timeZero

@@ -254,6 +254,7 @@ func (v *Credentials) Add(c NewCredential) (CredentialView, error) {
 		ID: ref.ID, Name: c.Name, Injection: c.Injection, Hosts: c.Hosts,
 		PathPrefixes: c.PathPrefixes, Approval: c.Approval, CreatedAt: created, Version: ref.Version,
 		UpdatedAt: created, SecretSetAt: created,
+		RotateEveryDays: c.RotateEveryDays, RotationDueAt: rotationDueAt(created, c.RotateEveryDays),
 	}
 	cached := newCachedCredential(view)
 	cached.sealed = sealed
@@ -265,7 +266,8 @@ func (v *Credentials) Add(c NewCredential) (CredentialView, error) {
 	return view, nil
 }
 
-// List returns every credential's redacted view, by name.
+// List returns every credential's redacted view, by name, each with
+// RotationDue as of now.
 func (v *Credentials) List() ([]CredentialView, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -273,8 +275,11 @@ func (v *Credentials) List() ([]CredentialView, error) {
 		return nil, err
 	}
 	out := make([]CredentialView, 0, len(v.creds))
+	now := v.opts.Now()
 	for _, c := range v.creds {
-		out = append(out, c.view)
+		view := c.view
+		view.RotationDue = view.rotationDue(now)
+		out = append(out, view)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Name != out[j].Name {
@@ -285,7 +290,9 @@ func (v *Credentials) List() ([]CredentialView, error) {
 	return out, nil
 }
 
-// Remove deletes a credential. Errors: ErrLocked, ErrNotFound.
+// Remove deletes a credential, at once: no call chooses it or reads its
+// secret from then on. Restore can undo it for UndoWindow (undo.go).
+// Errors: ErrLocked, ErrNotFound.
 func (v *Credentials) Remove(id string) error {
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
@@ -293,7 +300,8 @@ func (v *Credentials) Remove(id string) error {
 		return err
 	}
 	old, ok := v.creds[id]
-	if !ok {
+	ref, okRef := v.refs[id]
+	if !ok || !okRef {
 		v.mu.Unlock()
 		return ErrNotFound
 	}
@@ -302,6 +310,7 @@ func (v *Credentials) Remove(id string) error {
 		return err
 	}
 	delete(v.creds, id)
+	v.keepRemoved(ref, old)
 	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "credential removed", Change: ChangeCredentialRemoved,
 		Credential: &CredentialRef{ID: id, Name: old.view.Name, Version: old.view.Version}})
 	v.mu.Unlock()
@@ -512,7 +521,9 @@ func (v *Vault) SetAutoLockAfter(d time.Duration) error {
 		v.mu.Unlock()
 		return err
 	}
-	if err := v.putSettingsLocked(settingsRecord{AutoLockAfter: d, Controls: v.controls}); err != nil {
+	s := v.settingsLocked()
+	s.AutoLockAfter = d
+	if err := v.putSettingsLocked(s); err != nil {
 		v.mu.Unlock()
 		return err
 	}
@@ -566,7 +577,9 @@ func (v *Vault) SetControlsBlob(b []byte, why string) error {
 		v.mu.Unlock()
 		return err
 	}
-	if err := v.putSettingsLocked(settingsRecord{AutoLockAfter: v.autoLock, Controls: b}); err != nil {
+	s := v.settingsLocked()
+	s.Controls = b
+	if err := v.putSettingsLocked(s); err != nil {
 		v.mu.Unlock()
 		return err
 	}

@@ -90,6 +90,10 @@ type Status struct {
 	Damaged        string        `json:"damaged,omitempty"`
 	RetryAfter     time.Duration `json:"retry_after"`
 	KDF            string        `json:"kdf,omitempty"`
+	// While unlocked: how many credentials' rotation reminders are due,
+	// and the backups (reminders.go).
+	RotationsDue int         `json:"rotations_due,omitempty"`
+	Backup       BackupState `json:"backup"`
 }
 
 // Vault is an open vault directory. Its methods are safe for concurrent use.
@@ -117,13 +121,15 @@ type Vault struct {
 	hdr          *header
 	keyringWrap  []byte
 	keyringNote  string
-	keys         *sessionKeys                // non-nil only while unlocked
-	refs         map[string]recordRef        // the manifest's view, while unlocked
-	creds        map[string]cachedCredential // decrypted metadata, no secrets
-	hosts        map[string]cachedHost       // SSH hosts' metadata, no keys (sshhosts.go)
-	servers      map[string]cachedServer     // MCP servers' metadata, no secrets (mcpserver_records.go)
+	keys         *sessionKeys                 // non-nil only while unlocked
+	refs         map[string]recordRef         // the manifest's view, while unlocked
+	creds        map[string]cachedCredential  // decrypted metadata, no secrets
+	removed      map[string]removedCredential // sealed, for Restore (undo.go)
+	hosts        map[string]cachedHost        // SSH hosts' metadata, no keys (sshhosts.go)
+	servers      map[string]cachedServer      // MCP servers' metadata, no secrets (mcpserver_records.go)
 	autoLock     time.Duration
 	controls     []byte // the sealed controls (ControlsBlob), nil when none
+	backup       backupSettings
 	deadline     time.Time
 	stopTimer    func() bool
 	timerGen     uint64
@@ -316,6 +322,7 @@ func (v *Vault) Status() Status {
 			s.RetryAfter = t.retryAfter(v.opts.ThrottleBase, v.opts.Now())
 		}
 	}
+	v.remindersLocked(&s, v.opts.Now())
 	return s
 }
 
