@@ -426,6 +426,21 @@ func (x *Index) Sessions(p Page) SessionPage {
 	return out
 }
 
+// Session returns the session with this ID as Sessions shows it, sharing
+// nothing with the index; false when no entry names it.
+func (x *Index) Session(id string) (Session, bool) {
+	s, ok := x.byID[id]
+	if !ok || id == "" {
+		return Session{}, false
+	}
+	out := *s
+	if s.Run != nil {
+		run := *s.Run
+		out.Run = &run
+	}
+	return out, true
+}
+
 // viaWords is an approval's surface with what Yett checked of it.
 func viaWords(v *audit.Via) string {
 	out := v.Surface

@@ -187,6 +187,17 @@ func TestIndexMatchesProjection(t *testing.T) {
 				sameItems(t, what, items, refActivity(entries[:k+1], f))
 				sameSessions(t, what, sessions, refSessions(entries[:k+1]))
 			}
+			// Each session by its ID is the one the pages show.
+			for _, want := range refSessions(entries[:k+1]) {
+				got, ok := x.Session(want.ID)
+				if !ok {
+					t.Fatalf("round %d after %d entries: no session %q by its ID", round, k+1, want.ID)
+				}
+				sameSessions(t, fmt.Sprintf("round %d after %d entries, session %s", round, k+1, want.ID), []Session{got}, []Session{want})
+			}
+			if _, ok := x.Session("no-such-session"); ok {
+				t.Fatalf("round %d: a session no entry names was found", round)
+			}
 		}
 		if x.Next() != entries[len(entries)-1].Next || x.Entries() != int64(len(entries)) {
 			t.Fatalf("round %d: next %+v after %d entries", round, x.Next(), x.Entries())
