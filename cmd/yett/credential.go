@@ -30,10 +30,10 @@ const credentialUsage = `usage: yett credential add --name NAME --host HOST [--h
                            [--inject bearer | --inject header --header NAME --template 'token {secret}'
                             | --inject basic --username USER]
                            [--approval session|per-call|writes] [--secret-fd N]
-                           [--owner WHO] [--backup-revoker WHO]
+                           [--rotate-every DAYS] [--owner WHO] [--backup-revoker WHO]
                            [--environment development|staging|production]
        yett credential edit NAME|ID [--name NEW] [--host HOST ...] [--path PREFIX ...]
-                           [--inject ...] [--approval MODE]
+                           [--inject ...] [--approval MODE] [--rotate-every DAYS]
                            [--owner WHO] [--backup-revoker WHO] [--environment ENV]
        yett credential rotate NAME|ID [--secret-fd N]
        yett credential list
@@ -48,9 +48,11 @@ environment. Once saved it is never shown again, not by show, not by the app.
 --path defaults to /; --inject to bearer (Authorization: Bearer); --approval
 to session (one approval per agent run; per-call asks for every request;
 writes lets reads, GET and HEAD, go on the run's approval and asks for
-every other request). --owner, --backup-revoker and --environment go on
-the credential's row in the owner inventory: with all three it is under
-control from the start.
+every other request). --rotate-every DAYS sets a reminder to rotate the
+secret that many days after it was entered (1 to 3650; 0, the default, sets
+none): list and show say when it is due, as the app does. --owner,
+--backup-revoker and --environment go on the credential's row in the owner
+inventory: with all three it is under control from the start.
 
 edit changes what you name and keeps the rest and the secret: --host or
 --path given once replaces the whole list. A call that chose the
@@ -110,6 +112,7 @@ func credentialAdd(ctx context.Context, env *Env, args []string) error {
 	template := fs.String("template", "", "header injection: the value, with {secret} once")
 	username := fs.String("username", "", "basic injection: the user name")
 	approval := fs.String("approval", "session", "session, per-call or writes")
+	rotateEvery := fs.Int("rotate-every", 0, "remind to rotate the secret after this many days (0: never)")
 	secretFD := fs.Int("secret-fd", -1, "read the secret from this file descriptor instead of the terminal")
 	owner := fs.String("owner", "", "who answers for this credential")
 	backup := fs.String("backup-revoker", "", "who can cut it off when the owner cannot")
@@ -126,6 +129,11 @@ func credentialAdd(ctx context.Context, env *Env, args []string) error {
 		Hosts:        hosts,
 		PathPrefixes: paths,
 		Approval:     vault.Approval(strings.ReplaceAll(*approval, "-", "_")),
+
+		RotateEveryDays: *rotateEvery,
+	}
+	if err := checkRotateEvery(*rotateEvery); err != nil {
+		return withExitCode(2, fmt.Errorf("credential add: %w", err))
 	}
 	if fs.NArg() != 0 || *name == "" || len(hosts) == 0 {
 		fs.Usage()
@@ -190,6 +198,7 @@ func credentialEdit(ctx context.Context, env *Env, args []string) error {
 	template := fs.String("template", "", "header injection: the value, with {secret} once")
 	username := fs.String("username", "", "basic injection: the user name")
 	approval := fs.String("approval", "", "session, per-call or writes")
+	rotateEvery := fs.Int("rotate-every", -1, "remind to rotate the secret after this many days (0: never)")
 	owner := fs.String("owner", "", "who answers for this credential")
 	backup := fs.String("backup-revoker", "", "who can cut it off when the owner cannot")
 	environment := fs.String("environment", "", "development, staging or production")
@@ -205,7 +214,12 @@ func credentialEdit(ctx context.Context, env *Env, args []string) error {
 	changed := 0
 	fs.Visit(func(*flag.Flag) { changed++ })
 	if changed == 0 {
-		return bad("say what to change (--name, --host, --path, --inject, --approval, --owner, --backup-revoker, --environment)")
+		return bad("say what to change (--name, --host, --path, --inject, --approval, --rotate-every, --owner, --backup-revoker, --environment)")
+	}
+	if *rotateEvery != -1 {
+		if err := checkRotateEvery(*rotateEvery); err != nil {
+			return bad("%v", err)
+		}
 	}
 	if err := checkEnvironment(*environment); err != nil {
 		return bad("%v", err)
@@ -234,7 +248,11 @@ func credentialEdit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("credential edit: %w", err)
 	}
-	e := vault.CredentialEdit{Name: c.Name, Injection: c.Injection, Hosts: c.Hosts, PathPrefixes: c.PathPrefixes, Approval: c.Approval}
+	e := vault.CredentialEdit{Name: c.Name, Injection: c.Injection, Hosts: c.Hosts, PathPrefixes: c.PathPrefixes, Approval: c.Approval,
+		RotateEveryDays: c.RotateEveryDays}
+	if *rotateEvery != -1 {
+		e.RotateEveryDays = *rotateEvery
+	}
 	if *name != "" {
 		e.Name = *name
 	}
@@ -476,8 +494,12 @@ func printCredentials(w io.Writer, list []vault.CredentialView) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tINJECTION\tHOSTS\tPATHS\tAPPROVAL\tSECRET SET")
 	for _, c := range list {
+		set := ageWords(time.Since(c.SecretSetAt))
+		if c.RotationDue {
+			set += ", rotation due"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Injection.Format, strings.Join(c.Hosts, ","),
-			strings.Join(c.PathPrefixes, ","), approvalWords(string(c.Approval)), ageWords(time.Since(c.SecretSetAt)))
+			strings.Join(c.PathPrefixes, ","), approvalWords(string(c.Approval)), set)
 	}
 	tw.Flush()
 }
@@ -500,6 +522,7 @@ func printCredential(w io.Writer, c vault.CredentialView, control string) {
 	row("approval", approvalWords(string(c.Approval)))
 	row("created", c.CreatedAt.Local().Format(time.DateTime))
 	row("secret set", fmt.Sprintf("%s (%s)", c.SecretSetAt.Local().Format(time.DateTime), ageWords(time.Since(c.SecretSetAt))))
+	row("rotate", rotationWords(c, time.Now()))
 	row("version", fmt.Sprint(c.Version))
 	row("secret", "stored; write-only, never shown")
 	if control != "" {
