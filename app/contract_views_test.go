@@ -17,6 +17,7 @@ import (
 	"github.com/yettdev/yett/backend/activity"
 	"github.com/yettdev/yett/backend/agentconfig"
 	"github.com/yettdev/yett/backend/approval"
+	"github.com/yettdev/yett/backend/credimport"
 	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/oauth"
@@ -89,6 +90,8 @@ var enumSets = []enumSet{
 	{"AgentChangeKind", "agentconfig.Changes", agentconfig.Changes},
 	{"MCPTransport", "mcpTransports", mcpTransports},
 	{"MCPServerState", "mcpStates", mcpStates},
+	{"ImportFormat", "credimport.Formats", names(credimport.Formats...)},
+	{"ImportValueKind", "credimport.Kinds", names(credimport.Kinds...)},
 }
 
 // windowContract is contract.gen.ts: the closed sets, then the views.
@@ -319,6 +322,8 @@ var viewWords = map[string]string{
 	"AgentView":             "an agent description",
 	"ApprovalCard":          "an approval request",
 	"DecisionView":          "a recent decision",
+	"ImportAdded":           "an imported credential",
+	"ImportFailed":          "an entry that was not imported",
 }
 
 // appSources are the app package's source files (not its tests), parsed

@@ -23,6 +23,7 @@ import (
 )
 
 type mcpFixture struct {
+	dir  string // the data directory
 	v    *vault.Vault
 	k    *keeper.Keeper
 	svc  *MCPService
@@ -44,7 +45,7 @@ func newMCPFixture(t *testing.T) *mcpFixture {
 	if err := v.Create(vault.Passphrase("correct horse battery staple"), false); err != nil {
 		t.Fatal(err)
 	}
-	f := &mcpFixture{v: v, rec: &recorder{}, logs: &syncbuf.Buffer{}, opened: make(chan string, 4)}
+	f := &mcpFixture{dir: filepath.Join(dir, "data"), v: v, rec: &recorder{}, logs: &syncbuf.Buffer{}, opened: make(chan string, 4)}
 	logger := slog.New(slog.NewTextHandler(f.logs, nil))
 	f.k, err = keeper.Open(keeper.Config{DataDir: filepath.Join(dir, "data"), RuntimeDir: t.TempDir(), Vault: v, Logger: logger,
 		OpenBrowser: func(u string) { f.opened <- u }})

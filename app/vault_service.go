@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yettdev/yett/backend/credimport"
 	"github.com/yettdev/yett/backend/vault"
 )
 
@@ -30,17 +31,31 @@ type VaultService struct {
 
 	dialogMu sync.Mutex
 	dialogs  fileDialogs
+
+	// imports holds what an import read until the person chooses; a lock
+	// wipes it (import_service.go).
+	imports *credimport.Held
 }
 
 func newVaultService(v *vault.Vault, events *eventSink, log *slog.Logger, hasKeyring bool) *VaultService {
-	s := &VaultService{vault: v, events: events, log: log, hasKeyring: hasKeyring, dialogs: noDialogs()}
-	s.cancel = v.Subscribe(func(vault.Event) { s.events.send(EventVaultStatus, s.Status()) })
+	s := &VaultService{vault: v, events: events, log: log, hasKeyring: hasKeyring, dialogs: noDialogs(),
+		imports: credimport.NewHeld(importTTL, importsHeld)}
+	s.cancel = v.Subscribe(func(e vault.Event) {
+		switch e.Kind {
+		case vault.EventLocked, vault.EventReset, vault.EventRestored:
+			s.imports.DropAll()
+		}
+		s.events.send(EventVaultStatus, s.Status())
+	})
 	return s
 }
 
 func (s *VaultService) close() {
 	if s != nil && s.cancel != nil {
 		s.cancel()
+	}
+	if s != nil && s.imports != nil {
+		s.imports.DropAll()
 	}
 }
 

@@ -36,6 +36,14 @@ export function vaultAddCredential(form: V.NewCredentialForm): Promise<V.Credent
 }
 
 /**
+ * CancelImport wipes what was read for the preview id; nothing is
+ * imported. Unknown or used ids are ignored.
+ */
+export function vaultCancelImport(id: string): Promise<void> {
+  return call(() => service('VaultService').CancelImport(id));
+}
+
+/**
  * CancelKeyringWait stops waiting for the OS keyring (which may be showing
  * its own dialog): the call that waited returns at once and changes nothing.
  */
@@ -87,6 +95,18 @@ export function vaultExportBackup(passphrase: string): Promise<V.BackupExport> {
   return call(async () => parseView('BackupExport', await service('VaultService').ExportBackup(passphrase)));
 }
 
+/**
+ * ImportCredentials turns the chosen entries of the preview id into
+ * credentials, each as the add-credential form would (its hosts, paths,
+ * approval and who answers for it), and wipes every value read, chosen or
+ * not: id is used up. An entry that cannot be added is reported with why;
+ * a name a stored credential (or an entry added before it) already has is
+ * refused, so every name still names one credential.
+ */
+export function vaultImportCredentials(id: string, choices: V.ImportChoice[]): Promise<V.ImportResult> {
+  return call(async () => parseView('ImportResult', await service('VaultService').ImportCredentials(id, choices)));
+}
+
 /** ListCredentials lists the stored credentials without their secrets. */
 export function vaultListCredentials(): Promise<V.CredentialView[]> {
   return call(async () => parseViews('CredentialView', await service('VaultService').ListCredentials()));
@@ -95,6 +115,26 @@ export function vaultListCredentials(): Promise<V.CredentialView[]> {
 /** Lock locks the vault now. */
 export function vaultLock(): Promise<V.VaultStatus> {
   return call(async () => parseView('VaultStatus', await service('VaultService').Lock()));
+}
+
+/**
+ * OpenImportFile asks which file to import from (a .env file, a
+ * Bitwarden export in JSON or CSV, a 1Password CSV export) and reads it
+ * for the person to choose from. The file is opened read-only and never
+ * changed; its bytes never reach the window. Chosen is false when the
+ * person cancels.
+ */
+export function vaultOpenImportFile(): Promise<V.ImportPreview> {
+  return call(async () => parseView('ImportPreview', await service('VaultService').OpenImportFile()));
+}
+
+/**
+ * ReadImportText reads pasted KEY=value lines (or an export's text) for
+ * the person to choose from. The text comes in once and nothing of it
+ * goes back but the preview, which holds no value.
+ */
+export function vaultReadImportText(text: string): Promise<V.ImportPreview> {
+  return call(async () => parseView('ImportPreview', await service('VaultService').ReadImportText(text)));
 }
 
 /** RemoveCredential deletes a credential. */

@@ -118,6 +118,14 @@ export type MCPTransport = (typeof M_CP_TRANSPORTS)[number];
 export const M_CP_SERVER_STATES = ['starting', 'ready', 'failed', 'not_running'] as const;
 export type MCPServerState = (typeof M_CP_SERVER_STATES)[number];
 
+/** credimport.Formats */
+export const IMPORT_FORMATS = ['env', 'bitwarden-json', 'bitwarden-csv', '1password-csv'] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+
+/** credimport.Kinds */
+export const IMPORT_VALUE_KINDS = ['text', 'url', 'number', 'flag', 'empty', 'unknown'] as const;
+export type ImportValueKind = (typeof IMPORT_VALUE_KINDS)[number];
+
 /** ActivityItem is one line of the Activity view: a call or an authority event. */
 export interface ActivityItem {
   /** "call" or "authority" */
@@ -701,6 +709,78 @@ export interface FlowView {
   error: string;
 }
 
+/**
+ * ImportAdded is a credential an import added. Note says what did not go
+ * as asked (who answers for it could not be recorded), or is "".
+ */
+export interface ImportAdded {
+  index: number;
+  id: string;
+  name: string;
+  note: string;
+}
+
+/** ImportEntry is one value found, described without it. */
+export interface ImportEntry {
+  index: number;
+  name: string;
+  /**
+   * Field is the custom field of an item the value comes from ("" for a
+   * login's password and for .env lines).
+   */
+  field: string;
+  username: string;
+  /**
+   * Host is the host the value seems meant for ("" when none can be
+   * derived): a suggestion the person confirms.
+   */
+  host: string;
+  line: number;
+  /** Kind is what the value looks like; Length its length in characters. */
+  kind: ImportValueKind;
+  length: number;
+  /** Problem says why it cannot be imported ("" when it can). */
+  problem: string;
+  suggestedName: string;
+  /** Duplicate: a stored credential already has the suggested name. */
+  duplicate: boolean;
+}
+
+/** ImportFailed is a chosen entry that did not become a credential. */
+export interface ImportFailed {
+  index: number;
+  name: string;
+  reason: string;
+}
+
+/**
+ * ImportPreview is what a file or pasted text held, for the person to
+ * choose from: each entry's name, where it came from and what it looks
+ * like, never a value. The values stay on the Go side under ID until
+ * ImportCredentials or CancelImport, or ExpiresAt, whichever comes first.
+ */
+export interface ImportPreview {
+  /** Chosen is false when the person cancelled the file dialog. */
+  chosen: boolean;
+  id: string;
+  format: ImportFormat;
+  /** Source is the file's name ("" for pasted text). */
+  source: string;
+  expiresAt: string;
+  entries: ImportEntry[];
+  /** Importable counts the entries without a problem. */
+  importable: number;
+}
+
+/**
+ * ImportResult is what an import did: the credentials added and the
+ * entries that failed, with why (never a value).
+ */
+export interface ImportResult {
+  added: ImportAdded[];
+  failed: ImportFailed[];
+}
+
 /** InventoryRowView is one row of the owner inventory. */
 export interface InventoryRowView {
   id: string;
@@ -1211,6 +1291,29 @@ export interface CredentialEditForm {
 }
 
 /**
+ * ImportChoice is one entry the person chose and what it becomes: the
+ * add-credential form's fields, without a secret (the entry has it).
+ */
+export interface ImportChoice {
+  index: number;
+  name: string;
+  format: CredentialFormat;
+  headerName: string;
+  template: string;
+  username: string;
+  hosts: string[];
+  pathPrefixes: string[];
+  approval: ApprovalMode;
+  /**
+   * Owner, BackupRevoker and Environment go on the owner inventory, as
+   * the add-credential form's do.
+   */
+  owner: string;
+  backupRevoker: string;
+  environment: Environment;
+}
+
+/**
  * InventoryFilter is the table's filter, for exports: words to match and
  * one state (not_under_control, drill_overdue, review_due,
  * needs_reconnection, revoked), "" for any.
@@ -1342,6 +1445,11 @@ export const VIEWS = {
   DrillStepView: { what: 'a drill step', fields: { name: 's', title: 's', passed: 'b', did: 's', evidence: 's[]', startedAt: 's', durationMs: 'n', auditIndex: 'n' } },
   ExportResult: { what: 'an export result', fields: { saved: 'b', path: 's', size: 'n' } },
   FlowView: { what: 'a connection flow', fields: { flowId: 's', flow: GRANT_FLOWS, state: FLOW_STATES, authorizationUrl: 's', userCode: 's', verificationUri: 's', verificationUriComplete: 's', expiresAt: 's', authorizationId: 's', error: 's' } },
+  ImportAdded: { what: 'an imported credential', fields: { index: 'n', id: 's', name: 's', note: 's' } },
+  ImportEntry: { what: 'an import entry', fields: { index: 'n', name: 's', field: 's', username: 's', host: 's', line: 'n', kind: IMPORT_VALUE_KINDS, length: 'n', problem: 's', suggestedName: 's', duplicate: 'b' } },
+  ImportFailed: { what: 'an entry that was not imported', fields: { index: 'n', name: 's', reason: 's' } },
+  ImportPreview: { what: 'an import preview', fields: { chosen: 'b', id: 's', format: IMPORT_FORMATS, source: 's', expiresAt: 's', entries: 'ImportEntry[]', importable: 'n' } },
+  ImportResult: { what: 'an import result', fields: { added: 'ImportAdded[]', failed: 'ImportFailed[]' } },
   InventoryRowView: { what: 'an inventory row', fields: { id: 's', kind: 's', name: 's', provider: 's', accountRef: 's', scopes: 's[]', environment: 's', heldOn: 's', owner: 's', backupRevoker: 's', createdVia: 's', connectedAt: 's', lastUsed: 's', lastRefresh: 's', reviewBy: 's', lastDrillId: 's', lastDrillKind: 's', lastDrillAt: 's', lastDrillPassed: 'b', nextDrill: 's', drillEveryDays: 'n', drillKind: 's', drillable: 'b', operations: 's[]', disableProcedure: 's', state: 's', stateReason: 's', controlled: 'b', missing: 's[]', reviewDue: 'b', drillOverdue: 'b', drilling: 'b' } },
   InventorySettingsView: { what: 'the inventory settings', fields: { blockUncontrolled: 'b' } },
   LiveGrant: { what: 'a live grant', fields: { id: 's', sessionId: 's', agent: 'AgentView', words: 's', credential: 's', givenAt: 's', until: 's', uses: 'n' } },
@@ -1407,6 +1515,11 @@ export interface Views {
   DrillStepView: DrillStepView;
   ExportResult: ExportResult;
   FlowView: FlowView;
+  ImportAdded: ImportAdded;
+  ImportEntry: ImportEntry;
+  ImportFailed: ImportFailed;
+  ImportPreview: ImportPreview;
+  ImportResult: ImportResult;
   InventoryRowView: InventoryRowView;
   InventorySettingsView: InventorySettingsView;
   LiveGrant: LiveGrant;

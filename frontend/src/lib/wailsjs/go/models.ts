@@ -383,6 +383,57 @@ export namespace app {
 	    authorizationId: string;
 	    error: string;
 	}
+	export interface ImportAdded {
+	    index: number;
+	    id: string;
+	    name: string;
+	    note: string;
+	}
+	export interface ImportChoice {
+	    index: number;
+	    name: string;
+	    format: string;
+	    headerName: string;
+	    template: string;
+	    username: string;
+	    hosts: string[];
+	    pathPrefixes: string[];
+	    approval: string;
+	    owner: string;
+	    backupRevoker: string;
+	    environment: string;
+	}
+	export interface ImportEntry {
+	    index: number;
+	    name: string;
+	    field: string;
+	    username: string;
+	    host: string;
+	    line: number;
+	    kind: string;
+	    length: number;
+	    problem: string;
+	    suggestedName: string;
+	    duplicate: boolean;
+	}
+	export interface ImportFailed {
+	    index: number;
+	    name: string;
+	    reason: string;
+	}
+	export interface ImportPreview {
+	    chosen: boolean;
+	    id: string;
+	    format: string;
+	    source: string;
+	    expiresAt: string;
+	    entries: ImportEntry[];
+	    importable: number;
+	}
+	export interface ImportResult {
+	    added: ImportAdded[];
+	    failed: ImportFailed[];
+	}
 	export interface InventoryFilter {
 	    text: string;
 	    state: string;

@@ -4,6 +4,8 @@ import {app} from '../models';
 
 export function AddCredential(arg1:app.NewCredentialForm):Promise<app.CredentialView>;
 
+export function CancelImport(arg1:string):Promise<void>;
+
 export function CancelKeyringWait():Promise<void>;
 
 export function ChangePassphrase(arg1:string,arg2:string):Promise<app.PassphraseChangeView>;
@@ -18,9 +20,15 @@ export function EnableKeyring(arg1:boolean):Promise<app.VaultStatus>;
 
 export function ExportBackup(arg1:string):Promise<app.BackupExport>;
 
+export function ImportCredentials(arg1:string,arg2:Array<app.ImportChoice>):Promise<app.ImportResult>;
+
 export function ListCredentials():Promise<Array<app.CredentialView>>;
 
 export function Lock():Promise<app.VaultStatus>;
+
+export function OpenImportFile():Promise<app.ImportPreview>;
+
+export function ReadImportText(arg1:string):Promise<app.ImportPreview>;
 
 export function RemoveCredential(arg1:string):Promise<void>;
 

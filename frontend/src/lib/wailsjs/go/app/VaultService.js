@@ -6,6 +6,10 @@ export function AddCredential(arg1) {
   return window['go']['app']['VaultService']['AddCredential'](arg1);
 }
 
+export function CancelImport(arg1) {
+  return window['go']['app']['VaultService']['CancelImport'](arg1);
+}
+
 export function CancelKeyringWait() {
   return window['go']['app']['VaultService']['CancelKeyringWait']();
 }
@@ -34,12 +38,24 @@ export function ExportBackup(arg1) {
   return window['go']['app']['VaultService']['ExportBackup'](arg1);
 }
 
+export function ImportCredentials(arg1, arg2) {
+  return window['go']['app']['VaultService']['ImportCredentials'](arg1, arg2);
+}
+
 export function ListCredentials() {
   return window['go']['app']['VaultService']['ListCredentials']();
 }
 
 export function Lock() {
   return window['go']['app']['VaultService']['Lock']();
+}
+
+export function OpenImportFile() {
+  return window['go']['app']['VaultService']['OpenImportFile']();
+}
+
+export function ReadImportText(arg1) {
+  return window['go']['app']['VaultService']['ReadImportText'](arg1);
 }
 
 export function RemoveCredential(arg1) {
