@@ -188,6 +188,9 @@ type DecisionView struct {
 	Channel string    `json:"channel"`
 	Method  string    `json:"method"`
 	Target  string    `json:"target"`
+	// Credential names what the card was for (a credential, an SSH host,
+	// an operation's account), "" when the card named none.
+	Credential string `json:"credential"`
 	// Outcome is "approved", "denied", "refused" (approved, but it could
 	// not take effect), "expired" or "withdrawn" (it went away unanswered:
 	// Why says why).
@@ -221,7 +224,7 @@ func whereWords(surface string) string {
 func decisionView(d approval.Decision) DecisionView {
 	return DecisionView{
 		ID: d.RequestID, Kind: string(d.Kind), Agent: agentView(d.Who), Change: string(d.Change), Channel: d.Channel,
-		Method: d.Method, Target: d.Target, Outcome: string(d.Outcome), Where: whereWords(d.Surface), By: d.By,
+		Method: d.Method, Target: d.Target, Credential: d.Credential, Outcome: string(d.Outcome), Where: whereWords(d.Surface), By: d.By,
 		At: d.At.UTC().Format(time.RFC3339), Why: withdrawnWhy(d),
 	}
 }

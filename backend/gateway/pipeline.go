@@ -66,7 +66,10 @@ func (c *conn) httpPipeline(ctx context.Context, req *mcp.CallToolRequest, parse
 		return g.refuse(c, act, "", r), nil
 	}
 	// 4. A session approval valid for this boot, epoch and launch nonce.
-	sess, r := c.session(ctx, act, nil)
+	// Its card names the credential the first call would use (by name, as
+	// an SSH host's card does), so the answer's confirmation can say what
+	// the person let the run use.
+	sess, r := c.session(ctx, act, &approval.Call{Channel: act.Channel, Target: act.Target, Credential: cv.Name})
 	if r != nil {
 		return g.refuse(c, act, "", r), nil
 	}

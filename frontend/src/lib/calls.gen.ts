@@ -212,6 +212,15 @@ export function auditExportCheckpoint(): Promise<V.CheckpointExport> {
   return call(async () => parseView('CheckpointExport', await service('AuditService').ExportCheckpoint()));
 }
 
+/**
+ * LastAgentCall returns the newest call an agent (not Yett's own drill
+ * client) completed through Yett, from the audit log. It reads nothing
+ * while the vault is locked.
+ */
+export function auditLastAgentCall(): Promise<V.AgentCall> {
+  return call(async () => parseView('AgentCall', await service('AuditService').LastAgentCall()));
+}
+
 /** Sessions returns one page of the sessions the log records, newest first. */
 export function auditSessions(p: V.PageRequest): Promise<V.SessionsView> {
   return call(async () => parseView('SessionsView', await service('AuditService').Sessions(p)));

@@ -178,6 +178,53 @@ export interface ActivityView {
 }
 
 /**
+ * AgentCall is the newest call an agent made through Yett that has a
+ * result, as the audit log records it. The Connect page's checklist says
+ * "it worked" with it, and once there is one it never goes back to
+ * waiting for an agent. It names what the call used, never a value.
+ */
+export interface AgentCall {
+  /** Readable is false while the vault is locked: the log cannot be read. */
+  readable: boolean;
+  /**
+   * Found: the log holds such a call. The fields below are empty when
+   * it does not.
+   */
+  found: boolean;
+  /** Time is when the call was asked for (RFC 3339). */
+  time: string;
+  /**
+   * Channel is "http", "ssh", "oauth" or "mcp_server"; Operation is an
+   * HTTP call's method, a named operation's name, "exec" for SSH or the
+   * tool of an MCP server; Target the host (the SSH host, the server);
+   * Path an HTTP call's path, without its query.
+   */
+  channel: string;
+  operation: string;
+  target: string;
+  path: string;
+  /**
+   * Status is the HTTP status (an SSH command's exit code); Class the
+   * result's class ("success", "client_error", "server_error",
+   * "transport_error", "unknown").
+   */
+  status: number;
+  class: string;
+  /**
+   * Credential is the name of what the call used (a credential, an SSH
+   * host, an MCP server, an OAuth account) as it is named now; "" when
+   * it was removed since.
+   */
+  credential: string;
+  /**
+   * Agent and PID are the program and process of the run a person
+   * approved ("" and 0 when the log does not name them).
+   */
+  agent: string;
+  pid: number;
+}
+
+/**
  * AgentChange is a change to one client's file, shown before it is
  * written. It carries Yett's own entry and never the file's other
  * content: the file may hold other servers' tokens.
@@ -585,6 +632,11 @@ export interface DecisionView {
   channel: string;
   method: string;
   target: string;
+  /**
+   * Credential names what the card was for (a credential, an SSH host,
+   * an operation's account), "" when the card named none.
+   */
+  credential: string;
   /**
    * Outcome is "approved", "denied", "refused" (approved, but it could
    * not take effect), "expired" or "withdrawn" (it went away unanswered:
@@ -1422,6 +1474,7 @@ export interface SSHHostForm {
 export const VIEWS = {
   ActivityItem: { what: 'an activity item', fields: { kind: ACTIVITY_KINDS, index: 'n', time: 's', type: 's', sessionId: 's', reason: 's', vaultEpoch: 'n', requestId: 's', channel: 's', operation: 's', target: 's', state: 's', class: 's', status: 'n', bytes: 'n', durationMs: 'n', path: 's', credentialRef: 's', credentialName: 's', step: 's', outcome: 's', code: 's', authorizationId: 's', drillId: 's', drillKind: 's', drill: 'b' } },
   ActivityView: { what: 'an activity page', fields: { readable: 'b', note: 's', items: 'ActivityItem[]', more: 'b', next: 'n' } },
+  AgentCall: { what: 'an agent call', fields: { readable: 'b', found: 'b', time: 's', channel: 's', operation: 's', target: 's', path: 's', status: 'n', class: 's', credential: 's', agent: 's', pid: 'n' } },
   AgentChange: { what: 'an agent change', fields: { client: AGENT_CLIENT_IDS, name: 's', path: 's', change: AGENT_CHANGE_KINDS, creates: 'b', entry: 's', plan: 's' } },
   AgentClient: { what: 'an agent client', fields: { id: AGENT_CLIENT_IDS, name: 's', path: 's', state: AGENT_CLIENT_STATES, problem: 's', lastCall: 's', lastProgram: 's', lastPid: 'n' } },
   AgentView: { what: 'an agent description', fields: { name: 's', executable: 's', path: 's', signer: 's', signed: 'b', pid: 'n', exeHash: 's', startedAt: 's', parents: 'ParentView[]', via: 's', shimPid: 'n', shimStartedAt: 's', shimParent: 'ProcessView', stdio: 's', stdioText: 's', stdioOk: 'b' } },
@@ -1438,7 +1491,7 @@ export const VIEWS = {
   ClientSetup: { what: 'a client setup', fields: { id: 's', name: 's', agent: 's', command: 's', config: 's', configFile: 's' } },
   ConnectInfo: { what: 'the agent setup', fields: { cliPath: 's', cliFound: 'b', listening: 'b', problem: 's', user: 's', clients: 'ClientSetup[]' } },
   CredentialView: { what: 'a credential', fields: { id: 's', name: 's', format: CREDENTIAL_FORMATS, headerName: 's', template: 's', username: 's', hosts: 's[]', pathPrefixes: 's[]', approval: APPROVAL_MODES, createdAt: 's', updatedAt: 's', secretSetAt: 's', version: 'n', overlapsWith: 's[]' } },
-  DecisionView: { what: 'a recent decision', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', channel: 's', method: 's', target: 's', outcome: DECISION_OUTCOMES, why: 's', where: 's', by: 's', at: 's' } },
+  DecisionView: { what: 'a recent decision', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', channel: 's', method: 's', target: 's', credential: 's', outcome: DECISION_OUTCOMES, why: 's', where: 's', by: 's', at: 's' } },
   DesktopSettings: { what: 'the background and notification settings', fields: { autostart: 'b', autostartAvailable: 'b', autostartWhere: 's', autostartProblem: 's', notifications: 'NotificationStatusView', policy: 'NotificationPolicyView', sensitive: 'SensitiveChoice[]', verification: 'VerificationView', notificationServer: 'NotificationServerView' } },
   DiscoveryView: { what: 'a provider\'s discovery document', fields: { issuer: 's', authorizationEndpoint: 's', tokenEndpoint: 's', revocationEndpoint: 's', introspectionEndpoint: 's', deviceAuthorizationEndpoint: 's', scopesSupported: 's[]', dpop: 'b', authMethods: 's[]' } },
   DrillReportView: { what: 'a drill report', fields: { id: 's', authorizationId: 's', name: 's', provider: 's', accountRef: 's', kind: 's', trigger: 's', startedAt: 's', finishedAt: 's', running: 'b', passed: 'b', steps: 'DrillStepView[]', notExercised: 's[]', notChecked: 's[]', endState: 's', resumed: 'b', advice: 's' } },
@@ -1492,6 +1545,7 @@ export const VIEWS = {
 export interface Views {
   ActivityItem: ActivityItem;
   ActivityView: ActivityView;
+  AgentCall: AgentCall;
   AgentChange: AgentChange;
   AgentClient: AgentClient;
   AgentView: AgentView;

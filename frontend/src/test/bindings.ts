@@ -4,6 +4,7 @@
 // at type-check time. A fake may answer with anything (the parsers are
 // what is under test), so only the parameters are pinned.
 import type * as ApprovalService from '../lib/wailsjs/go/app/ApprovalService';
+import type * as AuditService from '../lib/wailsjs/go/app/AuditService';
 import type * as ConnectService from '../lib/wailsjs/go/app/ConnectService';
 import type * as DesktopService from '../lib/wailsjs/go/app/DesktopService';
 import type * as InventoryService from '../lib/wailsjs/go/app/InventoryService';
@@ -23,6 +24,7 @@ type Fake<T> = {
 export type FakeVaultService = Fake<typeof VaultService>;
 export type FakeConnectService = Fake<typeof ConnectService>;
 export type FakeApprovalService = Fake<typeof ApprovalService>;
+export type FakeAuditService = Fake<typeof AuditService>;
 export type FakeDesktopService = Fake<typeof DesktopService>;
 export type FakeInventoryService = Fake<typeof InventoryService>;
 export type FakeOAuthService = Fake<typeof OAuthService>;

@@ -78,6 +78,7 @@ export function decision(over: Partial<DecisionView> = {}): DecisionView {
     channel: 'http',
     method: '',
     target: 'api.example.com',
+    credential: '',
     outcome: 'approved',
     why: '',
     where: 'from a notification',
@@ -97,6 +98,12 @@ export function liveSession(over: Partial<LiveSession> = {}): LiveSession {
     vaultEpoch: 3,
     ...over,
   };
+}
+
+/** What a decision keeps of the card it answered, as the broker does. */
+function asked(card: ApprovalCard): Partial<DecisionView> {
+  const { id, kind, agent, change, channel, method, target, credential } = card;
+  return { id, kind, agent, change, channel, method, target, credential };
 }
 
 type Listener = (...data: unknown[]) => void;
@@ -126,7 +133,7 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
       if (i < 0) throw 'This request is no longer waiting: it was answered, timed out or withdrawn.';
       const [card] = state.cards.splice(i, 1);
       if (!card.grantWords) throw 'This card cannot allow calls like it for a while: approve this call alone, or deny it.';
-      state.decisions.unshift(decision({ id, kind: card.kind, agent: card.agent, outcome: 'approved', where: 'in the window' }));
+      state.decisions.unshift(decision({ ...asked(card), outcome: 'approved', where: 'in the window' }));
       const session = state.sessions.find((s) => s.agent.pid === card.agent.pid);
       state.grants.push({
         id: `gr-${id}`, sessionId: session?.id ?? '', agent: card.agent, words: card.grantWords, credential: card.credential,
@@ -141,7 +148,7 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
         if (i < 0) continue;
         const [card] = state.cards.splice(i, 1);
         answered.push(id);
-        state.decisions.unshift(decision({ id, kind: card.kind, agent: card.agent, outcome: approve ? 'approved' : 'denied', where: 'in the window' }));
+        state.decisions.unshift(decision({ ...asked(card), outcome: approve ? 'approved' : 'denied', where: 'in the window' }));
         if (approve) state.sessions.push(liveSession({ id: `ap-${id}`, agent: card.agent, channel: card.channel }));
       }
       push();
@@ -158,7 +165,7 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
       if (i < 0) throw 'This request is no longer waiting: it was answered, timed out or withdrawn.';
       const [card] = state.cards.splice(i, 1);
       state.decisions.unshift(
-        decision({ id, kind: card.kind, agent: card.agent, outcome: approve ? 'approved' : 'denied', where: 'in the window' }),
+        decision({ ...asked(card), outcome: approve ? 'approved' : 'denied', where: 'in the window' }),
       );
       if (approve && card.kind === 'session') {
         state.sessions.push(liveSession({ id: `ap-${id}`, agent: card.agent, channel: card.channel }));

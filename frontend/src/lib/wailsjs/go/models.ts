@@ -44,6 +44,20 @@ export namespace app {
 	    more: boolean;
 	    next: number;
 	}
+	export interface AgentCall {
+	    readable: boolean;
+	    found: boolean;
+	    time: string;
+	    channel: string;
+	    operation: string;
+	    target: string;
+	    path: string;
+	    status: number;
+	    class: string;
+	    credential: string;
+	    agent: string;
+	    pid: number;
+	}
 	export interface AgentChange {
 	    client: string;
 	    name: string;
@@ -278,6 +292,7 @@ export namespace app {
 	    channel: string;
 	    method: string;
 	    target: string;
+	    credential: string;
 	    outcome: string;
 	    why: string;
 	    where: string;

@@ -6,6 +6,8 @@ export function Activity(arg1:app.ActivityFilter):Promise<app.ActivityView>;
 
 export function ExportCheckpoint():Promise<app.CheckpointExport>;
 
+export function LastAgentCall():Promise<app.AgentCall>;
+
 export function Sessions(arg1:app.PageRequest):Promise<app.SessionsView>;
 
 export function Status():Promise<app.AuditStatus>;

@@ -10,6 +10,10 @@ export function ExportCheckpoint() {
   return window['go']['app']['AuditService']['ExportCheckpoint']();
 }
 
+export function LastAgentCall() {
+  return window['go']['app']['AuditService']['LastAgentCall']();
+}
+
 export function Sessions(arg1) {
   return window['go']['app']['AuditService']['Sessions'](arg1);
 }
