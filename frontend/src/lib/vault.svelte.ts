@@ -15,6 +15,12 @@ export class VaultStore {
   /** Set by setup: the app then opens on how to connect an agent. */
   justCreated = $state(false);
   /**
+   * The view open in the unlocked app ("" before the first). It outlives
+   * the app's screens, so unlocking returns to the view that was open when
+   * the vault locked (Ctrl+L or auto-lock), not to the default one.
+   */
+  view = $state('');
+  /**
    * Set while a backup is restored from the unlocked app: the restore locks
    * and unlocks the vault, and the app stays on the page that asked rather
    * than passing through the unlock screen.

@@ -56,17 +56,41 @@ describe('layout', () => {
     expect(screen.getByRole('navigation', { name: 'Main' })).toBeTruthy();
   });
 
-  it('opens on "Connect an agent" right after the vault is created', async () => {
+  it('opens on "Connect an agent" right after the vault is created, with focus at its start, not on the body', async () => {
     const bridge = await createVault();
     expect(bridge.VaultService.Create).toHaveBeenCalledTimes(1);
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('view-connect')));
   });
 
-  it('opens on Credentials, not Connect an agent, after a later lock and unlock', async () => {
+  it('opens on Credentials when the app starts unlocked', async () => {
+    installBridge(vaultStatus({ state: 'unlocked' }));
+    render(App);
+    await screen.findByTestId('view-credentials');
+  });
+
+  it('after an auto-lock, unlocking returns to the view that was open, with focus at its start', async () => {
     const bridge = await createVault();
+    await fireEvent.click(screen.getByTestId('nav-activity'));
+    await screen.findByTestId('view-activity');
     bridge.emit({ ...bridge.status, state: 'locked', epoch: bridge.status.epoch + 1 });
+    await fireEvent.input(await screen.findByTestId('unlock-passphrase'), { target: { value: 'right passphrase 1' } });
+    await fireEvent.submit(screen.getByTestId('unlock-screen'));
+    const main = await screen.findByTestId('view-activity');
+    await waitFor(() => expect(document.activeElement).toBe(main));
+  });
+
+  it('after Ctrl+L, unlocking returns to the view that was open; right after setup that is Connect an agent', async () => {
+    const bridge = await createVault();
+    await fireEvent.keyDown(window, { key: 'l', ctrlKey: true });
     await screen.findByTestId('unlock-screen');
     bridge.emit({ ...bridge.status, state: 'unlocked', epoch: bridge.status.epoch + 1 });
-    await screen.findByTestId('view-credentials');
+    await screen.findByTestId('view-connect');
+    await fireEvent.click(screen.getByTestId('nav-settings'));
+    await fireEvent.keyDown(window, { key: 'l', ctrlKey: true });
+    await screen.findByTestId('unlock-screen');
+    expect(bridge.VaultService.Lock).toHaveBeenCalledTimes(2);
+    bridge.emit({ ...bridge.status, state: 'unlocked', epoch: bridge.status.epoch + 1 });
+    await screen.findByTestId('view-settings');
   });
 });
 
