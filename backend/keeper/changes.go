@@ -19,7 +19,7 @@ func (k *Keeper) recordVaultChangeLocked(e vault.Event) {
 	}
 	c := &audit.VaultChange{Change: string(e.Change)}
 	if e.Change == vault.ChangeControls || e.Change == vault.ChangeBackupReminder {
-		c.Name = e.Reason // what changed: "verification: every", "backup reminder after 7 days"
+		c.Name = e.Reason // what changed: "verification: every", "after 7 days"
 	}
 	if cr := e.Credential; cr != nil {
 		// The vault bounds a name to 100 characters, well inside an

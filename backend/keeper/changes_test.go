@@ -145,7 +145,7 @@ func TestRecordsVaultChanges(t *testing.T) {
 		}
 		vc := e.VaultChange
 		if vc != nil && vc.Change == string(vault.ChangeBackupReminder) {
-			if vc.Name != "backup reminder after 7 days" || vc.CredentialID != "" {
+			if vc.Name != "after 7 days" || vc.CredentialID != "" {
 				t.Errorf("the backup reminder's change: %+v", vc)
 			}
 			got = append(got, vc.Change)

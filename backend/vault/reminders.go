@@ -143,9 +143,9 @@ func (v *Vault) SetBackupReminderDays(days int) error {
 		return err
 	}
 	v.backup.reminderDays = &days
-	why := "backup reminder off"
+	why := "off"
 	if days > 0 {
-		why = fmt.Sprintf("backup reminder after %d days", days)
+		why = fmt.Sprintf("after %d days", days)
 	}
 	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: why, Change: ChangeBackupReminder})
 	v.mu.Unlock()

@@ -147,7 +147,7 @@ func TestBackupReminder(t *testing.T) {
 	if err := v.SetBackupReminderDays(7); err != nil {
 		t.Fatal(err)
 	}
-	if e := rec.events[len(rec.events)-1]; e.Change != ChangeBackupReminder || e.Reason != "backup reminder after 7 days" {
+	if e := rec.events[len(rec.events)-1]; e.Change != ChangeBackupReminder || e.Reason != "after 7 days" {
 		t.Fatalf("the change announced as %+v", e)
 	}
 	for _, bad := range []int{-1, MaxBackupReminderDays + 1} {
