@@ -111,6 +111,10 @@ type App struct {
 
 	keeper  *keeper.Keeper
 	keeping keeping
+	// tray is the tray (menu bar) icon's menu; stopTray ends its following
+	// of the vault.
+	tray     tray
+	stopTray func()
 
 	mu     sync.Mutex
 	ctx    context.Context // Wails runtime context, set on startup
@@ -146,7 +150,11 @@ func New(cfg Config) (*App, error) {
 	a.vault = v
 	a.Vault = newVaultService(v, a.events, cfg.Log, cfg.Keyring != nil)
 	a.Approvals = newApprovalService(a.events, cfg.Log)
-	a.Approvals.onWaiting = a.setWaiting
+	a.tray = tray{do: a, log: cfg.Log}
+	a.Approvals.onWaiting = func(cards []ApprovalCard) {
+		a.setWaiting(len(cards))
+		a.tray.setCards(cards)
+	}
 	a.OAuth = newOAuthService(a.events, cfg.Log)
 	a.Inventory = newInventoryService(a.events, cfg.Log)
 	a.OAuth.inventory = a.Inventory
@@ -181,6 +189,7 @@ func New(cfg Config) (*App, error) {
 	})
 	a.Connect.clients = func() ([]gateway.ClientSeen, error) { return gateway.ReadClients(cfg.DataDir) }
 	a.followKeeper()
+	a.stopTray = a.followVaultForTray()
 	return a, nil
 }
 
@@ -215,6 +224,7 @@ func (a *App) startup(ctx context.Context) {
 	a.Approvals.push() // the window title counts the cards already waiting
 	a.raiseQueuedAtStartup()
 	a.Vault.setDialogs(fileDialogsFor(ctx))
+	a.startTray()
 
 	bg, stop := context.WithCancel(context.Background())
 	a.stopBg = stop
@@ -247,6 +257,10 @@ func (a *App) shutdown(ctx context.Context) {
 // stops what the keeper runs, closes the vault and releases the
 // single-instance lock.
 func (a *App) Close() {
+	if a.stopTray != nil {
+		a.stopTray()
+	}
+	a.tray.attach(nil)
 	if a.keeping.cancel != nil {
 		a.keeping.cancel()
 	}

@@ -42,9 +42,9 @@ type ApprovalService struct {
 	// a broker update) cannot deliver an older state last.
 	pushMu sync.Mutex
 
-	// onWaiting hears how many cards wait after every push (the window
-	// title); nil in tests.
-	onWaiting func(n int)
+	// onWaiting hears which cards wait after every push (the window
+	// title, the tray); nil in tests.
+	onWaiting func(cards []ApprovalCard)
 }
 
 func newApprovalService(events *eventSink, log *slog.Logger) *ApprovalService {
@@ -88,7 +88,7 @@ func (s *ApprovalService) push() {
 	st := ApprovalState{Cards: s.Pending(), Sessions: s.Sessions(), Decisions: s.Decisions(), Grants: s.Grants()}
 	s.events.send(EventApprovalChanged, st)
 	if s.onWaiting != nil {
-		s.onWaiting(len(st.Cards))
+		s.onWaiting(st.Cards)
 	}
 }
 

@@ -39,7 +39,14 @@ type liveAgent struct {
 
 func startAgent(t *testing.T) *liveAgent {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", `sleep 30 & echo $!; wait`, "agent", "--token="+approvalCanary)
+	return startAgentFrom(t, "sh")
+}
+
+// startAgentFrom is startAgent with the agent run from shell, a copy of sh
+// under a name the test chooses (an agent names its own program).
+func startAgentFrom(t *testing.T, shell string) *liveAgent {
+	t.Helper()
+	cmd := exec.Command(shell, "-c", `sleep 30 & echo $!; wait`, "agent", "--token="+approvalCanary)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -23,7 +23,9 @@ it again brings the open window to the front.
                 again brings the window back
 
 Closing the window keeps Yett running in the background (the first close
-asks); yett quit ends it. F1 in the window lists the keyboard shortcuts.
+asks); yett quit ends it. Its tray (menu-bar) icon counts the waiting
+cards and opens the window on one, locks the vault or quits; it never
+answers a card or unlocks. F1 in the window lists the keyboard shortcuts.
 
 The command line is yett(1): yett mcp (what agents start), yett serve
 (the gateway without a window) and the headless commands, SSH hosts and

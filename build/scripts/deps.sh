@@ -16,7 +16,7 @@ pkgs_run=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
 # Wine with a MinGW compiler for the Windows tests (build/scripts/wine.sh).
 pkgs_test=(xvfb xauth x11-utils xdotool imagemagick fonts-dejavu-core dbus dbus-x11
 	chromium keyutils gnome-keyring libsecret-tools openssh-server dunst libnotify-bin
-	desktop-file-utils polkitd util-linux passwd bsdutils python3
+	desktop-file-utils polkitd util-linux passwd bsdutils python3 libglib2.0-bin
 	wine64 gcc-mingw-w64-x86-64-win32)
 
 # What `make package` uses: makensis for the Windows installer,

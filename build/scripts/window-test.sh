@@ -5,11 +5,11 @@
 # start outside a session bus leaves no bus running after it exits, that a
 # second launch defers to the first (single instance), that closing the
 # window keeps Yett running (the first close says so and leaves the window;
-# the next hides it) and that a second launch brings the hidden window back,
-# and shuts down with SIGTERM. Then it starts the app as a throwaway user
-# who is not root (memory closed to that user's other processes, files
-# private), and xinput-attack.py sends the window synthetic keys as an
-# agent would (yett, the CLI, must be next to BINARY).
+# the next hides it), that a second launch and the tray icon's Open bring
+# the hidden window back, and shuts down with SIGTERM. Then it starts the
+# app as a throwaway user who is not root (memory closed to that user's
+# other processes, files private), and xinput-attack.py sends the window
+# synthetic keys as an agent would (yett, the CLI, must be next to BINARY).
 #
 # usage: build/scripts/window-test.sh BINARY ARTIFACT_DIR
 set -euo pipefail
@@ -138,6 +138,29 @@ fi
 for _ in $(seq 300); do visible && break; sleep 0.1; done
 visible || { cat "$work/app.log"; echo "window-test: a second launch did not bring the window back"; exit 1; }
 echo "window-test: a second launch brought the window back"
+
+# The tray icon (app/tray.go: a StatusNotifierItem with a dbusmenu on the
+# session bus) is exported, its menu says what waits, and its Open brings
+# the hidden window back. This bus has no tray host (watcher): the item is
+# there to be read and clicked all the same.
+item="org.kde.StatusNotifierItem-$app_pid-1"
+has_item() { gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+	--method org.freedesktop.DBus.NameHasOwner "$item" 2>/dev/null | grep -q true; }
+for _ in $(seq 100); do has_item && break; sleep 0.1; done
+has_item || { cat "$work/app.log"; echo "window-test: no tray item $item on the session bus"; exit 1; }
+layout=$(gdbus call --session --dest "$item" --object-path /StatusNotifierItem/menu --method com.canonical.dbusmenu.GetLayout -- 0 -1 '[]')
+for label in 'No approval waiting' 'Open Yett' 'Quit Yett'; do
+	grep -q "'label': <'$label'>" <<<"$layout" || { echo "$layout"; echo "window-test: the tray menu has no '$label'"; exit 1; }
+done
+open_id=$(grep -o "([0-9]*, {[^}]*'label': <'Open Yett'>" <<<"$layout" | grep -o '^([0-9]*' | tr -d '(')
+"$work/xclose" "$wid"
+for _ in $(seq 300); do visible || break; sleep 0.1; done
+if visible; then echo "window-test: closing the window again did not hide it"; exit 1; fi
+gdbus call --session --dest "$item" --object-path /StatusNotifierItem/menu --method com.canonical.dbusmenu.Event \
+	"$open_id" clicked '<"">' 0 >/dev/null
+for _ in $(seq 300); do visible && break; sleep 0.1; done
+visible || { cat "$work/app.log"; echo "window-test: the tray's Open did not bring the window back"; exit 1; }
+echo "window-test: the tray icon's menu is on the bus, and its Open brought the window back"
 
 kill -TERM "$app_pid"
 for _ in $(seq 50); do kill -0 "$app_pid" 2>/dev/null || break; sleep 0.1; done

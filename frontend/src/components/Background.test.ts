@@ -104,6 +104,7 @@ describe('Yett in the background', () => {
     desktop.emit('app:close-requested', {});
     const notice = await screen.findByTestId('close-notice');
     expect(notice.textContent).toContain('yett quit');
+    expect(notice.textContent).toContain('icon in the system tray or menu bar');
     expect(document.activeElement).toBe(within(notice).getByTestId('close-notice-keep'));
     await userEvent.click(within(notice).getByTestId('close-notice-keep'));
     expect(desktop.DesktopService.KeepRunningInBackground).toHaveBeenCalledOnce();

@@ -20,6 +20,7 @@ const REASONS: Record<string, string> = {
   idle: 'idle timeout',
   sleep: 'the computer went to sleep',
   screen_locked: 'the screen locked',
+  tray: 'locked from the tray icon',
   app_exit: 'Yett closed',
   vault_created: 'vault created',
   'backup restored': 'a backup was restored',

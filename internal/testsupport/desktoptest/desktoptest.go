@@ -70,6 +70,44 @@ func SessionBus(t testing.TB) string {
 	return addr
 }
 
+// BareSessionBus starts a session bus on which no service can be
+// activated (no notification daemon, no keyring starts by itself when
+// named) and returns its address. The bus lives until the test ends.
+func BareSessionBus(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "bus.conf")
+	if err := os.WriteFile(conf, []byte(`<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir=`+dir+`</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--print-address=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("dbus-daemon (Debian package dbus-daemon): %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := readLine(t, bufio.NewReader(out), "dbus-daemon")
+	if addr == "" {
+		t.Fatal("dbus-daemon printed no address")
+	}
+	return addr
+}
+
 // Display starts Xvfb on a display it picks and returns its name (":N").
 func Display(t testing.TB) string {
 	t.Helper()
