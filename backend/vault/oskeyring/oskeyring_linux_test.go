@@ -1,7 +1,6 @@
 package oskeyring_test
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/godbus/dbus/v5"
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/backend/vault/oskeyring"
+	"github.com/yettdev/yett/internal/testsupport/desktoptest"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,40 +49,10 @@ func keyctlKeyring(t *testing.T) oskeyring.Keyring {
 func startSecretService(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
-	// Our own bus configuration has no service directories: with the
-	// system's session config, the first call to org.freedesktop.secrets
-	// could auto-start a second, locked gnome-keyring-daemon that wins the
-	// name before ours.
-	conf := filepath.Join(home, "bus.conf")
-	if err := os.WriteFile(conf, []byte(`<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:dir=`+home+`</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	bus := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--print-address=1")
-	out, err := bus.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Start(); err != nil {
-		t.Fatalf("dbus-daemon (Debian package dbus): %v", err)
-	}
-	t.Cleanup(func() { bus.Process.Kill(); bus.Wait() })
-	addr, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the bus address: %v", err)
-	}
-	addr = strings.TrimSpace(addr)
+	// A bus with no service directories: with the system's session config,
+	// the first call to org.freedesktop.secrets could auto-start a second,
+	// locked gnome-keyring-daemon that wins the name before ours.
+	addr := desktoptest.BareSessionBus(t)
 	runtime := filepath.Join(home, "run")
 	os.Mkdir(runtime, 0o700)
 	daemon := exec.Command("gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets")
