@@ -26,8 +26,15 @@ printf '[global]\nshow_indicators = yes\n' >"$work/dunst/dunstrc"
 XDG_CONFIG_HOME="$work/dunst" dunst -config "$work/dunst/dunstrc" >"$work/dunst.log" 2>&1 &
 dunst_pid=$!
 export YETT_E2E_DUNST_PID=$dunst_pid
+# Ready once the bus names this very dunst as the notification server (a
+# question to the bus itself, which starts nothing).
+owner_pid() {
+	dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+		org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.Notifications 2>/dev/null |
+		awk '/uint32/ {print $2}'
+}
 for i in $(seq 100); do
-	dunstctl count displayed >/dev/null 2>&1 && break
+	[ "$(owner_pid)" = "$dunst_pid" ] && break
 	kill -0 "$dunst_pid" 2>/dev/null || { cat "$work/dunst.log"; echo "e2e-notifications: dunst exited early"; exit 1; }
 	[ "$i" = 100 ] && { echo "e2e-notifications: dunst did not start"; exit 1; }
 	sleep 0.1

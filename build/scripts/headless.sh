@@ -39,7 +39,25 @@ fi
 export DISPLAY=":$(head -1 "$work/display")"
 xdpyinfo >/dev/null 2>&1 || { cat "$work/xvfb.log" >&2; echo "headless: no X server answers on $DISPLAY" >&2; exit 1; }
 
-bus=$(dbus-daemon --session --fork --nopidfile --print-address=1 --print-pid=1)
+# The private bus starts no service on demand: Debian's dunst (and others)
+# install activation files, and an activated server that took a name before
+# the test's own did (a notification server, say) made the test flaky. A
+# test starts every service it uses itself.
+cat >"$work/bus.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir=$work</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+EOF
+bus=$(dbus-daemon --config-file="$work/bus.conf" --fork --nopidfile --print-address=1 --print-pid=1)
 # Two lines, the address and the pid. Split in the shell: under pipefail,
 # `echo | head -1` fails when head exits before echo's second write.
 DBUS_SESSION_BUS_ADDRESS=${bus%%$'\n'*}

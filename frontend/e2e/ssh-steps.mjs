@@ -99,8 +99,9 @@ export function sshSteps({ byId, shot, assert, STEP_TIMEOUT, axeCheck = async ()
       await byId(page, 'ssh-address').fill('127.0.0.1');
       await byId(page, 'ssh-port').fill(String(port));
       await byId(page, 'ssh-user').fill(userInfo().username);
+      // The form asks who answers for the host; the backup revoker is left
+      // empty here, so the Inventory has one gap to close (next steps).
       await byId(page, 'ssh-owner').fill('e2e owner');
-      await byId(page, 'ssh-backup').fill('e2e backup');
       await byId(page, 'ssh-submit').click();
       const host = byId(page, `ssh-host-${hostName}`);
       await host.waitFor({ timeout: STEP_TIMEOUT });
@@ -121,19 +122,20 @@ export function sshSteps({ byId, shot, assert, STEP_TIMEOUT, axeCheck = async ()
       const fp = execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', join(dir, 'hostkey.pub')], { encoding: 'utf8' }).split(/\s+/)[1];
       const pinned = await host.locator('[data-testid="ssh-pin"]').textContent();
       assert(pinned.includes(fp), `pinned ${pinned}, the sshd's key is ${fp} (${hostKey})`);
-      // Pinned, but nobody has said which environment it serves yet: the
-      // owner inventory's verdict (the one the gateway enforces) says so.
-      assert((await host.locator('[data-testid="ssh-host-state"]').textContent()).includes('Not under control'), 'the host without an environment is not marked');
-      assert((await host.locator('[data-testid="ssh-problems"]').textContent()).includes('no environment'), 'the missing environment is not named');
+      // Pinned, but nobody has said who else may revoke it yet: the owner
+      // inventory's verdict (the one the gateway enforces) says so.
+      assert((await host.locator('[data-testid="ssh-host-state"]').textContent()).includes('Not under control'), 'the host without a backup revoker is not marked');
+      assert((await host.locator('[data-testid="ssh-problems"]').textContent()).includes('no backup revoker'), 'the missing backup revoker is not named');
       await shot(page, '41-ssh-host-pinned');
     }],
 
-    ['naming its environment in the Inventory puts the host under control', async (page) => {
+    ['naming its backup revoker in the Inventory puts the host under control', async (page) => {
       await byId(page, 'nav-inventory').click();
       const r = page.locator('[data-testid="inventory-row"]', { hasText: hostName });
       await r.waitFor({ timeout: STEP_TIMEOUT });
-      await r.locator('[data-testid="inventory-edit-environment"]').click();
-      await byId(page, 'inventory-editor').selectOption('development');
+      await r.locator('[data-testid="inventory-edit-backup_revoker"]').click();
+      await byId(page, 'inventory-editor').fill('e2e backup');
+      await byId(page, 'inventory-editor').press('Enter');
       await r.locator('[data-testid="inventory-not-controlled"]').waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
       await byId(page, 'nav-hosts').click();
       const host = byId(page, `ssh-host-${hostName}`);
