@@ -64,8 +64,21 @@ func TestForgedTrayClicksNeverAnswerOrUnlock(t *testing.T) {
 		}
 		Title, Text string
 	}
-	if err := agent.Object(item, "/StatusNotifierItem").StoreProperty("org.kde.StatusNotifierItem.ToolTip", &tip); err != nil || tip.Title != "Yett: 2 approvals waiting" {
+	sni := agent.Object(item, "/StatusNotifierItem")
+	if err := sni.StoreProperty("org.kde.StatusNotifierItem.ToolTip", &tip); err != nil || tip.Title != "Yett: 2 approvals waiting" {
 		t.Errorf("tooltip %+v: %v", tip, err)
+	}
+	var pixmaps []struct {
+		W, H int32
+		Pix  []byte
+	}
+	var title string
+	if err := sni.StoreProperty("org.kde.StatusNotifierItem.IconPixmap", &pixmaps); err != nil || len(pixmaps) != 1 ||
+		pixmaps[0].W != 64 || pixmaps[0].H != 64 || len(pixmaps[0].Pix) != 64*64*4 {
+		t.Errorf("the icon: %d pixmaps, %v", len(pixmaps), err)
+	}
+	if err := sni.StoreProperty("org.kde.StatusNotifierItem.Title", &title); err != nil || title != "Yett" {
+		t.Errorf("title %q: %v", title, err)
 	}
 	// The agent named its program: the entry shows it escaped and clipped,
 	// its '_' doubled so the menu shows it instead of taking it as the
