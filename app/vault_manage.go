@@ -129,6 +129,18 @@ func (s *VaultService) ExportBackup(passphrase string) (BackupExport, error) {
 	return BackupExport{Saved: true, Path: path, Size: size}, nil
 }
 
+// SetBackupReminderDays sets after how many days without a backup Yett
+// reminds (0 turns the reminder off).
+func (s *VaultService) SetBackupReminderDays(days int) (VaultStatus, error) {
+	if days < 0 || days > vault.MaxBackupReminderDays {
+		return s.Status(), shown(fmt.Sprintf("The reminder is 1 to %d days, or off.", vault.MaxBackupReminderDays))
+	}
+	if err := s.vault.SetBackupReminderDays(days); err != nil {
+		return s.Status(), s.publicError(err)
+	}
+	return s.Status(), nil
+}
+
 // ChooseBackup asks which backup file to restore; chosen=false when the
 // person cancels. Nothing is read but the file's name, size and time.
 func (s *VaultService) ChooseBackup() (BackupChoice, error) {

@@ -19,6 +19,17 @@ type VaultStatus struct {
 	Damaged          string `json:"damaged"`
 	RetryAfterMs     int64  `json:"retryAfterMs"`
 	KDF              string `json:"kdf"`
+	// RotationsDue counts the credentials whose rotation reminder has come
+	// due (0 while locked).
+	RotationsDue int `json:"rotationsDue"`
+	// LastBackupAt and LastBackupPath are the last encrypted backup this
+	// vault recorded ("" for none, and while locked).
+	LastBackupAt   string `json:"lastBackupAt"`
+	LastBackupPath string `json:"lastBackupPath"`
+	// BackupReminderDays is how many days without a backup make Yett
+	// remind (0: off); BackupDue says it does now.
+	BackupReminderDays int  `json:"backupReminderDays"`
+	BackupDue          bool `json:"backupDue"`
 }
 
 // CredentialView is a stored credential as the UI may see it: everything
@@ -39,6 +50,12 @@ type CredentialView struct {
 	UpdatedAt   string `json:"updatedAt"`
 	SecretSetAt string `json:"secretSetAt"`
 	Version     int64  `json:"version"`
+	// RotateEveryDays is the rotation reminder (0: none); RotationDueAt
+	// when it falls due ("" without one); RotationDue says it has, as of
+	// the answer.
+	RotateEveryDays int    `json:"rotateEveryDays"`
+	RotationDueAt   string `json:"rotationDueAt"`
+	RotationDue     bool   `json:"rotationDue"`
 	// OverlapsWith names the other credentials whose bindings cover some
 	// of the same requests (ListCredentials fills it).
 	OverlapsWith []string `json:"overlapsWith"`
@@ -54,6 +71,9 @@ type CredentialEditForm struct {
 	Hosts        []string `json:"hosts"`
 	PathPrefixes []string `json:"pathPrefixes"`
 	Approval     string   `json:"approval" enum:"ApprovalMode"`
+	// RotateEveryDays: remind to rotate the secret this many days after
+	// it was entered (0: never).
+	RotateEveryDays int `json:"rotateEveryDays"`
 }
 
 // BindingOverlap is another credential whose bindings meet a candidate's,
@@ -106,6 +126,9 @@ type NewCredentialForm struct {
 	Hosts        []string `json:"hosts"`
 	PathPrefixes []string `json:"pathPrefixes"`
 	Approval     string   `json:"approval" enum:"ApprovalMode"`
+	// RotateEveryDays: remind to rotate the secret this many days after
+	// it was entered (0: never).
+	RotateEveryDays int `json:"rotateEveryDays"`
 	// Owner, BackupRevoker and Environment are who answers for it and
 	// where it serves: the owner inventory keeps them ("" leaves one
 	// unset), so a credential added with all three is under control.
@@ -129,11 +152,16 @@ func statusView(s vault.Status, hasKeyring bool) VaultStatus {
 	if !s.LockDeadline.IsZero() {
 		v.LockDeadline = s.LockDeadline.UTC().Format(time.RFC3339)
 	}
+	v.RotationsDue, v.LastBackupPath = s.RotationsDue, s.Backup.LastPath
+	v.BackupReminderDays, v.BackupDue = s.Backup.ReminderDays, s.Backup.Due
+	if !s.Backup.LastAt.IsZero() {
+		v.LastBackupAt = s.Backup.LastAt.UTC().Format(time.RFC3339)
+	}
 	return v
 }
 
 func credentialView(c vault.CredentialView) CredentialView {
-	return CredentialView{
+	v := CredentialView{
 		ID:           c.ID,
 		Name:         c.Name,
 		Format:       string(c.Injection.Format),
@@ -148,7 +176,14 @@ func credentialView(c vault.CredentialView) CredentialView {
 		SecretSetAt:  c.SecretSetAt.UTC().Format(time.RFC3339),
 		Version:      int64(c.Version),
 		OverlapsWith: []string{},
+
+		RotateEveryDays: c.RotateEveryDays,
+		RotationDue:     c.RotationDue,
 	}
+	if !c.RotationDueAt.IsZero() {
+		v.RotationDueAt = c.RotationDueAt.UTC().Format(time.RFC3339)
+	}
+	return v
 }
 
 func (f CredentialEditForm) toVault() vault.CredentialEdit {
@@ -160,9 +195,10 @@ func (f CredentialEditForm) toVault() vault.CredentialEdit {
 			Template:   f.Template,
 			Username:   f.Username,
 		},
-		Hosts:        f.Hosts,
-		PathPrefixes: f.PathPrefixes,
-		Approval:     vault.Approval(f.Approval),
+		Hosts:           f.Hosts,
+		PathPrefixes:    f.PathPrefixes,
+		Approval:        vault.Approval(f.Approval),
+		RotateEveryDays: f.RotateEveryDays,
 	}
 }
 
@@ -183,9 +219,10 @@ func (f NewCredentialForm) toVault() vault.NewCredential {
 			Template:   f.Template,
 			Username:   f.Username,
 		},
-		Hosts:        f.Hosts,
-		PathPrefixes: f.PathPrefixes,
-		Approval:     vault.Approval(f.Approval),
+		Hosts:           f.Hosts,
+		PathPrefixes:    f.PathPrefixes,
+		Approval:        vault.Approval(f.Approval),
+		RotateEveryDays: f.RotateEveryDays,
 	}
 }
 

@@ -43,6 +43,7 @@ describe('bound methods', () => {
       hosts: ['api.example.com'],
       pathPrefixes: ['/v1/'],
       approval: 'per_call' as const,
+      rotateEveryDays: 90,
       owner: 'ana',
       backupRevoker: 'luis',
       environment: 'staging' as const,

@@ -143,6 +143,14 @@ export function vaultRemoveCredential(id: string): Promise<void> {
 }
 
 /**
+ * RemovedCredentials lists the removals that can still be undone, the
+ * newest first.
+ */
+export function vaultRemovedCredentials(): Promise<V.RemovedCredentialView[]> {
+  return call(async () => parseViews('RemovedCredentialView', await service('VaultService').RemovedCredentials()));
+}
+
+/**
  * RestoreBackup replaces the vault's contents with the backup at path and
  * unlocks it with the backup's passphrase. A wrong passphrase or a file
  * that is not a backup changes nothing.
@@ -164,6 +172,14 @@ export function vaultSetAutoLockMinutes(minutes: number): Promise<V.VaultStatus>
   return call(async () => parseView('VaultStatus', await service('VaultService').SetAutoLockMinutes(minutes)));
 }
 
+/**
+ * SetBackupReminderDays sets after how many days without a backup Yett
+ * reminds (0 turns the reminder off).
+ */
+export function vaultSetBackupReminderDays(days: number): Promise<V.VaultStatus> {
+  return call(async () => parseView('VaultStatus', await service('VaultService').SetBackupReminderDays(days)));
+}
+
 /** Status reports the vault's state for the UI. */
 export function vaultStatus(): Promise<V.VaultStatus> {
   return call(async () => parseView('VaultStatus', await service('VaultService').Status()));
@@ -172,6 +188,15 @@ export function vaultStatus(): Promise<V.VaultStatus> {
 /** Touch records that the person is using Yett; it restarts the idle timer. */
 export function vaultTouch(): Promise<void> {
   return call(() => service('VaultService').Touch());
+}
+
+/**
+ * UndoRemoveCredential brings a credential removed in the last 30 seconds
+ * back as it was, at its next version: agents' next calls can use it
+ * again, a call refused meanwhile stays refused.
+ */
+export function vaultUndoRemoveCredential(id: string): Promise<V.CredentialView> {
+  return call(async () => parseView('CredentialView', await service('VaultService').UndoRemoveCredential(id)));
 }
 
 /** Unlock opens the vault with the passphrase. */

@@ -614,6 +614,14 @@ export interface CredentialView {
   secretSetAt: string;
   version: number;
   /**
+   * RotateEveryDays is the rotation reminder (0: none); RotationDueAt
+   * when it falls due ("" without one); RotationDue says it has, as of
+   * the answer.
+   */
+  rotateEveryDays: number;
+  rotationDueAt: string;
+  rotationDue: boolean;
+  /**
    * OverlapsWith names the other credentials whose bindings cover some
    * of the same requests (ListCredentials fills it).
    */
@@ -1099,6 +1107,16 @@ export interface ProcessView {
   cmdline: string;
 }
 
+/**
+ * RemovedCredentialView is a removal the window can still undo, until
+ * UndoUntil.
+ */
+export interface RemovedCredentialView {
+  id: string;
+  name: string;
+  undoUntil: string;
+}
+
 /** RevokeReport says what Revoke did, step by step. */
 export interface RevokeReport {
   authorizationId: string;
@@ -1259,6 +1277,23 @@ export interface VaultStatus {
   damaged: string;
   retryAfterMs: number;
   kdf: string;
+  /**
+   * RotationsDue counts the credentials whose rotation reminder has come
+   * due (0 while locked).
+   */
+  rotationsDue: number;
+  /**
+   * LastBackupAt and LastBackupPath are the last encrypted backup this
+   * vault recorded ("" for none, and while locked).
+   */
+  lastBackupAt: string;
+  lastBackupPath: string;
+  /**
+   * BackupReminderDays is how many days without a backup make Yett
+   * remind (0: off); BackupDue says it does now.
+   */
+  backupReminderDays: number;
+  backupDue: boolean;
 }
 
 /** VerificationView is the sealed verification choice for Settings. */
@@ -1340,6 +1375,11 @@ export interface CredentialEditForm {
   hosts: string[];
   pathPrefixes: string[];
   approval: ApprovalMode;
+  /**
+   * RotateEveryDays: remind to rotate the secret this many days after
+   * it was entered (0: never).
+   */
+  rotateEveryDays: number;
 }
 
 /**
@@ -1433,6 +1473,11 @@ export interface NewCredentialForm {
   pathPrefixes: string[];
   approval: ApprovalMode;
   /**
+   * RotateEveryDays: remind to rotate the secret this many days after
+   * it was entered (0: never).
+   */
+  rotateEveryDays: number;
+  /**
    * Owner, BackupRevoker and Environment are who answers for it and
    * where it serves: the owner inventory keeps them ("" leaves one
    * unset), so a credential added with all three is under control.
@@ -1490,7 +1535,7 @@ export const VIEWS = {
   ClientKeyView: { what: 'a client key', fields: { keyId: 's', publicJwk: 's', jwks: 's' } },
   ClientSetup: { what: 'a client setup', fields: { id: 's', name: 's', agent: 's', command: 's', config: 's', configFile: 's' } },
   ConnectInfo: { what: 'the agent setup', fields: { cliPath: 's', cliFound: 'b', listening: 'b', problem: 's', user: 's', clients: 'ClientSetup[]' } },
-  CredentialView: { what: 'a credential', fields: { id: 's', name: 's', format: CREDENTIAL_FORMATS, headerName: 's', template: 's', username: 's', hosts: 's[]', pathPrefixes: 's[]', approval: APPROVAL_MODES, createdAt: 's', updatedAt: 's', secretSetAt: 's', version: 'n', overlapsWith: 's[]' } },
+  CredentialView: { what: 'a credential', fields: { id: 's', name: 's', format: CREDENTIAL_FORMATS, headerName: 's', template: 's', username: 's', hosts: 's[]', pathPrefixes: 's[]', approval: APPROVAL_MODES, createdAt: 's', updatedAt: 's', secretSetAt: 's', version: 'n', rotateEveryDays: 'n', rotationDueAt: 's', rotationDue: 'b', overlapsWith: 's[]' } },
   DecisionView: { what: 'a recent decision', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', channel: 's', method: 's', target: 's', credential: 's', outcome: DECISION_OUTCOMES, why: 's', where: 's', by: 's', at: 's' } },
   DesktopSettings: { what: 'the background and notification settings', fields: { autostart: 'b', autostartAvailable: 'b', autostartWhere: 's', autostartProblem: 's', notifications: 'NotificationStatusView', policy: 'NotificationPolicyView', sensitive: 'SensitiveChoice[]', verification: 'VerificationView', notificationServer: 'NotificationServerView' } },
   DiscoveryView: { what: 'a provider\'s discovery document', fields: { issuer: 's', authorizationEndpoint: 's', tokenEndpoint: 's', revocationEndpoint: 's', introspectionEndpoint: 's', deviceAuthorizationEndpoint: 's', scopesSupported: 's[]', dpop: 'b', authMethods: 's[]' } },
@@ -1523,6 +1568,7 @@ export const VIEWS = {
   PassphraseChangeView: { what: 'a passphrase change', fields: { keyringRewrapped: 'b', keyringCleared: 'b', status: 'VaultStatus' } },
   PresetView: { what: 'a preset', fields: { id: 's', name: 's', defaultScopes: 's[]', tenant: 'b', notes: 's', hasDevice: 'b', hasRevocation: 'b', apiHosts: 's[]' } },
   ProcessView: { what: 'a process', fields: { name: 's', pid: 'n', startedAt: 's', cmdline: 's' } },
+  RemovedCredentialView: { what: 'a removed credential', fields: { id: 's', name: 's', undoUntil: 's' } },
   RevokeReport: { what: 'a revocation report', fields: { authorizationId: 's', steps: 'RevokeStepView[]', retryPending: 'b' } },
   RevokeStepView: { what: 'a revocation step', fields: { step: REVOKE_STEP_NAMES, ok: 'b', detail: 's', at: 's', unverified: 'b' } },
   RunAnswerFail: { what: 'a run answer fail', fields: { id: 's', error: 's' } },
@@ -1537,7 +1583,7 @@ export const VIEWS = {
   SessionsView: { what: 'a sessions page', fields: { readable: 'b', note: 's', sessions: 'LoggedSession[]', more: 'b', next: 'n' } },
   SettingsView: { what: 'OAuth settings', fields: { blockUncontrolled: 'b' } },
   ShowCard: { what: 'a show card', fields: { id: 's' } },
-  VaultStatus: { what: 'a vault status', fields: { state: VAULT_STATES, epoch: 'n', keyringEnabled: 'b', keyringAvailable: 'b', keyringNote: 's', autoLockMinutes: 'n', lockDeadline: 's', damaged: 's', retryAfterMs: 'n', kdf: 's' } },
+  VaultStatus: { what: 'a vault status', fields: { state: VAULT_STATES, epoch: 'n', keyringEnabled: 'b', keyringAvailable: 'b', keyringNote: 's', autoLockMinutes: 'n', lockDeadline: 's', damaged: 's', retryAfterMs: 'n', kdf: 's', rotationsDue: 'n', lastBackupAt: 's', lastBackupPath: 's', backupReminderDays: 'n', backupDue: 'b' } },
   VerificationView: { what: 'a verification', fields: { mode: VERIFICATION_MODES, why: 's', available: 'b', problem: 's', editable: 'b' } },
 } as const;
 
@@ -1594,6 +1640,7 @@ export interface Views {
   PassphraseChangeView: PassphraseChangeView;
   PresetView: PresetView;
   ProcessView: ProcessView;
+  RemovedCredentialView: RemovedCredentialView;
   RevokeReport: RevokeReport;
   RevokeStepView: RevokeStepView;
   RunAnswerFail: RunAnswerFail;

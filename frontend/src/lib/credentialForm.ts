@@ -25,6 +25,7 @@ export function emptyDraft(): CredentialDraft {
     hosts: '',
     pathPrefixes: '',
     approval: 'session',
+    rotateEveryDays: 0,
     owner: '',
     backupRevoker: '',
     environment: 'development',
@@ -44,6 +45,7 @@ export function draftFromView(c: CredentialView): CredentialDraft {
     // "/" is what an empty list means; the field shows it empty.
     pathPrefixes: c.pathPrefixes.filter((p) => p !== '/').join('\n'),
     approval: c.approval,
+    rotateEveryDays: c.rotateEveryDays,
     // Who answers for it is edited in the Inventory, not here.
     owner: '',
     backupRevoker: '',
@@ -115,11 +117,30 @@ export function validateDraft(d: CredentialDraft, withSecret = true): { errors: 
     hosts,
     pathPrefixes,
     approval: d.approval,
+    rotateEveryDays: d.rotateEveryDays,
     owner: d.owner.trim(),
     backupRevoker: d.backupRevoker.trim(),
     environment: d.environment,
   };
   return { errors, form };
+}
+
+/** The rotation reminders the form offers, in days (0: none). */
+export const ROTATION_CHOICES = [0, 30, 60, 90, 180, 365] as const;
+
+/** The reminder's choices for a credential: the offered ones and its own. */
+export function rotationChoices(current: number): number[] {
+  const all: number[] = [...ROTATION_CHOICES];
+  if (!all.includes(current)) all.push(current);
+  return all.sort((a, b) => a - b);
+}
+
+/** A reminder's interval in words: "never", "every 30 days", "every year". */
+export function everyWords(days: number): string {
+  if (days <= 0) return 'never';
+  if (days === 1) return 'every day';
+  if (days === 365) return 'every year';
+  return `every ${days} days`;
 }
 
 /** Why a secret cannot be stored as typed, or null. */

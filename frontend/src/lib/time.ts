@@ -36,3 +36,43 @@ export function formatDay(value: string): string {
   const day = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
   return day.toLocaleDateString(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
 }
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** Local calendar days from a to b (b later is positive). */
+function calendarDays(a: number, b: number): number {
+  const day = (t: number) => {
+    const d = new Date(t);
+    return Date.UTC(d.getFullYear(), d.getMonth(), d.getDate());
+  };
+  return Math.round((day(b) - day(a)) / DAY);
+}
+
+/**
+ * How long ago a stored RFC 3339 time was, in words: "today", "yesterday",
+ * "12 days ago", "5 months ago", "2 years ago".
+ */
+export function formatAge(rfc3339: string, now: number): string {
+  const t = Date.parse(rfc3339);
+  if (Number.isNaN(t)) return rfc3339;
+  const days = calendarDays(t, now);
+  if (days < 1) return 'today';
+  if (days === 1) return 'yesterday';
+  if (days < 60) return `${days} days ago`;
+  if (days < 730) return `${Math.floor(days / 30)} months ago`;
+  return `${Math.floor(days / 365)} years ago`;
+}
+
+/**
+ * When a stored RFC 3339 time falls, seen from now, in calendar days:
+ * "today", "tomorrow", "in 12 days"; past: "yesterday", "12 days ago".
+ */
+export function formatWhen(rfc3339: string, now: number): string {
+  const t = Date.parse(rfc3339);
+  if (Number.isNaN(t)) return rfc3339;
+  const days = calendarDays(now, t);
+  if (days === 0) return 'today';
+  if (days === 1) return 'tomorrow';
+  if (days > 1) return `in ${days} days`;
+  return formatAge(rfc3339, now);
+}

@@ -3,7 +3,14 @@
 // The real bridge is exercised by the e2e script against the Go app.
 
 import { vi } from 'vitest';
-import type { ConnectInfo, CredentialEditForm, CredentialView, NewCredentialForm, VaultStatus } from '../lib/backend';
+import type {
+  ConnectInfo,
+  CredentialEditForm,
+  CredentialView,
+  NewCredentialForm,
+  RemovedCredentialView,
+  VaultStatus,
+} from '../lib/backend';
 import { installApprovals } from './fakeApprovals';
 import { installDesktop } from './fakeDesktop';
 import type { FakeVaultService, FakeConnectService } from './bindings';
@@ -20,6 +27,11 @@ export function vaultStatus(over: Partial<VaultStatus> = {}): VaultStatus {
     damaged: '',
     retryAfterMs: 0,
     kdf: 'argon2id t=3 m=64MiB p=4',
+    rotationsDue: 0,
+    lastBackupAt: '',
+    lastBackupPath: '',
+    backupReminderDays: 30,
+    backupDue: false,
     ...over,
   };
 }
@@ -39,6 +51,9 @@ export function credentialView(over: Partial<CredentialView> = {}): CredentialVi
     updatedAt: '2026-11-29T18:00:00Z',
     secretSetAt: '2026-11-29T18:00:00Z',
     version: 1,
+    rotateEveryDays: 0,
+    rotationDueAt: '',
+    rotationDue: false,
     overlapsWith: [],
     ...over,
   };
@@ -68,6 +83,9 @@ type Listener = (...data: unknown[]) => void;
 export function installBridge(initial: VaultStatus = vaultStatus()) {
   let current = initial;
   const credentials: CredentialView[] = [];
+  // Removed credentials the fake can still restore, as the vault keeps them
+  // for 30 seconds.
+  const removed: (RemovedCredentialView & { view: CredentialView })[] = [];
   const listeners = new Map<string, Set<Listener>>();
 
   const VaultService = {
@@ -110,13 +128,31 @@ export function installBridge(initial: VaultStatus = vaultStatus()) {
         hosts: f.hosts,
         pathPrefixes: f.pathPrefixes,
         approval: f.approval,
+        rotateEveryDays: f.rotateEveryDays,
       });
       credentials.push(view);
       return view;
     }),
     RemoveCredential: vi.fn(async (id: string): Promise<void> => {
       const i = credentials.findIndex((c) => c.id === id);
-      if (i >= 0) credentials.splice(i, 1);
+      if (i < 0) return;
+      const [view] = credentials.splice(i, 1);
+      removed.unshift({ id, name: view.name, undoUntil: new Date(Date.now() + 30_000).toISOString(), view });
+    }),
+    RemovedCredentials: vi.fn(async (): Promise<unknown> =>
+      removed.filter((r) => Date.parse(r.undoUntil) > Date.now()).map(({ id, name, undoUntil }) => ({ id, name, undoUntil })),
+    ),
+    UndoRemoveCredential: vi.fn(async (id: string): Promise<unknown> => {
+      const i = removed.findIndex((r) => r.id === id && Date.parse(r.undoUntil) > Date.now());
+      if (i < 0) throw 'Too late to undo: the removal stands (30 seconds passed, or the vault locked since). Add the credential again if you need it.';
+      const [r] = removed.splice(i, 1);
+      const view = { ...r.view, version: r.view.version + 1 };
+      credentials.push(view);
+      return { ...view };
+    }),
+    SetBackupReminderDays: vi.fn(async (days: number): Promise<unknown> => {
+      current = { ...current, backupReminderDays: days, backupDue: current.backupDue && days > 0 };
+      return current;
     }),
     UpdateCredential: vi.fn(async (id: string, version: number, f: CredentialEditForm): Promise<unknown> => {
       const i = credentials.findIndex((c) => c.id === id);

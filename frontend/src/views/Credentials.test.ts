@@ -223,6 +223,9 @@ describe('credential form', () => {
     await fireEvent.click(screen.getByTestId('cred-alone'));
     expect(field('cred-backup').value).toBe('ana');
     await fireEvent.change(screen.getByTestId('cred-environment'), { target: { value: 'production' } });
+    // Off by default; a reminder chosen goes with the form.
+    expect(field('cred-rotate-every').value).toBe('0');
+    await fireEvent.change(screen.getByTestId('cred-rotate-every'), { target: { value: '90' } });
     await fireEvent.submit(screen.getByTestId('credential-form'));
 
     await screen.findByTestId('credential-added');
@@ -236,6 +239,7 @@ describe('credential form', () => {
       hosts: ['api.github.com'],
       pathPrefixes: ['/repos/'],
       approval: 'per_call',
+      rotateEveryDays: 90,
       owner: 'ana',
       backupRevoker: 'ana',
       environment: 'production',
@@ -295,7 +299,7 @@ describe('credential lifecycle', () => {
     await waitFor(() => expect(bridge.VaultService.UpdateCredential).toHaveBeenCalledTimes(1));
     expect(bridge.VaultService.UpdateCredential).toHaveBeenCalledWith('cred-a', 3, {
       name: 'gh (read)', format: 'bearer', headerName: '', template: '', username: '',
-      hosts: ['api.github.com'], pathPrefixes: ['/user'], approval: 'per_call',
+      hosts: ['api.github.com'], pathPrefixes: ['/user'], approval: 'per_call', rotateEveryDays: 0,
     });
     expect((await screen.findByTestId('credential-added')).textContent).toContain('version 4');
     await waitFor(() => expect(document.activeElement?.getAttribute('data-testid')).toBe('credential-edit'));

@@ -267,6 +267,7 @@ export namespace app {
 	    hosts: string[];
 	    pathPrefixes: string[];
 	    approval: string;
+	    rotateEveryDays: number;
 	}
 	export interface CredentialView {
 	    id: string;
@@ -282,6 +283,9 @@ export namespace app {
 	    updatedAt: string;
 	    secretSetAt: string;
 	    version: number;
+	    rotateEveryDays: number;
+	    rotationDueAt: string;
+	    rotationDue: boolean;
 	    overlapsWith: string[];
 	}
 	export interface DecisionView {
@@ -606,6 +610,7 @@ export namespace app {
 	    hosts: string[];
 	    pathPrefixes: string[];
 	    approval: string;
+	    rotateEveryDays: number;
 	    owner: string;
 	    backupRevoker: string;
 	    environment: string;
@@ -648,6 +653,11 @@ export namespace app {
 	    damaged: string;
 	    retryAfterMs: number;
 	    kdf: string;
+	    rotationsDue: number;
+	    lastBackupAt: string;
+	    lastBackupPath: string;
+	    backupReminderDays: number;
+	    backupDue: boolean;
 	}
 	export interface PassphraseChangeView {
 	    keyringRewrapped: boolean;
@@ -665,6 +675,11 @@ export namespace app {
 	    apiHosts: string[];
 	}
 	
+	export interface RemovedCredentialView {
+	    id: string;
+	    name: string;
+	    undoUntil: string;
+	}
 	export interface RevokeStepView {
 	    step: string;
 	    ok: boolean;

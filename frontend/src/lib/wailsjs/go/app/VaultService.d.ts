@@ -32,15 +32,21 @@ export function ReadImportText(arg1:string):Promise<app.ImportPreview>;
 
 export function RemoveCredential(arg1:string):Promise<void>;
 
+export function RemovedCredentials():Promise<Array<app.RemovedCredentialView>>;
+
 export function RestoreBackup(arg1:string,arg2:string):Promise<app.VaultStatus>;
 
 export function RotateSecret(arg1:string,arg2:number,arg3:string):Promise<app.CredentialView>;
 
 export function SetAutoLockMinutes(arg1:number):Promise<app.VaultStatus>;
 
+export function SetBackupReminderDays(arg1:number):Promise<app.VaultStatus>;
+
 export function Status():Promise<app.VaultStatus>;
 
 export function Touch():Promise<void>;
+
+export function UndoRemoveCredential(arg1:string):Promise<app.CredentialView>;
 
 export function Unlock(arg1:string):Promise<app.VaultStatus>;
 

@@ -62,6 +62,10 @@ export function RemoveCredential(arg1) {
   return window['go']['app']['VaultService']['RemoveCredential'](arg1);
 }
 
+export function RemovedCredentials() {
+  return window['go']['app']['VaultService']['RemovedCredentials']();
+}
+
 export function RestoreBackup(arg1, arg2) {
   return window['go']['app']['VaultService']['RestoreBackup'](arg1, arg2);
 }
@@ -74,12 +78,20 @@ export function SetAutoLockMinutes(arg1) {
   return window['go']['app']['VaultService']['SetAutoLockMinutes'](arg1);
 }
 
+export function SetBackupReminderDays(arg1) {
+  return window['go']['app']['VaultService']['SetBackupReminderDays'](arg1);
+}
+
 export function Status() {
   return window['go']['app']['VaultService']['Status']();
 }
 
 export function Touch() {
   return window['go']['app']['VaultService']['Touch']();
+}
+
+export function UndoRemoveCredential(arg1) {
+  return window['go']['app']['VaultService']['UndoRemoveCredential'](arg1);
 }
 
 export function Unlock(arg1) {
