@@ -165,6 +165,29 @@ describe('activity view', () => {
     expect(document.body.textContent).not.toContain('vault changed');
   });
 
+  // Issue 25: a removal undone, a rotation reminder and the backup
+  // reminder are vault changes too; the card explains "checkpoint".
+  it('names a removal and its undo, and the reminders\' changes; the audit card explains checkpoints', async () => {
+    const { AuditService } = installAudit();
+    AuditService.Activity.mockResolvedValue({
+      readable: true, note: '', more: false, next: 0,
+      items: [
+        item({ index: 9, type: 'vault_changed', reason: 'backup_reminder_changed', credentialName: 'after 7 days' }),
+        item({ index: 8, type: 'vault_changed', reason: 'rotation_reminder_changed', credentialRef: 'cred_gone', credentialName: 'github' }),
+        item({ index: 7, type: 'vault_changed', reason: 'credential_restored', credentialRef: 'cred_gone', credentialName: 'github' }),
+        item({ index: 6, type: 'vault_changed', reason: 'credential_removed', credentialRef: 'cred_gone', credentialName: 'github' }),
+      ],
+    });
+    await open('activity');
+    const rows = await screen.findAllByTestId('activity-item');
+    expect(rows[0].textContent).toContain('Backup reminder changed: “after 7 days”');
+    expect(rows[1].textContent).toContain('Rotation reminder changed: “github”');
+    expect(rows[2].textContent).toContain('Credential restored (removal undone): “github”');
+    expect(rows[3].textContent).toContain('Credential removed: “github”');
+    await fireEvent.click(screen.getByTestId('help-checkpoint'));
+    expect(screen.getByTestId('help-checkpoint-text').textContent).toContain('yett audit verify --checkpoint');
+  });
+
   // Issue 20: after drills, Activity named no drill or step, said
   // "Account revoked at the provider" for every step even when
   // verification failed, showed switching back on as "connected", and

@@ -72,6 +72,14 @@ describe('the owner inventory table', () => {
     expect(document.body.innerHTML).not.toContain(CANARY);
   });
 
+  it('explains “backup revoker” and “not under control” where it uses them', async () => {
+    await openInventory({ rows: three() });
+    await fireEvent.click(screen.getByTestId('help-underControl'));
+    expect(screen.getByTestId('help-underControl-text').textContent).toContain('an owner, a backup revoker and an environment');
+    await fireEvent.click(screen.getByTestId('help-backupRevoker'));
+    expect(screen.getByTestId('help-backupRevoker-text').textContent).toContain('when its owner cannot');
+  });
+
   it('sorts by a column, flips on a second click, and keeps empty values last', async () => {
     await openInventory({ rows: three() });
     await fireEvent.click(screen.getByTestId('inventory-sort-owner'));
