@@ -84,8 +84,9 @@ type trayMenu struct {
 }
 
 // buildTrayMenu is the menu for the waiting cards (oldest first) and the
-// vault's state.
-func buildTrayMenu(cards []ApprovalCard, locked bool) trayMenu {
+// vault's state: Lock now while it is unlocked, "Vault locked" while it is
+// locked, nothing while there is no vault to lock (none yet, or damaged).
+func buildTrayMenu(cards []ApprovalCard, state vault.State) trayMenu {
 	var m trayMenu
 	n := len(cards)
 	switch n {
@@ -109,10 +110,11 @@ func buildTrayMenu(cards []ApprovalCard, locked bool) trayMenu {
 		m.Items[trayMore] = trayItem{Label: fmt.Sprintf("%d more in the window…", n-trayCardSlots), Enabled: true, Visible: true, do: trayDoOpen}
 	}
 	m.Items[trayOpen] = trayItem{Label: "Open Yett", Enabled: true, Visible: true, SeparatorBefore: true, do: trayDoOpen}
-	if locked {
-		m.Items[trayLock] = trayItem{Label: "Vault locked", Visible: true}
-	} else {
+	switch state {
+	case vault.StateUnlocked:
 		m.Items[trayLock] = trayItem{Label: "Lock the vault now", Enabled: true, Visible: true, do: trayDoLock}
+	case vault.StateLocked:
+		m.Items[trayLock] = trayItem{Label: "Vault locked", Visible: true}
 	}
 	m.Items[trayQuit] = trayItem{Label: "Quit Yett", Enabled: true, Visible: true, SeparatorBefore: true, do: trayDoQuit}
 	return m
@@ -176,14 +178,14 @@ type tray struct {
 	do  trayActions
 	log *slog.Logger
 
-	mu     sync.Mutex
-	icon   trayIcon
-	cards  []ApprovalCard
-	locked bool
-	menu   trayMenu
+	mu    sync.Mutex
+	icon  trayIcon
+	cards []ApprovalCard
+	vault vault.State
+	menu  trayMenu
 }
 
-// setCards and setLocked are the tray's two inputs: the waiting cards and
+// setCards and setVault are the tray's two inputs: the waiting cards and
 // the vault's state.
 func (t *tray) setCards(cards []ApprovalCard) {
 	t.mu.Lock()
@@ -192,9 +194,9 @@ func (t *tray) setCards(cards []ApprovalCard) {
 	t.render()
 }
 
-func (t *tray) setLocked(locked bool) {
+func (t *tray) setVault(state vault.State) {
 	t.mu.Lock()
-	t.locked = locked
+	t.vault = state
 	t.mu.Unlock()
 	t.render()
 }
@@ -204,7 +206,7 @@ func (t *tray) setLocked(locked bool) {
 func (t *tray) render() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.menu = buildTrayMenu(t.cards, t.locked)
+	t.menu = buildTrayMenu(t.cards, t.vault)
 	if t.icon != nil {
 		t.icon.show(t.menu)
 	}
@@ -260,10 +262,8 @@ func (a *App) lockVault() {
 
 // followVaultForTray keeps the tray's Lock item true to the vault.
 func (a *App) followVaultForTray() func() {
-	a.tray.setLocked(a.vault.Status().State != vault.StateUnlocked)
-	return a.vault.Subscribe(func(vault.Event) {
-		a.tray.setLocked(a.vault.Status().State != vault.StateUnlocked)
-	})
+	a.tray.setVault(a.vault.Status().State)
+	return a.vault.Subscribe(func(vault.Event) { a.tray.setVault(a.vault.Status().State) })
 }
 
 // startTray puts the icon in the tray, where the system has one.

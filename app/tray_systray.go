@@ -15,6 +15,8 @@ import (
 	// project and has no dependency Yett does not already link (godbus,
 	// x/sys); writing the three ourselves would be three protocols to keep.
 	"fyne.io/systray"
+
+	"github.com/yettdev/yett/backend/vault"
 )
 
 // systrayIcon is the tray icon through fyne.io/systray. The library keeps
@@ -46,7 +48,7 @@ func openTray(click func(slot int), log *slog.Logger) (trayIcon, error) {
 func (ic *systrayIcon) build(click func(slot int)) {
 	setTrayImage()
 	clicks := make(chan int, 16)
-	layout := buildTrayMenu(nil, false)
+	layout := buildTrayMenu(nil, vault.StateUnlocked)
 	ic.mu.Lock()
 	defer ic.mu.Unlock()
 	for slot := range traySlots {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/yettdev/yett/backend/vault"
 )
 
 func waitingCards(n int) []ApprovalCard {
@@ -21,19 +23,21 @@ func TestTrayMenu(t *testing.T) {
 	cases := []struct {
 		name         string
 		cards        int
-		locked       bool
+		vault        vault.State
 		header, lock string
 		cardSlots    int
 		more         string
 	}{
-		{"nothing waiting", 0, false, "No approval waiting", "Lock the vault now", 0, ""},
-		{"one card, locked", 1, true, "1 approval waiting", "Vault locked", 1, ""},
-		{"as many cards as slots", trayCardSlots, false, "5 approvals waiting", "Lock the vault now", trayCardSlots, ""},
-		{"more cards than slots", 7, false, "7 approvals waiting", "Lock the vault now", trayCardSlots, "2 more in the window…"},
+		{"nothing waiting", 0, vault.StateUnlocked, "No approval waiting", "Lock the vault now", 0, ""},
+		{"one card, locked", 1, vault.StateLocked, "1 approval waiting", "Vault locked", 1, ""},
+		{"no vault yet", 0, vault.StateUninitialised, "No approval waiting", "", 0, ""},
+		{"a damaged vault", 0, vault.StateDamaged, "No approval waiting", "", 0, ""},
+		{"as many cards as slots", trayCardSlots, vault.StateUnlocked, "5 approvals waiting", "Lock the vault now", trayCardSlots, ""},
+		{"more cards than slots", 7, vault.StateUnlocked, "7 approvals waiting", "Lock the vault now", trayCardSlots, "2 more in the window…"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := buildTrayMenu(waitingCards(c.cards), c.locked)
+			m := buildTrayMenu(waitingCards(c.cards), c.vault)
 			if h := m.Items[trayHeader]; h.Label != c.header || h.Enabled || !h.Visible {
 				t.Errorf("header %+v, want %q shown and not clickable", h, c.header)
 			}
@@ -52,8 +56,9 @@ func TestTrayMenu(t *testing.T) {
 			if more := m.Items[trayMore]; more.Label != c.more || more.Visible != (c.more != "") {
 				t.Errorf("more: %+v, want %q", more, c.more)
 			}
-			if l := m.Items[trayLock]; l.Label != c.lock || l.Enabled == c.locked {
-				t.Errorf("lock item %+v with the vault locked %v", l, c.locked)
+			l := m.Items[trayLock]
+			if l.Label != c.lock || l.Visible != (c.lock != "") || l.Enabled != (c.vault == vault.StateUnlocked) {
+				t.Errorf("lock item %+v with the vault %s", l, c.vault)
 			}
 			for _, slot := range []int{trayOpen, trayQuit} {
 				if it := m.Items[slot]; !it.Visible || !it.Enabled || !it.SeparatorBefore {
@@ -76,7 +81,7 @@ func (r *recordedActions) quit()             { r.done = append(r.done, "quit") }
 // can name any item id.
 func TestTrayClicks(t *testing.T) {
 	rec := &recordedActions{}
-	tr := &tray{do: rec, log: slog.New(slog.DiscardHandler)}
+	tr := &tray{do: rec, log: slog.New(slog.DiscardHandler), vault: vault.StateUnlocked}
 	tr.setCards(waitingCards(2))
 	want := map[int]string{
 		trayFirstCard: "raise rq-0", trayFirstCard + 1: "raise rq-1", trayOpen: "raise ", trayLock: "lock", trayQuit: "quit",
@@ -90,7 +95,7 @@ func TestTrayClicks(t *testing.T) {
 		}
 	}
 	// Locked, Lock is disabled: its click does nothing.
-	tr.setLocked(true)
+	tr.setVault(vault.StateLocked)
 	rec.done = nil
 	tr.click(trayLock)
 	if len(rec.done) != 0 {
