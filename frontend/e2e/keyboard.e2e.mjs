@@ -17,7 +17,8 @@ import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, runSteps, shot, shotSizes, chooseNeverVerify } from './harness.mjs';
+import { writeFileSync } from 'node:fs';
+import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, pageText, runSteps, shot, shotSizes, chooseNeverVerify } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const URL_ = process.env.YETT_E2E_URL || 'http://127.0.0.1:34115';
@@ -63,7 +64,7 @@ async function typeInto(page, testid, text) {
 function startReceiver() {
   receiver = createServer((req, res) => {
     const auth = req.headers.authorization ?? '';
-    arrivals.push({ path: req.url, first: auth === `Bearer ${FIRST}`, rotated: auth === `Bearer ${ROTATED}` });
+    arrivals.push({ path: req.url, first: auth === `Bearer ${FIRST}`, rotated: auth === `Bearer ${ROTATED}`, imported: auth === `Bearer ${IMPORTED}` });
     req.resume();
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"received":true}');
@@ -86,6 +87,127 @@ function startAgent(url, key) {
   });
   return { proc, reply, stop: () => proc.stdin.end() };
 }
+
+// ---- Import (issue 25): credentials from pasted lines and from a .env file ----
+// Pasted lines are read and the import cancelled with Esc; then a .env file
+// (answered by the dev build's file dialog from YETT_DEV_DIALOG_DIR, which
+// e2e.sh sets) is read, two of its lines chosen and imported with the
+// keyboard, and a real agent's call carries the imported value. Neither the
+// page nor anything it received ever holds a value read.
+const IMPORTED = `CANARY-kb-import-${randomBytes(6).toString('hex')}`;
+const IMPORTED_SECOND = `CANARY-kb-import-second-${randomBytes(6).toString('hex')}`;
+const IMPORT_UNCHOSEN = `CANARY-kb-import-unchosen-${randomBytes(6).toString('hex')}`;
+const IMPORT_PASTED = `CANARY-kb-import-pasted-${randomBytes(6).toString('hex')}`;
+const IMPORT_CANARIES = [IMPORTED, IMPORTED_SECOND, IMPORT_UNCHOSEN, IMPORT_PASTED];
+
+/** Tabs to the control with testid inside the import entry titled name. */
+async function tabToEntry(page, name, testid, { max = 200 } = {}) {
+  for (let i = 0; i < max; i++) {
+    const at = await page.evaluate(() => {
+      const el = document.activeElement;
+      const entry = el?.closest('[data-testid="import-entry"]');
+      return { id: el?.getAttribute('data-testid') ?? '', title: entry?.querySelector('.title')?.textContent ?? '' };
+    });
+    if (at.id === testid && at.title === name) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`${testid} of the entry ${name} was not reached with Tab`);
+}
+
+async function noImportedValueInThePage(page, what) {
+  const text = await pageText(page);
+  assert(!IMPORT_CANARIES.some((c) => text.includes(c)), `a value read for the import is in the page ${what}`);
+  assert(!received.some((f) => IMPORT_CANARIES.some((c) => f.includes(c))), `a value read for the import reached the page ${what}`);
+}
+
+const importSteps = [
+  ['pasted lines are read from the keyboard, the field empties, and Esc cancels the import', async (page) => {
+    await openByShortcut(page, 'credentials');
+    await tabTo(page, 'credential-import');
+    await page.keyboard.press('Enter');
+    await byId(page, 'import-panel').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'import-open', `the import panel put focus on "${await focused(page)}"`);
+    await typeInto(page, 'import-text', `KB_PASTED=${IMPORT_PASTED}`);
+    await axeCheck(page, 'the import panel with pasted lines, masked');
+    await shot(page, 'kb-03-import-paste');
+    await tabTo(page, 'import-read');
+    await page.keyboard.press('Enter');
+    await byId(page, 'import-preview-title').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'import-preview-title', `after reading, focus is on "${await focused(page)}"`);
+    assert((await byId(page, 'import-entry').count()) === 1, 'the pasted line is not the one entry');
+    await noImportedValueInThePage(page, 'after the pasted lines were read');
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !document.querySelector('[data-testid="import-panel"]'), null, { timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'credential-import', `after Esc, focus is on "${await focused(page)}"`);
+  }],
+
+  ['a .env file is imported with the keyboard: two lines chosen, their hosts and paths set, who answers for them', async (page) => {
+    const dir = process.env.YETT_DEV_DIALOG_DIR;
+    assert(dir, 'YETT_DEV_DIALOG_DIR is not set: the dev build cannot answer the file dialog');
+    writeFileSync(join(dir, `import-kb-${randomBytes(4).toString('hex')}.env`), [
+      '# a project\'s secrets', `KBIMPORT_URL=http://${receiverHost}`, `export KBIMPORT_TOKEN="${IMPORTED}"`,
+      `KB_SECOND='${IMPORTED_SECOND}' # the second`, `KB_UNCHOSEN=${IMPORT_UNCHOSEN}`, 'not a line of .env', '',
+    ].join('\r\n'));
+    await tabTo(page, 'credential-import');
+    await page.keyboard.press('Enter');
+    await byId(page, 'import-open').waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+    await byId(page, 'import-preview-title').waitFor({ timeout: STEP_TIMEOUT });
+    const title = await byId(page, 'import-preview-title').innerText();
+    assert(/5 entries, 4 can be imported/.test(title), `the preview says "${title}"`);
+    await tabToEntry(page, 'KBIMPORT_TOKEN', 'import-choose');
+    await page.keyboard.press('Space');
+    await tabToEntry(page, 'KBIMPORT_TOKEN', 'import-hosts');
+    const suggested = await page.evaluate(() => document.activeElement.value);
+    assert(suggested === receiverHost, `the host suggested by KBIMPORT_URL is "${suggested}"`);
+    await tabToEntry(page, 'KBIMPORT_TOKEN', 'import-paths');
+    await page.keyboard.type('/kb-import/');
+    await tabToEntry(page, 'KB_SECOND', 'import-choose');
+    await page.keyboard.press('Space');
+    await tabToEntry(page, 'KB_SECOND', 'import-hosts');
+    await page.keyboard.type(receiverHost);
+    await tabToEntry(page, 'KB_SECOND', 'import-paths');
+    await page.keyboard.type('/kb-second/');
+    await tabTo(page, 'import-alone');
+    await page.keyboard.press('Space');
+    await axeCheck(page, 'the import preview with two entries chosen');
+    await shot(page, 'kb-04-import-preview');
+    await shotSizes(page, 'import-preview');
+    await noImportedValueInThePage(page, 'while choosing');
+    await tabTo(page, 'import-submit');
+    await page.keyboard.press('Enter');
+    await byId(page, 'import-result-title').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'import-result-title', `after importing, focus is on "${await focused(page)}"`);
+    const result = await byId(page, 'import-result-title').innerText();
+    assert(/^Imported 2 credentials$/.test(result.trim()), `the result says "${result}"`);
+    // The list behind the result is read again at once, not only on Done.
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="credential-name"]')]
+      .some((e) => e.textContent === 'KBIMPORT_TOKEN'), null, { timeout: STEP_TIMEOUT });
+    await axeCheck(page, 'the import result');
+    await shot(page, 'kb-05-import-result');
+    await tabTo(page, 'import-done');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => !document.querySelector('[data-testid="import-panel"]'), null, { timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'credential-import', `after Done, focus is on "${await focused(page)}"`);
+    const names = await page.evaluate(() => [...document.querySelectorAll('[data-testid="credential-name"]')].map((e) => e.textContent));
+    assert(names.includes('KBIMPORT_TOKEN') && names.includes('KB_SECOND') && !names.includes('KB_UNCHOSEN'), `the list shows ${names.join(', ')}`);
+    await noImportedValueInThePage(page, 'after the import');
+  }],
+
+  ['a real agent\'s call under the imported credential carries the imported value', async (page) => {
+    const before = arrivals.length;
+    agent = startAgent(`http://${receiverHost}/kb-import/call`, 'kb-import');
+    await byId(page, 'approval-card').waitFor({ timeout: STEP_TIMEOUT });
+    await tabTo(page, 'approval-approve');
+    await page.keyboard.press('Enter');
+    const reply = await agent.reply;
+    assert(!reply.error && !reply.isError, `the agent's call failed: ${JSON.stringify(reply)}`);
+    const got = arrivals.slice(before);
+    assert(got.length === 1 && got[0].imported && got[0].path === '/kb-import/call', `the receiver saw ${JSON.stringify(got)}`);
+    agent.stop();
+  }],
+];
+// ---- end of Import ----
 
 const steps = [
   ['the page loads on a fresh vault, and pointer events are counted from now on', async (page) => {
@@ -251,6 +373,8 @@ const steps = [
     await page.keyboard.press('Enter');
     await byId(page, 'shell').waitFor({ timeout: STEP_TIMEOUT });
   }],
+
+  ...importSteps,
 
   ['no pointer or mouse event happened, and no secret reached the page', async (page) => {
     const n = await page.evaluate(() => window.__pointer);
