@@ -71,6 +71,26 @@ describe('the confirmation of an answer', () => {
     await waitFor(() => expect(said()).toContain('Denied: claude (pid 5151)'));
   });
 
+  it('stays while another card waits (going away would move its answers), and goes a moment after the last answer', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    await openApp({ cards: [approvalCard({ agent, target: 'api.example.com' }), approvalCard({ id: 'rq-2', agent: agentView({ pid: 5151 }) })] });
+    await fireEvent.click(within(await screen.findByTestId('approval-layer')).getAllByTestId('approval-deny')[0]);
+    await waitFor(() => expect(said()).toContain('Denied: claude (pid 4242)'));
+    await vi.advanceTimersByTimeAsync(CONFIRM_MS * 2);
+    expect(said()).toContain('Denied: claude (pid 4242)');
+    await fireEvent.click(screen.getByTestId('approval-approve'));
+    await waitFor(() => expect(said()).toContain('Approved: claude (pid 5151)'));
+    await vi.advanceTimersByTimeAsync(CONFIRM_MS + 100);
+    expect(said()).toBe('');
+  });
+
+  it('stays in view under the status bar, in the page column, whichever view is open', async () => {
+    await openApp({ cards: [approvalCard({ agent })] });
+    const region = screen.getByTestId('approval-confirmation');
+    expect(region.parentElement).toBe(screen.getByTestId('status-bar').parentElement);
+    expect(screen.getByTestId('status-bar').compareDocumentPosition(region) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+  });
+
   it('confirms an answer given from a notification too, and says where', async () => {
     const approvals = await openApp({ cards: [approvalCard({ id: 'rq-9' })] });
     await screen.findByTestId('approval-card');
