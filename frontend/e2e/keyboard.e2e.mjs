@@ -209,6 +209,181 @@ const importSteps = [
 ];
 // ---- end of Import ----
 
+// ---- First run (issue 25, items 3 and 6): the checklist, the confirmation of an answer, ----
+// ---- two stacked cards, focus after setup and the view after unlock                     ----
+// After setup focus is at the Connect page's start and its checklist ticks
+// the vault only; the first approved call ticks the rest and the page says
+// it worked (and never goes back to "Waiting for an agent…" once the agent
+// exits). Each answer is confirmed in a polite live region that takes no
+// focus and covers none of the next card's answers; with two cards, Ctrl+J
+// reaches the oldest, A answers it, focus goes to the next card itself and
+// D answers that one. Unlocking returns to the view that was open.
+// Screenshots: the checklist before and after the first call and the
+// confirmation, at 820x560 and 1920x1080.
+
+const ARTIFACTS_DIR = process.env.YETT_ARTIFACTS || join(here, '..', '..', 'artifacts');
+
+/** How long a card that took focus waits before A or D answer it (READ_MS in shortcuts.ts), and a little more. */
+const CARD_READ_MS = 750;
+
+/** The checklist's steps and whether each is ticked. */
+const checklist = (page) =>
+  page.evaluate(() =>
+    Object.fromEntries([...document.querySelectorAll('[data-testid^="firstrun-"][data-done]')].map((li) => [li.dataset.testid.slice(9), li.dataset.done])),
+  );
+
+/**
+ * Records each confirmation the moment it shows: its text, its region's
+ * role, where it is and where the waiting cards' answers are, and whether
+ * focus is inside it. Recorded by the page itself, so a confirmation that
+ * has gone again by the time the test looks is still checked.
+ */
+async function watchConfirmations(page) {
+  await page.evaluate(() => {
+    window.__confirmations = [];
+    let last = '';
+    const box = (el) => {
+      const r = el.getBoundingClientRect();
+      return { top: r.top, bottom: r.bottom, left: r.left, right: r.right };
+    };
+    new MutationObserver(() => {
+      const region = document.querySelector('[data-testid="approval-confirmation"]');
+      const text = region?.textContent.replace(/\s+/g, ' ').trim() ?? '';
+      if (text === last) return;
+      last = text;
+      if (!text) return;
+      window.__confirmations.push({
+        text, role: region.getAttribute('role'), live: region.getAttribute('aria-live'), box: box(region.firstElementChild),
+        answers: [...document.querySelectorAll('[data-testid="approval-approve"], [data-testid="approval-deny"]')].map(box),
+        focusInside: region.contains(document.activeElement),
+      });
+    }).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
+}
+
+/** The confirmation that said want, once it has shown. */
+async function confirmation(page, want) {
+  await page.waitForFunction((w) => window.__confirmations.some((c) => c.text === w), want, { timeout: STEP_TIMEOUT }).catch(async () => {
+    throw new Error(`no confirmation said "${want}"; they said ${JSON.stringify(await page.evaluate(() => window.__confirmations.map((c) => c.text)))}`);
+  });
+  const c = await page.evaluate((w) => window.__confirmations.find((x) => x.text === w), want);
+  assert(c.role === 'status' && c.live === 'polite', `the confirmation is not a polite live region: ${JSON.stringify(c)}`);
+  assert(!c.focusInside, 'the confirmation took focus');
+  const overlap = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  assert(!c.answers.some((a) => overlap(a, c.box)), `the confirmation covers a card's answers: ${JSON.stringify(c)}`);
+  return c;
+}
+
+/** Waits until the card that has focus has been in front of the person long enough for A or D. */
+async function cardRead(page) {
+  await page.waitForFunction(
+    (ms) => {
+      const el = document.activeElement;
+      return el?.getAttribute('data-testid') === 'approval-card' && Date.now() - Number(el.dataset.focusedAt ?? Date.now()) > ms;
+    },
+    CARD_READ_MS,
+    { timeout: STEP_TIMEOUT },
+  );
+}
+
+const firstRun = {
+  afterSetup: [
+    ['first run: focus starts at the Connect page, not the body, and its checklist ticks the vault only', async (page) => {
+      const at = await focused(page);
+      assert(at === 'view-connect', `after the vault was created, focus is on "${at}"`);
+      await byId(page, 'firstrun').waitFor({ timeout: STEP_TIMEOUT });
+      const ticks = await checklist(page);
+      assert(ticks.vault === 'true' && ticks.credential === 'false' && ticks.agent === 'false' && ticks.call === 'false',
+        `the checklist on a new vault: ${JSON.stringify(ticks)}`);
+      await byId(page, 'connect-live-waiting').waitFor({ timeout: STEP_TIMEOUT });
+      await watchConfirmations(page);
+      await axeCheck(page, 'the first-run checklist on a new vault');
+      await shotSizes(page, 'checklist-before');
+    }],
+  ],
+
+  afterFirstCall: [
+    ['first run: the first call ticks every step and the page says it worked, with what and what next; the agent\'s exit does not bring back "Waiting"', async (page) => {
+      await confirmation(page, `Approved: node (pid ${agent.proc.pid}) may use “receiver” on ${receiverHost} during this run.`);
+      await byId(page, 'connect-live-done').waitFor({ timeout: STEP_TIMEOUT });
+      assert((await byId(page, 'connect-live-waiting').count()) === 0, 'the page went back to waiting for an agent');
+      await page.waitForFunction(() => document.querySelector('[data-testid="firstrun-call"]')?.dataset.done === 'true', null, { timeout: STEP_TIMEOUT });
+      const ticks = await checklist(page);
+      assert(Object.values(ticks).every((d) => d === 'true'), `after the first call: ${JSON.stringify(ticks)}`);
+      const worked = (await byId(page, 'firstrun-worked').innerText()).replace(/\s+/g, ' ');
+      for (const want of ['It worked.', `called POST ${receiverHost}/kb-first through Yett and got 200`, '“receiver”']) {
+        assert(worked.includes(want), `"It worked" says "${worked}", not "${want}"`);
+      }
+      const call = (await byId(page, 'firstrun-call').innerText()).replace(/\s+/g, ' ');
+      assert(call.includes(`POST ${receiverHost}/kb-first answered 200 with “receiver”`), `the call step says "${call}"`);
+      await axeCheck(page, 'the first-run checklist after the first call');
+      await shotSizes(page, 'checklist-after');
+    }],
+
+    ['first run: "Connect another agent" leads back to the agent tabs, from the keyboard', async (page) => {
+      await tabTo(page, 'firstrun-next-agent');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'tab', null, { timeout: STEP_TIMEOUT });
+    }],
+  ],
+
+  afterUnlock: [
+    ['first run: unlocking returns to the view that was open when the vault locked, with focus at its start', async (page) => {
+      await byId(page, 'view-settings').waitFor({ timeout: STEP_TIMEOUT });
+      assert((await focused(page)) === 'view-settings', `after the unlock, focus is on "${await focused(page)}"`);
+    }],
+  ],
+
+  stacked: [
+    ['two stacked cards, from the keyboard: Ctrl+J reaches the oldest, A answers it, focus goes to the next card where D answers it, each answer confirmed beside the panel; the count shows twice', async (page) => {
+      await watchConfirmations(page);
+      await page.setViewportSize({ width: 820, height: 560 });
+      const runs = [startAgent(`http://${receiverHost}/kb-stacked-1`, 'kb-stacked-1')];
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid="approval-card"]').length === 1, null, { timeout: STEP_TIMEOUT });
+      runs.push(startAgent(`http://${receiverHost}/kb-stacked-2`, 'kb-stacked-2'));
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid="approval-card"]').length === 2, null, { timeout: STEP_TIMEOUT });
+      try {
+        // The count: the sidebar's badge and the panel's title; the status
+        // bar's count only while the panel is folded.
+        const counts = await page.evaluate(() => ({
+          badge: document.querySelector('[data-testid="approval-badge-count"]')?.textContent,
+          title: document.querySelector('[data-testid="approval-layer"] h2')?.textContent,
+          status: document.querySelector('[data-testid="status-approvals"]') !== null,
+        }));
+        assert(counts.badge === '2' && /^2 agents/.test(counts.title) && !counts.status, `the count shows as ${JSON.stringify(counts)}`);
+        await page.keyboard.press('Control+J');
+        await cardRead(page);
+        const oldest = await page.evaluate(() => document.activeElement.dataset.approvalId);
+        const order = await page.evaluate(() => [...document.querySelectorAll('[data-testid="approval-card"]')].map((c) => c.dataset.approvalId));
+        assert(oldest === order[0], `Ctrl+J focused ${oldest}, not the oldest of ${order.join(', ')}`);
+        await page.keyboard.press('a');
+        const approved = await runs[0].reply;
+        assert(!approved.error && !approved.isError, `the first run's call failed: ${JSON.stringify(approved)}`);
+        // Focus is on the next card itself, where D works after a moment.
+        await page.waitForFunction(
+          () => document.querySelectorAll('[data-testid="approval-card"]').length === 1 && document.activeElement?.getAttribute('data-testid') === 'approval-card',
+          null,
+          { timeout: STEP_TIMEOUT },
+        );
+        await confirmation(page, `Approved: node (pid ${runs[0].proc.pid}) may use “receiver” on ${receiverHost} during this run.`);
+        await page.screenshot({ path: join(ARTIFACTS_DIR, 'e2e-820x560-confirmation.png') });
+        await page.setViewportSize({ width: 1920, height: 1080 });
+        await cardRead(page);
+        await page.keyboard.press('d');
+        const denied = await runs[1].reply;
+        assert(denied.isError || denied.error, `the denied run's call went through: ${JSON.stringify(denied)}`);
+        await confirmation(page, `Denied: node (pid ${runs[1].proc.pid}) may not use “receiver” on ${receiverHost}; it was told no.`);
+        await page.screenshot({ path: join(ARTIFACTS_DIR, 'e2e-1920x1080-confirmation.png') });
+        assert(!arrivals.some((a) => a.path === '/kb-stacked-2'), 'the denied call reached the receiver');
+      } finally {
+        for (const r of runs) r.stop();
+        await page.setViewportSize({ width: 1100, height: 820 });
+      }
+    }],
+  ],
+};
+// ---- end of First run ----
+
 const steps = [
   ['the page loads on a fresh vault, and pointer events are counted from now on', async (page) => {
     await page.goto(URL_, { waitUntil: 'domcontentloaded' });
@@ -228,6 +403,8 @@ const steps = [
     await page.keyboard.press('Enter');
     await byId(page, 'view-connect').waitFor({ timeout: STEP_TIMEOUT });
   }],
+
+  ...firstRun.afterSetup,
 
   ['Settings, from the keyboard: approvals ask the system here, which cannot confirm a root Yett; Never is chosen with the arrow keys', async (page) => {
     await openByShortcut(page, 'settings');
@@ -328,6 +505,8 @@ const steps = [
     agent.stop();
   }],
 
+  ...firstRun.afterFirstCall,
+
   ['the secret is rotated from the keyboard, and the next agent call carries the new one', async (page) => {
     await openByShortcut(page, 'credentials');
     await tabTo(page, 'credential-rotate');
@@ -374,7 +553,11 @@ const steps = [
     await byId(page, 'shell').waitFor({ timeout: STEP_TIMEOUT });
   }],
 
+  ...firstRun.afterUnlock,
+
   ...importSteps,
+
+  ...firstRun.stacked,
 
   ['no pointer or mouse event happened, and no secret reached the page', async (page) => {
     const n = await page.evaluate(() => window.__pointer);
