@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen } from '@testing-library/svelte';
 import HelpTerm from './HelpTerm.svelte';
 import About from '../views/About.svelte';
@@ -33,6 +33,26 @@ describe('HelpTerm', () => {
     await fireEvent.click(q);
     await fireEvent.click(q);
     expect(screen.queryByTestId('help-checkpoint-text')).toBeNull();
+  });
+
+  it('moves left so it never passes the window’s right edge, and again when the window narrows', async () => {
+    const wide = window.innerWidth;
+    // jsdom draws nothing: the box says where it would end (unmoved, as
+    // drawn before the shift) and the window how wide it is.
+    const rect = vi.spyOn(HTMLElement.prototype, 'getBoundingClientRect').mockReturnValue({ right: wide + 80 } as DOMRect);
+    try {
+      render(HelpTerm, { term: 'underControl' });
+      await fireEvent.click(screen.getByTestId('help-underControl'));
+      const text = screen.getByTestId('help-underControl-text');
+      expect(text.style.translate).toBe('-88px 0');
+      rect.mockReturnValue({ right: wide + 80 - 88 } as DOMRect);
+      window.innerWidth = wide - 100;
+      await fireEvent(window, new Event('resize'));
+      expect(text.style.translate).toBe('-188px 0');
+    } finally {
+      rect.mockRestore();
+      window.innerWidth = wide;
+    }
   });
 
   it('About lists every word from the same glossary', () => {

@@ -47,13 +47,15 @@ describe('credential ages and rotation reminders', () => {
     expect(row('fresh').queryByTestId('credential-rotation-due')).toBeNull();
 
     await fireEvent.click(row('fresh').getByTestId('credential-details'));
-    expect(row('fresh').getByTestId('credential-reminder').textContent?.replace(/\s+/g, ' ')).toMatch(/Remind every 30 days: due .*2027.* \(in 29 days\)/);
+    expect(row('fresh').getByTestId('credential-reminder').textContent?.replace(/\s+/g, ' ')).toMatch(/Every 30 days; due .*2027.* \(in 29 days\)/);
     await fireEvent.click(row('old').getByTestId('credential-details'));
     expect(row('old').getByTestId('credential-reminder').textContent).toContain('no reminder; Edit sets one');
 
     // The count is in the sidebar, from the status, on Credentials only.
     const nav = screen.getByTestId('nav-credentials');
-    expect(within(nav).getByTestId('nav-credentials-reminder').textContent).toBe('1 due, 1 credential is due for rotation');
+    const count = within(nav).getByTestId('nav-credentials-reminder');
+    expect(count.textContent).toBe('1, 1 credential is due for rotation');
+    expect(count.getAttribute('title')).toBe('1 credential is due for rotation');
     expect(nav.textContent).toContain('Credentials');
     expect(screen.queryByTestId('nav-settings-reminder')).toBeNull();
   });
@@ -61,7 +63,7 @@ describe('credential ages and rotation reminders', () => {
   it('counts what the status says, and nothing when nothing is due', async () => {
     const bridge = installBridge(vaultStatus({ state: 'unlocked', rotationsDue: 3, backupDue: true, backupReminderDays: 14 }));
     render(App);
-    expect((await screen.findByTestId('nav-credentials-reminder')).textContent).toBe('3 due, 3 credentials are due for rotation');
+    expect((await screen.findByTestId('nav-credentials-reminder')).textContent).toBe('3, 3 credentials are due for rotation');
     expect(screen.getByTestId('nav-settings-reminder').textContent).toBe('backup, no backup in the last 14 days');
     bridge.emit(vaultStatus({ state: 'unlocked', epoch: 2, rotationsDue: 0, backupDue: false }));
     await waitFor(() => expect(screen.queryByTestId('nav-credentials-reminder')).toBeNull());
