@@ -1,12 +1,10 @@
 package app
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -80,26 +78,8 @@ func TestLastAgentCallNamesTheFirstRealCall(t *testing.T) {
 	waitFor(t, func() bool { st := k.State(); return st.SocketPath != "" && st.Broker != nil })
 	approvals.svc.attach(k.State().Broker)
 
-	agent := exec.Command(os.Args[0], "-test.run=^$")
-	agent.Env = append(os.Environ(), "YETT_APP_TEST_AGENT=1", "YETT_BIN="+bin, "YETT_RUNTIME_DIR="+runDir,
-		"YETT_AGENT_URL=http://"+addr+"/first-run/profile?page=2")
-	agentIn, _ := agent.StdinPipe()
-	agentOut, _ := agent.StdoutPipe()
-	var agentErr bytes.Buffer
-	agent.Stderr = &agentErr
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		agentIn.Close()
-		agent.Process.Kill()
-		agent.Wait()
-	})
-	replies := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(agentOut).ReadString('\n')
-		replies <- line
-	}()
+	agent := startTestAgent(t, bin, runDir, "http://"+addr+"/first-run/profile?page=2")
+	pid := agent.cmd.Process.Pid
 
 	card := approvals.waitState(t, "the agent's card", cardsIs(1)).Cards[0]
 	// The session card names the credential the first call would use.
@@ -113,18 +93,18 @@ func TestLastAgentCallNamesTheFirstRealCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case line := <-replies:
+	case line := <-agent.reply:
 		if !strings.Contains(line, `"is_error":false`) {
-			t.Fatalf("agent said %q (stderr %s)", line, agentErr.String())
+			t.Fatalf("agent said %q (stderr %s)", line, agent.stderrText())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the agent's call never returned (stderr %s)", agentErr.String())
+		t.Fatalf("the agent's call never returned (stderr %s)", agent.stderrText())
 	}
 	if got.withCredential.Load() != 1 {
 		t.Fatalf("the receiver saw %d calls with the credential", got.withCredential.Load())
 	}
 	st := approvals.waitState(t, "the decision", func(s ApprovalState) bool { return len(s.Decisions) == 1 })
-	if d := st.Decisions[0]; d.Outcome != "approved" || d.Credential != "receiver" || d.Agent.PID != agent.Process.Pid || d.Target != addr {
+	if d := st.Decisions[0]; d.Outcome != "approved" || d.Credential != "receiver" || d.Agent.PID != pid || d.Target != addr {
 		t.Errorf("decision %+v", d)
 	}
 
@@ -132,7 +112,7 @@ func TestLastAgentCallNamesTheFirstRealCall(t *testing.T) {
 	waitFor(t, func() bool { call = audits.LastAgentCall(); return call.Found })
 	want := AgentCall{Readable: true, Found: true, Time: call.Time, Channel: "http", Operation: "POST", Target: addr,
 		Path: "/first-run/profile", Status: 200, Class: "success", Credential: "receiver",
-		Agent: filepath.Base(os.Args[0]), PID: agent.Process.Pid}
+		Agent: filepath.Base(os.Args[0]), PID: pid}
 	if call != want {
 		t.Errorf("last call\n got %+v\nwant %+v", call, want)
 	}

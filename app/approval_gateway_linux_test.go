@@ -200,33 +200,13 @@ func TestRealAgentApprovedOnTheDesktopCard(t *testing.T) {
 		}
 	})
 
-	agent := exec.Command(os.Args[0], "-test.run=^$")
-	agent.Env = append(os.Environ(), "YETT_APP_TEST_AGENT=1", "YETT_BIN="+bin, "YETT_RUNTIME_DIR="+runDir,
-		"YETT_AGENT_URL=http://"+addr+"/card-test")
-	agentIn, _ := agent.StdinPipe()
-	agentOut, _ := agent.StdoutPipe()
-	var agentErr bytes.Buffer
-	agent.Stderr = &agentErr
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		agent.Process.Kill()
-		agent.Wait()
-		if strings.Contains(agentErr.String(), gatewayCanary) {
-			t.Error("the credential reached the agent's or the shim's stderr")
-		}
-	})
-	replies := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(agentOut).ReadString('\n')
-		replies <- line
-	}()
+	agent := startTestAgent(t, bin, runDir, "http://"+addr+"/card-test")
+	pid := agent.cmd.Process.Pid
 
 	st := f.waitState(t, "the agent's card", cardsIs(1))
 	c := st.Cards[0]
-	if c.Agent.PID != agent.Process.Pid || c.Agent.Executable != filepath.Base(os.Args[0]) {
-		t.Errorf("card names %s pid %d, want %s pid %d", c.Agent.Executable, c.Agent.PID, filepath.Base(os.Args[0]), agent.Process.Pid)
+	if c.Agent.PID != pid || c.Agent.Executable != filepath.Base(os.Args[0]) {
+		t.Errorf("card names %s pid %d, want %s pid %d", c.Agent.Executable, c.Agent.PID, filepath.Base(os.Args[0]), pid)
 	}
 	if c.Agent.Parents[0].PID != os.Getpid() || c.Agent.Signer != "unsigned" || c.Kind != "session" || c.Agent.Via != bin {
 		t.Errorf("card %+v", c)
@@ -247,12 +227,12 @@ func TestRealAgentApprovedOnTheDesktopCard(t *testing.T) {
 		Err     string `json:"err"`
 	}
 	select {
-	case line := <-replies:
+	case line := <-agent.reply:
 		if err := json.Unmarshal([]byte(line), &reply); err != nil {
-			t.Fatalf("agent said %q (stderr %s)", line, agentErr.String())
+			t.Fatalf("agent said %q (stderr %s)", line, agent.stderrText())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the agent's call never returned (stderr %s)", agentErr.String())
+		t.Fatalf("the agent's call never returned (stderr %s)", agent.stderrText())
 	}
 	if reply.Err != "" || reply.IsError || strings.Contains(reply.Text, gatewayCanary) {
 		t.Fatalf("agent reply %+v", reply)
@@ -261,14 +241,57 @@ func TestRealAgentApprovedOnTheDesktopCard(t *testing.T) {
 		t.Errorf("receiver saw %d calls, %d with the credential; want 1 and 1", got.n.Load(), got.withCredential.Load())
 	}
 	st = f.waitState(t, "the live session", func(s ApprovalState) bool { return len(s.Sessions) == 1 })
-	if s := st.Sessions[0]; s.Agent.PID != agent.Process.Pid || s.Surface != SurfaceDesktopCard {
+	if s := st.Sessions[0]; s.Agent.PID != pid || s.Surface != SurfaceDesktopCard {
 		t.Errorf("live session %+v", s)
 	}
 
 	// The agent exits: the gateway ends its run and the UI's list empties.
-	agent.Process.Kill()
+	agent.cmd.Process.Kill()
 	f.waitState(t, "no live session after the agent died", func(s ApprovalState) bool { return len(s.Sessions) == 0 })
-	agentIn.Close()
+}
+
+// testAgent is agentProcessMain in a process of its own, calling through
+// the real yett mcp and the gateway of a runtime directory.
+type testAgent struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	reply chan string // its one JSON line
+	errMu sync.Mutex
+	err   bytes.Buffer
+}
+
+// startTestAgent starts the agent, which calls url once. It is killed when
+// the test ends, and then neither it nor its shim may have written the
+// credential to stderr.
+func startTestAgent(t *testing.T, bin, runDir, url string) *testAgent {
+	t.Helper()
+	a := &testAgent{cmd: exec.Command(os.Args[0], "-test.run=^$"), reply: make(chan string, 1)}
+	a.cmd.Env = append(os.Environ(), "YETT_APP_TEST_AGENT=1", "YETT_BIN="+bin, "YETT_RUNTIME_DIR="+runDir, "YETT_AGENT_URL="+url)
+	a.stdin, _ = a.cmd.StdinPipe()
+	out, _ := a.cmd.StdoutPipe()
+	a.cmd.Stderr = lockedBuffer{&a.errMu, &a.err}
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.stdin.Close()
+		a.cmd.Process.Kill()
+		a.cmd.Wait()
+		if strings.Contains(a.stderrText(), gatewayCanary) {
+			t.Error("the credential reached the agent's or the shim's stderr")
+		}
+	})
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		a.reply <- line
+	}()
+	return a
+}
+
+func (a *testAgent) stderrText() string {
+	a.errMu.Lock()
+	defer a.errMu.Unlock()
+	return a.err.String()
 }
 
 type lockedBuffer struct {
