@@ -34,10 +34,14 @@ func (r *recorder) all() string {
 
 func newService(t *testing.T) (*VaultService, *recorder, *bytes.Buffer) {
 	t.Helper()
-	v, err := vault.Open(t.TempDir(), vault.Options{
-		KDF:          vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1},
-		ThrottleBase: 50 * time.Millisecond,
-	})
+	return serviceOver(t, vault.Options{KDF: vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}, ThrottleBase: 50 * time.Millisecond})
+}
+
+// serviceOver is a VaultService over a new vault opened with opts, whose
+// events and log the test reads.
+func serviceOver(t *testing.T, opts vault.Options) (*VaultService, *recorder, *bytes.Buffer) {
+	t.Helper()
+	v, err := vault.Open(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

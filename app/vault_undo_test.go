@@ -34,20 +34,11 @@ func (c *testClock) advance(d time.Duration) {
 // created and unlocked.
 func newServiceAt(t *testing.T, clock *testClock) (*VaultService, *recorder, *bytes.Buffer) {
 	t.Helper()
-	v, err := vault.Open(t.TempDir(), vault.Options{KDF: vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	sink := &eventSink{}
-	sink.attach(rec.emit)
-	var logs bytes.Buffer
-	s := newVaultService(v, sink, slog.New(slog.NewTextHandler(&logs, nil)), false)
-	t.Cleanup(func() { s.close(); v.Close() })
+	s, rec, logs := serviceOver(t, vault.Options{KDF: vault.KDFParams{Time: 1, MemKiB: 64, Threads: 1}, Now: clock.Now})
 	if _, err := s.Create("correct horse battery", false); err != nil {
 		t.Fatal(err)
 	}
-	return s, rec, &logs
+	return s, rec, logs
 }
 
 // TestUndoRemoveCredential: the window's undo of a removal, through the

@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
@@ -73,58 +70,10 @@ func TestRotationThroughTheGateway(t *testing.T) {
 		oldSecret = "CANARY-keeper-rotate-old-3c81"
 		newSecret = "CANARY-keeper-rotate-new-94fe"
 	)
-	base, err := os.MkdirTemp("", "yr") // short: the socket path has a length limit
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	dir, runDir := filepath.Join(base, "data"), filepath.Join(base, "run")
-	v := openVault(t, dir)
-	if err := v.Create(vault.Passphrase(pass), false); err != nil {
-		t.Fatal(err)
-	}
 	recv := startSecretReceiver(t, oldSecret, newSecret)
-	cred, err := v.Credentials().Add(vault.NewCredential{
-		Name: "receiver", Secret: vault.NewSecret([]byte(oldSecret)), Injection: vault.Injection{Format: vault.InjectBearer},
-		Hosts: []string{recv.addr}, Approval: vault.ApprovalPerCall,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := Open(Config{DataDir: dir, RuntimeDir: runDir, Vault: v, ShimPath: buildYett(t), ApprovalTimeout: time.Minute,
-		// The person approves per-call cards in the window, verified.
-		Presence: &testPresence{present: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { k.Close() })
-	broker := k.State().Broker
-	if broker == nil {
-		t.Fatalf("no gateway: %+v", k.State())
-	}
-	// card waits for the one pending card of kind.
-	card := func(kind approval.Kind) approval.Request {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			for _, p := range broker.Pending() {
-				if p.Kind == kind {
-					return p
-				}
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("no %s card", kind)
-		return approval.Request{}
-	}
-	approve := func(kind approval.Kind) {
-		t.Helper()
-		if err := broker.Answer(card(kind).ID, true, approval.SurfaceApp); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	a := startAgent(t, runDir)
+	p := newPerCallKeeper(t, oldSecret, recv)
+	v, cred, broker, card, approve := p.v, p.cred, p.broker, p.card, p.approve
+	a := startAgent(t, p.runDir)
 	url := "http://" + recv.addr
 	// 1. Before the rotation: the old secret.
 	a.call(url + "/before")
@@ -172,14 +121,14 @@ func TestRotationThroughTheGateway(t *testing.T) {
 		}
 	}
 
-	if err := k.Close(); err != nil {
+	if err := p.k.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Unlock(vault.Passphrase(pass)); err != nil {
 		t.Fatal(err)
 	}
 	var rotations, refusedChanged int
-	for _, e := range events(t, v, dir) {
+	for _, e := range events(t, v, p.dir) {
 		b, _ := json.Marshal(e)
 		if strings.Contains(string(b), oldSecret) || strings.Contains(string(b), newSecret) {
 			t.Fatalf("a secret is in a %s entry", e.Type)

@@ -3,12 +3,9 @@ package keeper
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/yettdev/yett/backend/approval"
 	"github.com/yettdev/yett/backend/audit"
@@ -26,55 +23,10 @@ import (
 // secret.
 func TestRemovalAndUndoThroughTheGateway(t *testing.T) {
 	const secret = "CANARY-keeper-undo-5b2e"
-	base, err := os.MkdirTemp("", "yu") // short: the socket path has a length limit
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	dir, runDir := filepath.Join(base, "data"), filepath.Join(base, "run")
-	v := openVault(t, dir)
-	if err := v.Create(vault.Passphrase(pass), false); err != nil {
-		t.Fatal(err)
-	}
 	recv := startSecretReceiver(t, secret)
-	cred, err := v.Credentials().Add(vault.NewCredential{
-		Name: "receiver", Secret: vault.NewSecret([]byte(secret)), Injection: vault.Injection{Format: vault.InjectBearer},
-		Hosts: []string{recv.addr}, Approval: vault.ApprovalPerCall,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := Open(Config{DataDir: dir, RuntimeDir: runDir, Vault: v, ShimPath: buildYett(t), ApprovalTimeout: time.Minute,
-		Presence: &testPresence{present: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { k.Close() })
-	broker := k.State().Broker
-	if broker == nil {
-		t.Fatalf("no gateway: %+v", k.State())
-	}
-	card := func(kind approval.Kind) approval.Request {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			for _, p := range broker.Pending() {
-				if p.Kind == kind {
-					return p
-				}
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("no %s card", kind)
-		return approval.Request{}
-	}
-	approve := func(kind approval.Kind) {
-		t.Helper()
-		if err := broker.Answer(card(kind).ID, true, approval.SurfaceApp); err != nil {
-			t.Fatal(err)
-		}
-	}
-	agent := startAgent(t, runDir)
+	p := newPerCallKeeper(t, secret, recv)
+	v, cred, broker, card, approve := p.v, p.cred, p.broker, p.card, p.approve
+	agent := startAgent(t, p.runDir)
 	ok := func(what string) {
 		t.Helper()
 		if r := agent.reply(); r.IsError || r.Err != "" {
@@ -132,14 +84,14 @@ func TestRemovalAndUndoThroughTheGateway(t *testing.T) {
 		t.Fatalf("the receiver saw %+v, want %+v", got, want)
 	}
 
-	if err := k.Close(); err != nil {
+	if err := p.k.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Unlock(vault.Passphrase(pass)); err != nil {
 		t.Fatal(err)
 	}
 	var changes []string
-	for _, e := range events(t, v, dir) {
+	for _, e := range events(t, v, p.dir) {
 		if b, _ := json.Marshal(e); strings.Contains(string(b), secret) {
 			t.Fatalf("the secret is in a %s entry", e.Type)
 		}

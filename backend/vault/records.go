@@ -516,23 +516,10 @@ func (v *Vault) SetAutoLockAfter(d time.Duration) error {
 	if err := checkAutoLock(d); err != nil {
 		return err
 	}
-	v.mu.Lock()
-	if err := v.usable(); err != nil {
-		v.mu.Unlock()
-		return err
-	}
-	s := v.settingsLocked()
-	s.AutoLockAfter = d
-	if err := v.putSettingsLocked(s); err != nil {
-		v.mu.Unlock()
-		return err
-	}
-	v.autoLock = d
-	v.idle().restartIdleTimer()
-	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: "auto-lock time changed", Change: ChangeAutoLock})
-	v.mu.Unlock()
-	v.session().deliver()
-	return nil
+	return v.changeSettings(ChangeAutoLock, "auto-lock time changed", func(s *settingsRecord) { s.AutoLockAfter = d }, func() {
+		v.autoLock = d
+		v.idle().restartIdleTimer()
+	})
 }
 
 // putSettingsLocked seals rec as the settings record's next version.
@@ -572,20 +559,5 @@ func (v *Vault) SetControlsBlob(b []byte, why string) error {
 	if len(b) > maxControls || !json.Valid(b) {
 		return fmt.Errorf("%w: controls must be JSON of at most %d bytes", ErrInvalid, maxControls)
 	}
-	v.mu.Lock()
-	if err := v.usable(); err != nil {
-		v.mu.Unlock()
-		return err
-	}
-	s := v.settingsLocked()
-	s.Controls = b
-	if err := v.putSettingsLocked(s); err != nil {
-		v.mu.Unlock()
-		return err
-	}
-	v.controls = bytes.Clone(b)
-	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: why, Change: ChangeControls})
-	v.mu.Unlock()
-	v.session().deliver()
-	return nil
+	return v.changeSettings(ChangeControls, why, func(s *settingsRecord) { s.Controls = b }, func() { v.controls = bytes.Clone(b) })
 }

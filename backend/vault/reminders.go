@@ -59,6 +59,28 @@ func (b backupSettings) days() int {
 	return *b.reminderDays
 }
 
+// changeSettings seals the settings record with edit's change as its next
+// version, then lets apply take it into memory and announces it as kind,
+// with why as its reason. Errors: ErrLocked.
+func (v *Vault) changeSettings(kind Change, why string, edit func(*settingsRecord), apply func()) error {
+	v.mu.Lock()
+	if err := v.usable(); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	s := v.settingsLocked()
+	edit(&s)
+	if err := v.putSettingsLocked(s); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	apply()
+	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: why, Change: kind})
+	v.mu.Unlock()
+	v.session().deliver()
+	return nil
+}
+
 // settingsLocked is the settings record as this process holds it, for a
 // change to one field. v.mu held, unlocked.
 func (v *Vault) settingsLocked() settingsRecord {
@@ -131,26 +153,12 @@ func (v *Vault) SetBackupReminderDays(days int) error {
 	if err := checkBackupReminder(days); err != nil {
 		return err
 	}
-	v.mu.Lock()
-	if err := v.usable(); err != nil {
-		v.mu.Unlock()
-		return err
-	}
-	s := v.settingsLocked()
-	s.BackupReminderDays = &days
-	if err := v.putSettingsLocked(s); err != nil {
-		v.mu.Unlock()
-		return err
-	}
-	v.backup.reminderDays = &days
 	why := "off"
 	if days > 0 {
 		why = fmt.Sprintf("after %d days", days)
 	}
-	v.session().enqueue(Event{Kind: EventChanged, Epoch: v.epoch, Reason: why, Change: ChangeBackupReminder})
-	v.mu.Unlock()
-	v.session().deliver()
-	return nil
+	return v.changeSettings(ChangeBackupReminder, why, func(s *settingsRecord) { s.BackupReminderDays = &days },
+		func() { v.backup.reminderDays = &days })
 }
 
 // recordBackupLocked notes a backup exported to dest at now in the
