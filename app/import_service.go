@@ -130,8 +130,8 @@ func (s *VaultService) importError(err error) error {
 
 // ImportCredentials turns the chosen entries of the preview id into
 // credentials, each as the add-credential form would (its hosts, paths,
-// approval and who answers for it), and wipes every value read, chosen or
-// not: id is used up. An entry that cannot be added is reported with why;
+// injection, approval, rotation reminder and who answers for it), and
+// wipes every value read, chosen or not: id is used up. An entry that cannot be added is reported with why;
 // a name a stored credential (or an entry added before it) already has is
 // refused, so every name still names one credential.
 func (s *VaultService) ImportCredentials(id string, choices []ImportChoice) (ImportResult, error) {
@@ -152,7 +152,7 @@ func (s *VaultService) ImportCredentials(id string, choices []ImportChoice) (Imp
 	seen := map[int]bool{}
 	for _, c := range choices {
 		if c.Index < 0 || c.Index >= len(src.Entries) || seen[c.Index] {
-			res.Failed = append(res.Failed, ImportFailed{Index: c.Index, Name: c.Name, Reason: "No such entry, or it was chosen twice."})
+			res.Failed = append(res.Failed, ImportFailed{Index: c.Index, Name: c.Form.Name, Reason: "No such entry, or it was chosen twice."})
 			continue
 		}
 		seen[c.Index] = true
@@ -167,14 +167,19 @@ func (s *VaultService) ImportCredentials(id string, choices []ImportChoice) (Imp
 }
 
 func (s *VaultService) importOne(e *credimport.Entry, c ImportChoice, taken map[string]bool) (*ImportAdded, *ImportFailed) {
-	form := c.credentialForm()
-	if form.Name == "" {
+	form := c.Form
+	if form.Name = strings.TrimSpace(form.Name); form.Name == "" {
 		form.Name = e.SuggestedName()
 	}
 	fail := func(reason string) (*ImportAdded, *ImportFailed) {
 		return nil, &ImportFailed{Index: c.Index, Name: form.Name, Reason: reason}
 	}
-	if !e.Importable() {
+	switch {
+	case form.Secret != "":
+		// The value is the entry's: a page that sends one is not what
+		// this window does, and which of the two would be stored?
+		return fail("The form carries a secret of its own; an import takes the entry's.")
+	case !e.Importable():
 		return fail(sentence(e.Problem))
 	}
 	if taken[strings.ToLower(form.Name)] {

@@ -82,10 +82,10 @@ func TestImportFromAFile(t *testing.T) {
 	}
 
 	res, err := f.vs.ImportCredentials(p.ID, []ImportChoice{
-		{Index: byName["JIRA_TOKEN"].Index, Format: "bearer", Hosts: []string{"acme.atlassian.net"}, Approval: "session",
-			Owner: "ana", BackupRevoker: "ana", Environment: "staging"},
-		{Index: byName["API_PASSWORD"].Index, Name: "api basic", Format: "basic", Username: "ci", Hosts: []string{"api.example.com"},
-			PathPrefixes: []string{"/v2/"}, Approval: "per_call"},
+		{Index: byName["JIRA_TOKEN"].Index, Form: NewCredentialForm{Format: "bearer", Hosts: []string{"acme.atlassian.net"},
+			Approval: "session", RotateEveryDays: 90, Owner: "ana", BackupRevoker: "ana", Environment: "staging"}},
+		{Index: byName["API_PASSWORD"].Index, Form: NewCredentialForm{Name: "api basic", Format: "basic", Username: "ci",
+			Hosts: []string{"api.example.com"}, PathPrefixes: []string{"/v2/"}, Approval: "per_call"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -101,11 +101,15 @@ func TestImportFromAFile(t *testing.T) {
 	if basic.Format != "basic" || basic.Username != "ci" || basic.Approval != "per_call" || basic.PathPrefixes[0] != "/v2/" {
 		t.Fatalf("the basic credential: %+v", basic)
 	}
+	if jira := list[slices.IndexFunc(list, func(c CredentialView) bool { return c.Name == "JIRA_TOKEN" })]; jira.RotateEveryDays != 90 {
+		t.Fatalf("the rotation reminder was not kept: %+v", jira)
+	}
 	rows := f.svc.inventory.rowsByID(slog.New(slog.DiscardHandler), "test")
 	if r := rows[res.Added[0].ID]; !r.Controlled || r.Environment != "staging" {
 		t.Fatalf("the credential imported with who answers for it: %+v", r)
 	}
-	if _, err := f.vs.ImportCredentials(p.ID, []ImportChoice{{Index: byName["UNUSED"].Index}}); err == nil ||
+	if _, err := f.vs.ImportCredentials(p.ID, []ImportChoice{{Index: byName["UNUSED"].Index, Form: NewCredentialForm{Format: "bearer",
+		Hosts: []string{"x.example.com"}, Approval: "session"}}}); err == nil ||
 		!strings.Contains(err.Error(), "This import has ended") {
 		t.Fatalf("the id used again: %v", err)
 	}
@@ -167,8 +171,9 @@ func (f *importFixture) assertNoCanary(t *testing.T, where string) {
 }
 
 // Pasted text: a Bitwarden export read from the page, a name a stored
-// credential has flagged and refused, an entry with a problem and an index
-// out of range refused with why, and the rest imported.
+// credential has flagged and refused, an entry with a problem, an index
+// out of range or chosen twice and a form that brings a secret of its own
+// refused with why, and the rest imported.
 func TestImportPastedText(t *testing.T) {
 	f := newImportFixture(t)
 	if _, err := f.vs.AddCredential(NewCredentialForm{Name: "GitHub", Secret: "x-existing", Format: "bearer",
@@ -178,32 +183,39 @@ func TestImportPastedText(t *testing.T) {
 	export := `{"encrypted": false, "items": [
   {"type": 1, "name": "GitHub", "login": {"uris": [{"uri": "https://github.com/login"}], "username": "octo", "password": "` + importCanaryA + `"}},
   {"type": 1, "name": "Stripe", "fields": [{"name": "secret key", "value": "` + importCanaryB + `", "type": 1}],
-   "login": {"uris": [{"uri": "dashboard.stripe.com"}], "password": null}}
+   "login": {"uris": [{"uri": "dashboard.stripe.com"}], "password": null}},
+  {"type": 1, "name": "Extra", "login": {"password": "` + importCanaryC + `"}}
 ]}`
 	p, err := f.vs.ReadImportText(export)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Format != "bitwarden-json" || p.Source != "" || len(p.Entries) != 3 || p.Importable != 2 {
+	if p.Format != "bitwarden-json" || p.Source != "" || len(p.Entries) != 4 || p.Importable != 3 {
 		t.Fatalf("preview: %+v", p)
 	}
-	gh, noPass, field := p.Entries[0], p.Entries[1], p.Entries[2]
+	gh, noPass, field, extra := p.Entries[0], p.Entries[1], p.Entries[2], p.Entries[3]
 	if !gh.Duplicate || gh.Username != "octo" || gh.Host != "github.com" || noPass.Problem != "The item has no password." ||
 		field.SuggestedName != "Stripe secret key" || field.Host != "dashboard.stripe.com" {
 		t.Fatalf("entries: %+v", p.Entries)
 	}
+	bearer := func(host string) NewCredentialForm {
+		return NewCredentialForm{Format: "bearer", Hosts: []string{host}, Approval: "session"}
+	}
+	withSecret := bearer("api.stripe.com")
+	withSecret.Secret = "x-from-the-page"
 	res, err := f.vs.ImportCredentials(p.ID, []ImportChoice{
-		{Index: gh.Index, Format: "bearer", Hosts: []string{"api.github.com"}, Approval: "session"},
-		{Index: noPass.Index, Format: "bearer", Hosts: []string{"api.stripe.com"}, Approval: "session"},
-		{Index: 7, Format: "bearer", Hosts: []string{"api.stripe.com"}, Approval: "session"},
-		{Index: field.Index, Format: "header", HeaderName: "Authorization", Template: "Bearer {secret}",
-			Hosts: []string{"api.stripe.com"}, Approval: "writes"},
-		{Index: field.Index, Name: "twice", Format: "bearer", Hosts: []string{"api.stripe.com"}, Approval: "session"},
+		{Index: gh.Index, Form: bearer("api.github.com")},
+		{Index: noPass.Index, Form: bearer("api.stripe.com")},
+		{Index: 7, Form: bearer("api.stripe.com")},
+		{Index: extra.Index, Form: withSecret},
+		{Index: field.Index, Form: NewCredentialForm{Format: "header", HeaderName: "Authorization", Template: "Bearer {secret}",
+			Hosts: []string{"api.stripe.com"}, Approval: "writes"}},
+		{Index: field.Index, Form: NewCredentialForm{Name: "twice", Format: "bearer", Hosts: []string{"api.stripe.com"}, Approval: "session"}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Added) != 1 || res.Added[0].Name != "Stripe secret key" || len(res.Failed) != 4 {
+	if len(res.Added) != 1 || res.Added[0].Name != "Stripe secret key" || len(res.Failed) != 5 {
 		t.Fatalf("result: %+v", res)
 	}
 	reasons := []string{}
@@ -211,7 +223,8 @@ func TestImportPastedText(t *testing.T) {
 		reasons = append(reasons, fl.Reason)
 	}
 	want := []string{"A credential named “GitHub” already exists: give this one another name.", "The item has no password.",
-		"No such entry, or it was chosen twice.", "No such entry, or it was chosen twice."}
+		"No such entry, or it was chosen twice.", "The form carries a secret of its own; an import takes the entry's.",
+		"No such entry, or it was chosen twice."}
 	if !slices.Equal(reasons, want) {
 		t.Fatalf("reasons:\n%q\nwant\n%q", reasons, want)
 	}

@@ -46,23 +46,13 @@ type ImportEntry struct {
 	Duplicate bool `json:"duplicate"`
 }
 
-// ImportChoice is one entry the person chose and what it becomes: the
-// add-credential form's fields, without a secret (the entry has it).
+// ImportChoice is one entry the person chose and the credential it
+// becomes: the add-credential form, every field of it, but with its Secret
+// left empty (the entry holds the value; a form that carries one is
+// refused). An empty name takes the entry's suggested one.
 type ImportChoice struct {
-	Index        int      `json:"index"`
-	Name         string   `json:"name"`
-	Format       string   `json:"format" enum:"CredentialFormat"`
-	HeaderName   string   `json:"headerName"`
-	Template     string   `json:"template"`
-	Username     string   `json:"username"`
-	Hosts        []string `json:"hosts"`
-	PathPrefixes []string `json:"pathPrefixes"`
-	Approval     string   `json:"approval" enum:"ApprovalMode"`
-	// Owner, BackupRevoker and Environment go on the owner inventory, as
-	// the add-credential form's do.
-	Owner         string `json:"owner"`
-	BackupRevoker string `json:"backupRevoker"`
-	Environment   string `json:"environment" enum:"Environment"`
+	Index int               `json:"index"`
+	Form  NewCredentialForm `json:"form"`
 }
 
 // ImportResult is what an import did: the credentials added and the
@@ -104,12 +94,4 @@ func importPreview(id string, until time.Time, source string, src *credimport.So
 		}
 	}
 	return p
-}
-
-func (c ImportChoice) credentialForm() NewCredentialForm {
-	return NewCredentialForm{
-		Name: strings.TrimSpace(c.Name), Format: c.Format, HeaderName: c.HeaderName, Template: c.Template,
-		Username: c.Username, Hosts: c.Hosts, PathPrefixes: c.PathPrefixes, Approval: c.Approval,
-		Owner: c.Owner, BackupRevoker: c.BackupRevoker, Environment: c.Environment,
-	}
 }

@@ -70,6 +70,7 @@ describe('credential import', () => {
     await fireEvent.input(input(db, 'import-username'), { target: { value: 'app' } });
     await fireEvent.input(input(db, 'import-paths'), { target: { value: '/v1/' } });
     await fireEvent.click(screen.getByTestId('import-approval-writes'));
+    await fireEvent.change(screen.getByTestId('import-rotate-every'), { target: { value: '90' } });
     await fireEvent.click(screen.getByTestId('import-alone'));
     await fireEvent.change(screen.getByTestId('import-environment'), { target: { value: 'production' } });
     const listed = bridge.VaultService.ListCredentials.mock.calls.length;
@@ -79,11 +80,12 @@ describe('credential import', () => {
     expect(imp.ImportCredentials).toHaveBeenCalledTimes(1);
     const [id, choices] = imp.ImportCredentials.mock.calls[0];
     expect(id).toBe('import-1');
-    const shared = { approval: 'writes', owner: 'ana', backupRevoker: 'ana', environment: 'production' };
+    const shared = { secret: '', approval: 'writes', rotateEveryDays: 90, owner: 'ana', backupRevoker: 'ana', environment: 'production' };
+    const form = { headerName: '', template: '', username: '', pathPrefixes: [] as string[], ...shared };
     expect(choices).toEqual([
-      { index: 0, name: 'GITHUB_TOKEN', format: 'bearer', headerName: '', template: '', username: '', hosts: ['api.github.com'], pathPrefixes: [], ...shared },
-      { index: 2, name: 'gh-import', format: 'bearer', headerName: '', template: '', username: '', hosts: ['api.github.com'], pathPrefixes: [], ...shared },
-      { index: 3, name: 'DB_PASSWORD', format: 'basic', headerName: '', template: '', username: 'app', hosts: ['db.example.com'], pathPrefixes: ['/v1/'], ...shared },
+      { index: 0, form: { ...form, name: 'GITHUB_TOKEN', format: 'bearer', hosts: ['api.github.com'] } },
+      { index: 2, form: { ...form, name: 'gh-import', format: 'bearer', hosts: ['api.github.com'] } },
+      { index: 3, form: { ...form, name: 'DB_PASSWORD', format: 'basic', username: 'app', hosts: ['db.example.com'], pathPrefixes: ['/v1/'] } },
     ]);
     expect(screen.getByTestId('import-result-title').textContent).toContain('Imported 3 credentials');
     expect(screen.getAllByTestId('import-added').map((e) => e.textContent)).toEqual(['“GITHUB_TOKEN”', '“gh-import”', '“DB_PASSWORD”']);

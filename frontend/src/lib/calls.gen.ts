@@ -98,8 +98,8 @@ export function vaultExportBackup(passphrase: string): Promise<V.BackupExport> {
 /**
  * ImportCredentials turns the chosen entries of the preview id into
  * credentials, each as the add-credential form would (its hosts, paths,
- * approval and who answers for it), and wipes every value read, chosen or
- * not: id is used up. An entry that cannot be added is reported with why;
+ * injection, approval, rotation reminder and who answers for it), and
+ * wipes every value read, chosen or not: id is used up. An entry that cannot be added is reported with why;
  * a name a stored credential (or an entry added before it) already has is
  * refused, so every name still names one credential.
  */

@@ -1383,26 +1383,14 @@ export interface CredentialEditForm {
 }
 
 /**
- * ImportChoice is one entry the person chose and what it becomes: the
- * add-credential form's fields, without a secret (the entry has it).
+ * ImportChoice is one entry the person chose and the credential it
+ * becomes: the add-credential form, every field of it, but with its Secret
+ * left empty (the entry holds the value; a form that carries one is
+ * refused). An empty name takes the entry's suggested one.
  */
 export interface ImportChoice {
   index: number;
-  name: string;
-  format: CredentialFormat;
-  headerName: string;
-  template: string;
-  username: string;
-  hosts: string[];
-  pathPrefixes: string[];
-  approval: ApprovalMode;
-  /**
-   * Owner, BackupRevoker and Environment go on the owner inventory, as
-   * the add-credential form's do.
-   */
-  owner: string;
-  backupRevoker: string;
-  environment: Environment;
+  form: NewCredentialForm;
 }
 
 /**

@@ -26,7 +26,7 @@ describe('credential import rows', () => {
     expect(errors.get(1)?.name).toBe('Two chosen entries have this name: give each its own.');
     expect(errors.get(3)?.username).toBe('Enter the user name for basic authentication.');
     expect(choices.map((c) => c.index)).toEqual([0, 1, 2, 3]);
-    expect(choices[2]).toMatchObject({ name: 'TWIN', hosts: ['api.example.com'], approval: 'per_call', owner: 'ana', environment: 'development' });
+    expect(choices[2].form).toMatchObject({ name: 'TWIN', secret: '', hosts: ['api.example.com'], approval: 'per_call', owner: 'ana', environment: 'development' });
   });
 
   it('describe an entry without its value', () => {

@@ -15,9 +15,10 @@ export interface ImportRow {
   draft: CredentialDraft;
 }
 
-/** What every chosen entry shares: its approval and who answers for it. */
+/** What every chosen entry shares: its approval, rotation reminder and who answers for it. */
 export interface ImportShared {
   approval: ApprovalMode;
+  rotateEveryDays: number;
   owner: string;
   backupRevoker: string;
   environment: Environment;
@@ -34,7 +35,7 @@ export function rowsOf(p: ImportPreview): ImportRow[] {
 }
 
 export function sharedDefaults(): ImportShared {
-  return { approval: 'session', owner: '', backupRevoker: '', environment: 'development' };
+  return { approval: 'session', rotateEveryDays: 0, owner: '', backupRevoker: '', environment: 'development' };
 }
 
 export type RowErrors = Omit<DraftErrors, 'secret'>;
@@ -63,20 +64,18 @@ export function checkRows(rows: ImportRow[], shared: ImportShared, taken: string
     if (!e.name && names.has(key)) e.name = `A stored credential is already named “${r.draft.name.trim()}”: choose another name.`;
     else if (!e.name && (chosenNames.get(key) ?? 0) > 1) e.name = 'Two chosen entries have this name: give each its own.';
     if (Object.keys(e).length > 0) errors.set(r.entry.index, e);
-    const f = checked.form;
+    // The add form, whole; its secret stays empty (the entry has the value).
     choices.push({
       index: r.entry.index,
-      name: f.name,
-      format: f.format,
-      headerName: f.headerName,
-      template: f.template,
-      username: f.username,
-      hosts: f.hosts,
-      pathPrefixes: f.pathPrefixes,
-      approval: shared.approval,
-      owner: shared.owner.trim(),
-      backupRevoker: shared.backupRevoker.trim(),
-      environment: shared.environment,
+      form: {
+        ...checked.form,
+        secret: '',
+        approval: shared.approval,
+        rotateEveryDays: shared.rotateEveryDays,
+        owner: shared.owner.trim(),
+        backupRevoker: shared.backupRevoker.trim(),
+        environment: shared.environment,
+      },
     });
   }
   return { errors, choices };

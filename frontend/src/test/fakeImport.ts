@@ -59,7 +59,7 @@ export function installImport(preview: ImportPreview = importPreview()) {
     ImportCredentials: vi.fn(async (id: string, choices: ImportChoice[]): Promise<unknown> => {
       if (!live.delete(id)) throw 'This import has ended. Open the file or paste again.';
       return {
-        added: choices.map((c, i) => ({ index: c.index, id: `cred-imp-${i}`, name: c.name, note: '' })),
+        added: choices.map((c, i) => ({ index: c.index, id: `cred-imp-${i}`, name: c.form.name, note: '' })),
         failed: [],
       };
     }),

@@ -408,9 +408,9 @@ export namespace app {
 	    name: string;
 	    note: string;
 	}
-	export interface ImportChoice {
-	    index: number;
+	export interface NewCredentialForm {
 	    name: string;
+	    secret: string;
 	    format: string;
 	    headerName: string;
 	    template: string;
@@ -418,9 +418,14 @@ export namespace app {
 	    hosts: string[];
 	    pathPrefixes: string[];
 	    approval: string;
+	    rotateEveryDays: number;
 	    owner: string;
 	    backupRevoker: string;
 	    environment: string;
+	}
+	export interface ImportChoice {
+	    index: number;
+	    form: NewCredentialForm;
 	}
 	export interface ImportEntry {
 	    index: number;
@@ -600,21 +605,7 @@ export namespace app {
 	
 	
 	
-	export interface NewCredentialForm {
-	    name: string;
-	    secret: string;
-	    format: string;
-	    headerName: string;
-	    template: string;
-	    username: string;
-	    hosts: string[];
-	    pathPrefixes: string[];
-	    approval: string;
-	    rotateEveryDays: number;
-	    owner: string;
-	    backupRevoker: string;
-	    environment: string;
-	}
+	
 	
 	
 	
