@@ -265,12 +265,21 @@ const steps = [
     await page.locator('[data-testid="credential-row"]', { hasText: CREDENTIAL }).waitFor({ timeout: STEP_TIMEOUT });
   }],
 
-  ['removing the credential asks first, then removes it', async (page) => {
+  ['removing the credential asks first, removes it, and Undo brings it back for 30 seconds', async (page) => {
     await openView(page, 'credentials');
     const row = page.locator('[data-testid="credential-row"]', { hasText: CREDENTIAL });
     await row.locator('[data-testid="credential-remove"]').click();
     await row.locator('[data-testid="credential-remove-confirm"]').waitFor({ timeout: STEP_TIMEOUT });
     await axeCheck(page, 'the remove confirmation');
+    await row.locator('[data-testid="credential-remove-confirm"]').click();
+    await row.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    // Undo for 30 seconds: it comes back as it was, at its next version.
+    await byId(page, 'credential-undo').waitFor({ timeout: STEP_TIMEOUT });
+    await axeCheck(page, 'the undo notice');
+    await shot(page, '06-removed-undo');
+    await byId(page, 'credential-undo-button').click();
+    await page.waitForFunction(() => /Restored .* as it was/.test(document.querySelector('[data-testid="credential-added"]')?.textContent ?? ''), null, { timeout: STEP_TIMEOUT });
+    await row.locator('[data-testid="credential-remove"]').click();
     await row.locator('[data-testid="credential-remove-confirm"]').click();
     await row.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
     await shot(page, '06-removed');

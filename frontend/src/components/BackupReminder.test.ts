@@ -29,7 +29,7 @@ describe('backup reminder', () => {
     await openSettings({ backupDue: true, backupReminderDays: 30 });
     expect(screen.getByTestId('backup-last').textContent).toContain('No backup recorded yet.');
     expect(screen.getByTestId('backup-due').textContent).toContain('No backup in the last 30 days.');
-    expect(screen.getByTestId('nav-settings-reminder')).toBeTruthy();
+    expect(screen.getByTestId('reminder-settings')).toBeTruthy();
   });
 
   it('sets the reminder’s days, or turns it off, and shows the status the backend answers with', async () => {
@@ -41,7 +41,7 @@ describe('backup reminder', () => {
     await fireEvent.submit(select.closest('form')!);
     expect(bridge.VaultService.SetBackupReminderDays).toHaveBeenCalledWith(0);
     await waitFor(() => expect(screen.queryByTestId('backup-due')).toBeNull());
-    expect(screen.queryByTestId('nav-settings-reminder')).toBeNull();
+    expect(screen.queryByTestId('reminder-settings')).toBeNull();
     expect(screen.getByText('Saved.')).toBeTruthy();
   });
 

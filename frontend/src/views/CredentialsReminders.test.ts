@@ -53,21 +53,21 @@ describe('credential ages and rotation reminders', () => {
 
     // The count is in the sidebar, from the status, on Credentials only.
     const nav = screen.getByTestId('nav-credentials');
-    const count = within(nav).getByTestId('nav-credentials-reminder');
+    const count = within(nav).getByTestId('reminder-credentials');
     expect(count.textContent).toBe('1, 1 credential is due for rotation');
     expect(count.getAttribute('title')).toBe('1 credential is due for rotation');
     expect(nav.textContent).toContain('Credentials');
-    expect(screen.queryByTestId('nav-settings-reminder')).toBeNull();
+    expect(screen.queryByTestId('reminder-settings')).toBeNull();
   });
 
   it('counts what the status says, and nothing when nothing is due', async () => {
     const bridge = installBridge(vaultStatus({ state: 'unlocked', rotationsDue: 3, backupDue: true, backupReminderDays: 14 }));
     render(App);
-    expect((await screen.findByTestId('nav-credentials-reminder')).textContent).toBe('3, 3 credentials are due for rotation');
-    expect(screen.getByTestId('nav-settings-reminder').textContent).toBe('backup, no backup in the last 14 days');
+    expect((await screen.findByTestId('reminder-credentials')).textContent).toBe('3, 3 credentials are due for rotation');
+    expect(screen.getByTestId('reminder-settings').textContent).toBe('backup, no backup in the last 14 days');
     bridge.emit(vaultStatus({ state: 'unlocked', epoch: 2, rotationsDue: 0, backupDue: false }));
-    await waitFor(() => expect(screen.queryByTestId('nav-credentials-reminder')).toBeNull());
-    expect(screen.queryByTestId('nav-settings-reminder')).toBeNull();
+    await waitFor(() => expect(screen.queryByTestId('reminder-credentials')).toBeNull());
+    expect(screen.queryByTestId('reminder-settings')).toBeNull();
   });
 
   it('edits the reminder with the rest, offering a reminder set elsewhere among the choices', async () => {
