@@ -60,7 +60,9 @@ func (s *VaultService) close() {
 }
 
 // Status reports the vault's state for the UI.
-func (s *VaultService) Status() VaultStatus { return statusView(s.vault.Status(), s.hasKeyring) }
+func (s *VaultService) Status() VaultStatus {
+	return statusView(s.vault.Status(), s.vault.Reminders(), s.hasKeyring)
+}
 
 // Create initialises a new vault protected by passphrase and, if useKeyring,
 // also by a key kept in the OS keyring.

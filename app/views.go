@@ -137,7 +137,7 @@ type NewCredentialForm struct {
 	Environment   string `json:"environment" enum:"Environment"`
 }
 
-func statusView(s vault.Status, hasKeyring bool) VaultStatus {
+func statusView(s vault.Status, r vault.Reminders, hasKeyring bool) VaultStatus {
 	v := VaultStatus{
 		State:            string(s.State),
 		Epoch:            s.Epoch,
@@ -152,10 +152,10 @@ func statusView(s vault.Status, hasKeyring bool) VaultStatus {
 	if !s.LockDeadline.IsZero() {
 		v.LockDeadline = s.LockDeadline.UTC().Format(time.RFC3339)
 	}
-	v.RotationsDue, v.LastBackupPath = s.RotationsDue, s.Backup.LastPath
-	v.BackupReminderDays, v.BackupDue = s.Backup.ReminderDays, s.Backup.Due
-	if !s.Backup.LastAt.IsZero() {
-		v.LastBackupAt = s.Backup.LastAt.UTC().Format(time.RFC3339)
+	v.RotationsDue, v.LastBackupPath = r.RotationsDue, r.Backup.LastPath
+	v.BackupReminderDays, v.BackupDue = r.Backup.ReminderDays, r.Backup.Due
+	if !r.Backup.LastAt.IsZero() {
+		v.LastBackupAt = r.Backup.LastAt.UTC().Format(time.RFC3339)
 	}
 	return v
 }

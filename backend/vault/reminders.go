@@ -113,11 +113,24 @@ func checkBackupReminder(days int) error {
 	return nil
 }
 
-// remindersLocked fills the reminders of a Status at now. v.mu held.
-func (v *Vault) remindersLocked(s *Status, now time.Time) {
+// Reminders is what waits for the person: how many credentials'
+// rotation reminders are due, and the backups. Zero while locked.
+type Reminders struct {
+	RotationsDue int
+	Backup       BackupState
+}
+
+// Reminders reports the reminders as of now. It reads every credential's,
+// host's and server's metadata, so it is the window's to ask, not the
+// gateway's per call (which asks Status).
+func (v *Vault) Reminders() Reminders {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var r Reminders
 	if v.state != StateUnlocked {
-		return
+		return r
 	}
+	now := v.opts.Now()
 	var oldest time.Time
 	older := func(t time.Time) {
 		if oldest.IsZero() || t.Before(oldest) {
@@ -126,7 +139,7 @@ func (v *Vault) remindersLocked(s *Status, now time.Time) {
 	}
 	for _, c := range v.creds {
 		if c.view.rotationDue(now) {
-			s.RotationsDue++
+			r.RotationsDue++
 		}
 		older(c.view.CreatedAt)
 	}
@@ -142,7 +155,8 @@ func (v *Vault) remindersLocked(s *Status, now time.Time) {
 		since = oldest
 	}
 	b.Due = b.ReminderDays > 0 && !since.IsZero() && !now.Before(since.Add(time.Duration(b.ReminderDays)*day))
-	s.Backup = b
+	r.Backup = b
+	return r
 }
 
 // SetBackupReminderDays sets how many days without a backup make the

@@ -43,7 +43,7 @@ func TestRotationReminder(t *testing.T) {
 				flagged = append(flagged, l.Name)
 			}
 		}
-		return flagged, v.Status().RotationsDue
+		return flagged, v.Reminders().RotationsDue
 	}
 	clock.Advance(90*24*time.Hour - time.Second)
 	if f, n := due(); len(f) != 0 || n != 0 {
@@ -96,8 +96,8 @@ func TestRotationReminder(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(7 * 24 * time.Hour)
-	if st := v2.Status(); st.RotationsDue != 1 {
-		t.Fatalf("after reopening, 7 days on: %d due", st.RotationsDue)
+	if r := v2.Reminders(); r.RotationsDue != 1 {
+		t.Fatalf("after reopening, 7 days on: %d due", r.RotationsDue)
 	}
 
 	plain := encodeCredential(sampleCredential("plain", "CANARY-remind-4"), credentialTimes{created: clock.Now()})
@@ -118,18 +118,18 @@ func TestBackupReminder(t *testing.T) {
 	rec := &recorder{}
 	v.Subscribe(rec.add)
 	clock.Advance(100 * 24 * time.Hour)
-	if b := v.Status().Backup; b.Due || b.ReminderDays != DefaultBackupReminderDays || !b.LastAt.IsZero() || b.LastPath != "" {
+	if b := v.Reminders().Backup; b.Due || b.ReminderDays != DefaultBackupReminderDays || !b.LastAt.IsZero() || b.LastPath != "" {
 		t.Fatalf("an empty vault: %+v", b)
 	}
 	if _, err := v.Credentials().Add(sampleCredential("a", "CANARY-backup-remind")); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(30*24*time.Hour - time.Second)
-	if v.Status().Backup.Due {
+	if v.Reminders().Backup.Due {
 		t.Fatal("due a second early")
 	}
 	clock.Advance(time.Second)
-	if !v.Status().Backup.Due {
+	if !v.Reminders().Backup.Due {
 		t.Fatal("not due 30 days after the first credential, with no backup")
 	}
 
@@ -138,7 +138,7 @@ func TestBackupReminder(t *testing.T) {
 		t.Fatal(err)
 	}
 	exported := clock.Now()
-	if b := v.Status().Backup; b.Due || !b.LastAt.Equal(exported) || b.LastPath != out {
+	if b := v.Reminders().Backup; b.Due || !b.LastAt.Equal(exported) || b.LastPath != out {
 		t.Fatalf("after an export: %+v", b)
 	}
 	if err := v.SetAutoLockAfter(time.Hour); err != nil { // rewrites the settings record
@@ -162,21 +162,21 @@ func TestBackupReminder(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(7 * 24 * time.Hour)
-	b := v2.Status().Backup
+	b := v2.Reminders().Backup
 	if !b.Due || b.ReminderDays != 7 || !b.LastAt.Equal(exported) || b.LastPath != out {
 		t.Fatalf("after reopening, 7 days on: %+v", b)
 	}
 	if err := v2.SetBackupReminderDays(0); err != nil {
 		t.Fatal(err)
 	}
-	if b := v2.Status().Backup; b.Due || b.ReminderDays != 0 {
+	if b := v2.Reminders().Backup; b.Due || b.ReminderDays != 0 {
 		t.Fatalf("turned off: %+v", b)
 	}
 	if v2.Status().AutoLockAfter != time.Hour {
 		t.Fatal("the reminder's change lost the auto-lock time")
 	}
 	v2.Lock("user")
-	if b := v2.Status().Backup; b != (BackupState{}) {
+	if b := v2.Reminders().Backup; b != (BackupState{}) {
 		t.Fatalf("a locked vault tells of its backups: %+v", b)
 	}
 }

@@ -90,10 +90,6 @@ type Status struct {
 	Damaged        string        `json:"damaged,omitempty"`
 	RetryAfter     time.Duration `json:"retry_after"`
 	KDF            string        `json:"kdf,omitempty"`
-	// While unlocked: how many credentials' rotation reminders are due,
-	// and the backups (reminders.go).
-	RotationsDue int         `json:"rotations_due,omitempty"`
-	Backup       BackupState `json:"backup"`
 }
 
 // Vault is an open vault directory. Its methods are safe for concurrent use.
@@ -322,7 +318,6 @@ func (v *Vault) Status() Status {
 			s.RetryAfter = t.retryAfter(v.opts.ThrottleBase, v.opts.Now())
 		}
 	}
-	v.remindersLocked(&s, v.opts.Now())
 	return s
 }
 
