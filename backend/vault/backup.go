@@ -31,7 +31,7 @@ var ErrNotABackup = errors.New("vault: this file is not a Yett backup")
 // written next to dest under a temporary name, made 0600, fsynced and
 // renamed into place, so dest is either the old file or the whole backup.
 // Then its time and dest are sealed in the settings record
-// (Status().Backup), which the backup reminder counts from. Unlocked
+// (Reminders().Backup), which the backup reminder counts from. Unlocked
 // only. The passphrase is zeroed.
 //
 // Errors: ErrLocked, ErrWrongPassphrase, *ThrottledError.
