@@ -38,6 +38,11 @@ type conn struct {
 	// drill: Yett's own revocation drill client (drill.go), which the
 	// pipelines stop where an agent's call would ask for approval.
 	drill bool
+
+	// ss is the SDK's session on this connection once it is made;
+	// fast holds the calls the fast path took (fastcall.go).
+	ss   atomic.Pointer[mcp.ServerSession]
+	fast fastCalls
 }
 
 // boundRun is the run a connection serves: the process identified when it
@@ -50,6 +55,9 @@ type boundRun struct {
 
 // current is the run the connection serves now.
 func (c *conn) current() *boundRun { return c.bound.Load() }
+
+// serverImpl is who Yett says it is to every client.
+var serverImpl = &mcp.Implementation{Name: "yett", Title: "Yett", Version: version.Number()}
 
 // exitGrace is how long a closed connection waits to learn whether its
 // process exited.
@@ -84,7 +92,7 @@ func (g *Gateway) serveConn(nc net.Conn, run *procid.RunRecord, drill bool) {
 	}()
 	c.ctx, c.cancel = context.WithCancel(g.ctx)
 	defer c.cancel()
-	c.server = mcp.NewServer(&mcp.Implementation{Name: "yett", Title: "Yett", Version: version.Number()}, &mcp.ServerOptions{
+	c.server = mcp.NewServer(serverImpl, &mcp.ServerOptions{
 		Instructions: "Yett performs HTTP actions for you with credentials you never see. A person approves each agent run.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
@@ -117,7 +125,7 @@ func (g *Gateway) serveConn(nc net.Conn, run *procid.RunRecord, drill bool) {
 		}
 	}()
 
-	t := &rpcframe.Transport{Conn: nc, OnReject: func(r *rpcframe.Rejection) {
+	t := &rpcframe.Transport{Conn: nc, Divert: c.divert, OnReject: func(r *rpcframe.Rejection) {
 		// A refused frame is a refused call as far as the audit log is
 		// concerned: a batch, a broken or oversized frame, an invalid
 		// notification, a call beyond the connection's bound.
@@ -133,7 +141,12 @@ func (g *Gateway) serveConn(nc net.Conn, run *procid.RunRecord, drill bool) {
 		g.broker.EndRun(c.current().id, approval.ReasonConnectionClosed)
 		return
 	}
+	c.ss.Store(ss)
 	ss.Wait()
+	// The calls the fast path took are cancelled when the connection
+	// ends, as the SDK cancels its own, and end before the run is closed:
+	// each holds the run's record until its outcome is recorded.
+	c.fast.cancelAll()
 	// An agent that dies closes its shim's stdin, so the connection often
 	// ends a moment before the exit is seen: give the exit a short grace so
 	// the recorded reason is the true one.
@@ -198,42 +211,63 @@ func (g *Gateway) allowedShim(run *procid.RunRecord) bool {
 // operation to its pipeline whether or not the tool is listed at this
 // moment: the pipeline's vault gate answers LOCKED, where the SDK's tool
 // table, which lock and unlock change concurrently, would answer "unknown
-// tool" to a call that raced the change.
+// tool" to a call that raced the change. Most calls never come here: the
+// fast path (fastcall.go) takes them from the policy point; this serves
+// the ones it leaves to the SDK.
 func (c *conn) routeCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctr, ok := req.(*mcp.CallToolRequest)
 		if method != "tools/call" || !ok || ctr.Params == nil {
 			return next(ctx, method, req)
 		}
-		if !c.drill {
-			run := c.current().rec
-			c.g.clients.saw(ctr.ClientInfo(), run.Name, run.PID, time.Now())
-		}
-		ctx = withCall(ctx, ctr)
-		switch name := ctr.Params.Name; {
-		case name == agentapi.ToolHTTPRequest:
-			return c.httpRequest(ctx, ctr)
-		case name == agentapi.ToolHTTPGet:
-			return c.httpGet(ctx, ctr)
-		case name == agentapi.ToolSSHExec:
-			return c.sshExec(ctx, ctr)
-		case name == agentapi.ToolStatus:
-			return c.status(ctx, ctr)
-		case name == agentapi.ToolRequestAccess:
-			return c.requestAccess(ctx, ctr)
-		case c.g.isOperation(name):
-			return c.operation(ctx, ctr)
-		case c.g.upstream != nil && upstreamName.MatchString(name):
-			// A tool of a server that is defined (listed now, or the server
-			// is starting), or asked while the vault is locked (when no
-			// server's tools are known, and the answer is LOCKED).
-			server, _, _ := strings.Cut(name, ".")
-			if _, defined := c.g.upstream.State(server); defined || c.g.vault.Status().State != vault.StateUnlocked {
-				return c.upstreamCall(ctx, ctr)
-			}
+		if h := c.route(ctr.Params.Name); h != nil {
+			return c.serveCall(ctx, ctr, h, ctr.ClientInfo())
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// toolHandler answers one tools/call.
+type toolHandler func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error)
+
+// route returns the pipeline that answers a call of the tool name, or nil
+// when the SDK's own tool table answers it (no tool Yett serves has that
+// name).
+func (c *conn) route(name string) toolHandler {
+	switch {
+	case name == agentapi.ToolHTTPRequest:
+		return c.httpRequest
+	case name == agentapi.ToolHTTPGet:
+		return c.httpGet
+	case name == agentapi.ToolSSHExec:
+		return c.sshExec
+	case name == agentapi.ToolStatus:
+		return c.status
+	case name == agentapi.ToolRequestAccess:
+		return c.requestAccess
+	case c.g.isOperation(name):
+		return c.operation
+	case c.g.upstream != nil && upstreamName.MatchString(name):
+		// A tool of a server that is defined (listed now, or the server
+		// is starting), or asked while the vault is locked (when no
+		// server's tools are known, and the answer is LOCKED).
+		server, _, _ := strings.Cut(name, ".")
+		if _, defined := c.g.upstream.State(server); defined || c.g.vault.Status().State != vault.StateUnlocked {
+			return c.upstreamCall
+		}
+	}
+	return nil
+}
+
+// serveCall answers a call with its pipeline h, noting the client that
+// made it (by the name it gave; it decides nothing) and carrying the call
+// in ctx for its progress notices.
+func (c *conn) serveCall(ctx context.Context, ctr *mcp.CallToolRequest, h toolHandler, client *mcp.Implementation) (*mcp.CallToolResult, error) {
+	if !c.drill {
+		run := c.current().rec
+		c.g.clients.saw(client, run.Name, run.PID, time.Now())
+	}
+	return h(withCall(ctx, ctr), ctr)
 }
 
 // identifyReason is a short log token; the error itself may carry paths.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/yettdev/yett/backend/action"
@@ -141,6 +142,10 @@ type Gateway struct {
 	// (tests only).
 	hookAfterIntent  func(key string)
 	hookBeforeIntent func(ctx context.Context, key string)
+	// sdkOnly leaves every call to the SDK, as before the fast path
+	// (tests compare the two); fastServed counts the calls it took.
+	sdkOnly    bool
+	fastServed atomic.Int64
 }
 
 // Clients are the MCP clients that called a tool through this gateway

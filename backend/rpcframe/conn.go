@@ -22,6 +22,12 @@ type Transport struct {
 	// OnReject, when set, is told about every rejected frame after its reply
 	// (if any) was written. It runs on the read goroutine: keep it short.
 	OnReject func(*Rejection)
+	// Divert, when set, is offered every clean request and notification
+	// before the SDK sees it, on the read goroutine (keep it short). It
+	// returns true when it took the message: the SDK never sees it, and
+	// a call it took must be answered with Respond or RespondError on c,
+	// which also gives back the work the call held (Limits).
+	Divert func(c *Connection, req *jsonrpc.Request) bool
 }
 
 // Connect implements mcp.Transport.
@@ -29,6 +35,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	c := &Connection{
 		rwc:      t.Conn,
 		onReject: t.OnReject,
+		divert:   t.Divert,
 		lim:      t.Limits.withDefaults(),
 		held:     map[any]int{},
 		incoming: make(chan readResult),
@@ -44,6 +51,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 type Connection struct {
 	rwc      io.ReadWriteCloser
 	onReject func(*Rejection)
+	divert   func(*Connection, *jsonrpc.Request) bool
 	lim      Limits
 
 	writeMu sync.Mutex
@@ -89,6 +97,8 @@ func (c *Connection) readLoop(r *Reader) {
 		}
 		if err != nil {
 			msg = nil
+		} else if req, ok := msg.(*jsonrpc.Request); ok && c.divert != nil && c.divert(c, req) {
+			continue
 		}
 		select {
 		case c.incoming <- readResult{msg: msg, err: err}:
@@ -127,16 +137,46 @@ func (c *Connection) admit(msg jsonrpc.Message, size int) *Rejection {
 
 // release drops an answered call from the held work.
 func (c *Connection) release(msg jsonrpc.Message) {
-	resp, ok := msg.(*jsonrpc.Response)
-	if !ok || !resp.ID.IsValid() {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.releaseID(resp.ID)
+	}
+}
+
+func (c *Connection) releaseID(id jsonrpc.ID) {
+	if !id.IsValid() {
 		return
 	}
 	c.heldMu.Lock()
-	if size, ok := c.held[resp.ID.Raw()]; ok {
-		delete(c.held, resp.ID.Raw())
+	if size, ok := c.held[id.Raw()]; ok {
+		delete(c.held, id.Raw())
 		c.heldBytes -= size
 	}
 	c.heldMu.Unlock()
+}
+
+// Respond answers the call id that Divert took with result, a JSON value
+// the caller encoded, and gives back the work the call held.
+func (c *Connection) Respond(id jsonrpc.ID, result []byte) error {
+	rawID, err := json.Marshal(id.Raw())
+	if err != nil {
+		return err
+	}
+	line := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(rawID)+len(result)+1)
+	line = append(line, `{"jsonrpc":"2.0","id":`...)
+	line = append(line, rawID...)
+	line = append(line, `,"result":`...)
+	line = append(line, result...)
+	line = append(line, "}\n"...)
+	err = c.writeRaw(line)
+	c.releaseID(id)
+	return err
+}
+
+// RespondError answers the call id that Divert took with a JSON-RPC error
+// (a *jsonrpc.Error keeps its code; any other error is an internal error),
+// as the SDK would, and gives back the work the call held.
+func (c *Connection) RespondError(id jsonrpc.ID, rpcErr error) error {
+	return c.Write(context.Background(), &jsonrpc.Response{ID: id, Error: rpcErr})
 }
 
 // Held reports the calls and bytes the connection holds now.

@@ -1,0 +1,98 @@
+//go:build unix
+
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// dynamic are the parts of an answer that differ from one call to the
+// next whatever path answered it: ids, times, durations, digests, entry
+// numbers.
+var dynamic = regexp.MustCompile(`(q|yk|s|r)-[A-Za-z0-9_-]{6,}|\d{4}-\d\d-\d\dT[0-9:.]+Z|"(duration_ms|audit_entry|entry|elapsed_ms)":\d+|[0-9a-f]{64}|pid \d+|127\.0\.0\.1:\d+|\[\\?"\w{3}, \d\d \w{3} \d{4} [0-9:]+ GMT\\?"\]`)
+
+// answersOf sends each line (tools/call frames with ids 10, 11, ...) to a
+// gateway through a raw shim, approving the session card the first call
+// raises, and returns each answer with its dynamic parts masked.
+func answersOf(t *testing.T, sdkOnly, newProtocol bool, lines func(w *world) []string) ([]string, int64) {
+	t.Helper()
+	w := newWorld(t, worldOpts{})
+	w.gw.sdkOnly = sdkOnly
+	s := startRawShim(t, w.runDir)
+	if !newProtocol {
+		s.initialize()
+	}
+	var out []string
+	for i, l := range lines(w) {
+		s.send(l)
+		if i == 0 {
+			w.approveNext()
+		}
+		r := s.next()
+		for r["method"] != nil { // a progress notice of a waiting call
+			r = s.next()
+		}
+		delete(r, "jsonrpc")
+		b, _ := json.Marshal(r)
+		out = append(out, dynamic.ReplaceAllString(string(b), "…"))
+	}
+	return out, w.gw.fastServed.Load()
+}
+
+// The fast path answers every call as the SDK does: the same JSON, key for
+// key, for a call that goes through, a refusal, bad arguments, a status
+// query and a tool no one serves, under the protocol of an initialized
+// session and under the newer one whose calls carry the client in _meta.
+func TestFastPathAnswersAsTheSDK(t *testing.T) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"progressToken":"p1"}`
+	for _, newProtocol := range []bool{false, true} {
+		t.Run(fmt.Sprintf("newProtocol=%v", newProtocol), func(t *testing.T) {
+			lines := func(w *world) []string {
+				m := ""
+				if newProtocol {
+					m = "," + meta
+				}
+				call := func(id int, name, args string) string {
+					return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s%s}}`, id, name, args, m)
+				}
+				req, _ := json.Marshal(w.req("conformance"))
+				other := strings.Replace(string(req), "conformance", "conformance-2", -1)
+				return []string{
+					call(10, "http.request", string(req)),
+					call(11, "http.request", other),
+					call(12, "http.request", string(req)), // the same key again: the first call's result
+					call(13, "http.request", `{"method":"POST"}`),
+					call(14, "http.request", `{"method":"POST","method":"GET"}`),
+					call(15, "yett.status", `{"idempotency_key":"key-conformance"}`),
+					call(16, "yett.status", `{"idempotency_key":"never-used"}`),
+					call(17, "no.such_tool", `{}`),
+					call(18, "http.get", `{"url":"http://127.0.0.1:1/x"}`),
+				}
+			}
+			sdk, sdkFast := answersOf(t, true, newProtocol, lines)
+			fast, served := answersOf(t, false, newProtocol, lines)
+			if sdkFast != 0 {
+				t.Fatalf("the SDK-only gateway took %d calls on the fast path", sdkFast)
+			}
+			// Every call but the one the policy point refuses (a key twice),
+			// the unknown tool, and under the newer protocol the first call,
+			// which begins the session in the SDK.
+			want := int64(len(fast) - 2)
+			if newProtocol {
+				want--
+			}
+			if served != want {
+				t.Fatalf("the fast path took %d calls, want %d", served, want)
+			}
+			for i := range sdk {
+				if sdk[i] != fast[i] {
+					t.Errorf("call %d answered differently\n  sdk:  %s\n  fast: %s", 10+i, sdk[i], fast[i])
+				}
+			}
+		})
+	}
+}
