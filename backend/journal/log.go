@@ -235,7 +235,7 @@ func (w *walFile) writeAndSync(data []byte) error {
 		w.hookBeforeSync()
 	}
 	if err == nil {
-		err = w.f.Sync()
+		err = dataSync(w.f)
 	}
 	return err
 }
