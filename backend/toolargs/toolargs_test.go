@@ -1,8 +1,10 @@
 package toolargs
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -62,6 +64,87 @@ func FuzzObject(f *testing.F) {
 					t.Fatalf("kept %q and %q", keys[i], keys[j])
 				}
 			}
+		}
+	})
+}
+
+// objectByDecoder is Object as it was first written, walking a
+// json.Decoder's tokens: the reference FuzzObjectAsDecoder holds the
+// one-pass reader to.
+func objectByDecoder(raw []byte) (map[string]json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return map[string]json.RawMessage{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, ErrNotObject
+	}
+	out := map[string]json.RawMessage{}
+	folded := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			return nil, ErrNotObject
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, ErrNotObject
+		}
+		f := Fold(key)
+		if folded[f] {
+			return nil, ErrDuplicate
+		}
+		folded[f] = true
+		out[key] = v
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, ErrNotObject
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, ErrNotObject
+	}
+	return out, nil
+}
+
+func FuzzObjectAsDecoder(f *testing.F) {
+	for _, s := range []string{`{"url":"a","URL":"b"}`, `{"a":{"b":[1,2]}}`, `{"k":1,"\u212a":2}`, `[]`, `{}`, ` `,
+		`{"a":"\"}"}`, `{"a":1.5e3,"b":-0,"c":[{"d":"\\"}],"e":null,"f":true}`, `{"a":01}`, `{"a":1}}`, `{"\u00e9":1,"\u00c9":2}`,
+		`{"s":1,"\u017f":2}`, "{\"a\":\"\xff\"}", "{\"\xff\":1}", `{"a" : [ 1 , 2 ] , "b":{}} `, `{"a":tru}`, `{"a":"x"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, gerr := Object(raw)
+		want, werr := objectByDecoder(raw)
+		// Both refuse the same inputs; for one that is not JSON at all,
+		// which refusal comes first may differ (the decoder streams, so a
+		// key twice can show before the broken value after it).
+		if (gerr == nil) != (werr == nil) || gerr != nil && json.Valid(raw) && !errors.Is(gerr, werr) {
+			t.Fatalf("%q: error %v, the decoder says %v", raw, gerr, werr)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d members, the decoder finds %d", raw, len(got), len(want))
+		}
+		for k, v := range want {
+			if g, ok := got[k]; !ok || !bytes.Equal(bytes.TrimSpace(g), bytes.TrimSpace(v)) {
+				t.Fatalf("%q: member %q is %q, the decoder reads %q", raw, k, g, v)
+			}
+		}
+	})
+}
+
+func BenchmarkObject(b *testing.B) {
+	raw := []byte(`{"method":"POST","url":"https://api.example.com/v1/repos/yett/issues?state=open","headers":{"Accept":"application/json","X-Trace":"abc"},"body":{"title":"a","labels":["x","y"],"n":12},"idempotency_key":"key-12345678"}`)
+	b.Run("one-pass", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Object(raw)
+		}
+	})
+	b.Run("decoder", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			objectByDecoder(raw)
 		}
 	})
 }
