@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/yettdev/yett/backend/toolargs"
 )
 
 // Parse checks one frame (without its newline) and returns either the clean
@@ -124,46 +126,45 @@ type fields struct {
 // duplicate; either would let a frame mean one thing here and another to a
 // later decoder, so keys are matched exactly and duplicates are refused.
 func topLevelFields(frame []byte) (*fields, error) {
-	dec := json.NewDecoder(bytes.NewReader(frame))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil { // '{'
-		return nil, errors.New("malformed object")
-	}
 	f := &fields{}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, errors.New("malformed object")
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, errors.New("malformed object")
-		}
-		if seen[key] {
-			return nil, errors.New("duplicate key in message")
-		}
-		seen[key] = true
+	var seen [6]bool
+	err := toolargs.ValidMembers(frame, func(key string, raw json.RawMessage) error {
+		var n int
 		switch key {
 		case "jsonrpc":
-			f.version = raw
+			n, f.version = 0, raw
 		case "id":
-			f.id, f.hasID = raw, true
+			n, f.id, f.hasID = 1, raw, true
 		case "method":
-			f.method, f.hasMethod = raw, true
+			n, f.method, f.hasMethod = 2, raw, true
 		case "params":
-			f.params = raw
+			n, f.params = 3, raw
 		case "result":
-			f.result, f.hasResult = raw, true
+			n, f.result, f.hasResult = 4, raw, true
 		case "error":
-			f.errObj, f.hasError = raw, true
+			n, f.errObj, f.hasError = 5, raw, true
 		default:
-			return nil, errors.New("unknown member in message")
+			return errUnknownMember
 		}
+		if seen[n] {
+			return errDuplicateMember
+		}
+		seen[n] = true
+		return nil
+	})
+	switch {
+	case errors.Is(err, toolargs.ErrNotObject):
+		return nil, errors.New("malformed object")
+	case err != nil:
+		return nil, err
 	}
 	return f, nil
 }
+
+var (
+	errUnknownMember   = errors.New("unknown member in message")
+	errDuplicateMember = errors.New("duplicate key in message")
+)
 
 // message validates the fields and builds the SDK message from them.
 func (f *fields) message() (jsonrpc.Message, *rejectedFrame) {

@@ -26,74 +26,103 @@ var (
 
 // Object decodes raw (empty means {}) as one JSON object and returns its
 // members by exact key.
+func Object(raw []byte) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	folded := map[string]bool{}
+	err := Members(raw, func(key string, value json.RawMessage) error {
+		f := foldKey(key)
+		if folded[f] {
+			return ErrDuplicate
+		}
+		folded[f] = true
+		out[key] = value
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Members calls fn with each member of the JSON object raw (empty means
+// {}), in order, its key decoded and its value as it is spelled, and stops
+// at the first error fn returns. It refuses (ErrNotObject) anything but
+// one well-formed object, and keeps no key: what a key given twice means
+// is the caller's to say (Object refuses it).
 //
 // It reads the object in one pass over raw: each key is decoded (escapes
 // and all) and each value is found by its extent and then checked whole
 // with json.Valid. Every call's arguments come through here, and this is
 // several times cheaper than a json.Decoder walking the tokens;
 // FuzzObjectAsDecoder holds the two to the same answers.
-func Object(raw []byte) (map[string]json.RawMessage, error) {
+func Members(raw []byte, fn func(key string, value json.RawMessage) error) error {
+	return members(raw, true, fn)
+}
+
+// ValidMembers is Members for raw that json.Valid has already accepted
+// (the policy point checks every frame whole): the values are not
+// checked again.
+func ValidMembers(raw []byte, fn func(key string, value json.RawMessage) error) error {
+	return members(raw, false, fn)
+}
+
+func members(raw []byte, check bool, fn func(key string, value json.RawMessage) error) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return map[string]json.RawMessage{}, nil
+		return nil
 	}
 	i := skipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
-		return nil, ErrNotObject
+		return ErrNotObject
 	}
-	out := map[string]json.RawMessage{}
-	folded := map[string]bool{}
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
-		return finish(out, raw, i+1)
+		return trailing(raw, i+1)
 	}
 	for {
 		if i >= len(raw) || raw[i] != '"' {
-			return nil, ErrNotObject
+			return ErrNotObject
 		}
 		end, ok := stringEnd(raw, i)
 		if !ok {
-			return nil, ErrNotObject
+			return ErrNotObject
 		}
 		key, ok := decodeKey(raw[i:end])
 		if !ok {
-			return nil, ErrNotObject
+			return ErrNotObject
 		}
 		i = skipSpace(raw, end)
 		if i >= len(raw) || raw[i] != ':' {
-			return nil, ErrNotObject
+			return ErrNotObject
 		}
 		i = skipSpace(raw, i+1)
 		vend, ok := valueEnd(raw, i)
-		if !ok || !json.Valid(raw[i:vend]) {
-			return nil, ErrNotObject
+		if !ok || check && !json.Valid(raw[i:vend]) {
+			return ErrNotObject
 		}
-		f := foldKey(key)
-		if folded[f] {
-			return nil, ErrDuplicate
+		if err := fn(key, json.RawMessage(raw[i:vend:vend])); err != nil {
+			return err
 		}
-		folded[f] = true
-		out[key] = json.RawMessage(raw[i:vend:vend])
 		i = skipSpace(raw, vend)
 		if i >= len(raw) {
-			return nil, ErrNotObject
+			return ErrNotObject
 		}
 		switch raw[i] {
 		case ',':
 			i = skipSpace(raw, i+1)
 		case '}':
-			return finish(out, raw, i+1)
+			return trailing(raw, i+1)
 		default:
-			return nil, ErrNotObject
+			return ErrNotObject
 		}
 	}
 }
 
-// finish returns out when nothing but white space follows the object.
-func finish(out map[string]json.RawMessage, raw []byte, i int) (map[string]json.RawMessage, error) {
+// trailing is nil when nothing but white space follows the object.
+func trailing(raw []byte, i int) error {
 	if skipSpace(raw, i) != len(raw) {
-		return nil, ErrNotObject
+		return ErrNotObject
 	}
-	return out, nil
+	return nil
 }
 
 func skipSpace(b []byte, i int) int {

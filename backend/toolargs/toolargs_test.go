@@ -130,6 +130,21 @@ func FuzzObjectAsDecoder(f *testing.F) {
 				t.Fatalf("%q: member %q is %q, the decoder reads %q", raw, k, g, v)
 			}
 		}
+		// On valid JSON, ValidMembers (which does not check values) reads
+		// the same members.
+		if json.Valid(raw) && werr == nil {
+			n := 0
+			err := ValidMembers(raw, func(k string, v json.RawMessage) error {
+				n++
+				if !bytes.Equal(bytes.TrimSpace(want[k]), bytes.TrimSpace(v)) {
+					t.Fatalf("%q: ValidMembers reads %q as %q", raw, k, v)
+				}
+				return nil
+			})
+			if err != nil || n != len(want) {
+				t.Fatalf("%q: ValidMembers: %v, %d members", raw, err, n)
+			}
+		}
 	})
 }
 
