@@ -154,60 +154,79 @@ type fastCall struct {
 
 // readFastCall reads a tools/call's parameters by their exact keys, as the
 // SDK does, and reports false for anything the SDK would answer otherwise
-// than the pipeline (an error of its own) or read differently.
+// than the pipeline (an error of its own) or read differently. raw is part
+// of a frame the policy point accepted: valid JSON, no key twice.
 func readFastCall(raw json.RawMessage, init *mcp.InitializeParams) (fastCall, bool) {
-	params, err := toolargs.Object(raw)
-	if err != nil || len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 || string(raw) == "null" {
 		return fastCall{}, false
 	}
-	p := &mcp.CallToolParamsRaw{Arguments: params["arguments"]}
-	if json.Unmarshal(params["name"], &p.Name) != nil {
+	var name, metaRaw json.RawMessage
+	p := &mcp.CallToolParamsRaw{}
+	err := toolargs.ValidMembers(raw, func(k string, v json.RawMessage) error {
+		switch k {
+		case "name":
+			name = v
+		case "arguments":
+			p.Arguments = v
+		case "_meta":
+			metaRaw = v
+		}
+		return nil
+	})
+	if err != nil || json.Unmarshal(name, &p.Name) != nil {
 		return fastCall{}, false
 	}
 	call := fastCall{req: &mcp.CallToolRequest{Params: p}, client: init.ClientInfo}
-	metaRaw, ok := params["_meta"]
-	if !ok || string(metaRaw) == "null" {
+	if metaRaw == nil || string(metaRaw) == "null" {
 		return call, true
 	}
-	meta, err := toolargs.Object(metaRaw)
-	if err != nil {
+	if firstNonSpace(metaRaw) != '{' || json.Unmarshal(metaRaw, &p.Meta) != nil {
 		return fastCall{}, false
 	}
-	if json.Unmarshal(metaRaw, &p.Meta) != nil {
-		return fastCall{}, false
-	}
-	v, ok := meta[mcp.MetaKeyProtocolVersion]
-	if !ok {
+	var version, caps, client json.RawMessage
+	toolargs.ValidMembers(metaRaw, func(k string, v json.RawMessage) error {
+		switch k {
+		case mcp.MetaKeyProtocolVersion:
+			version = v
+		case mcp.MetaKeyClientCapabilities:
+			caps = v
+		case mcp.MetaKeyClientInfo:
+			client = v
+		}
+		return nil
+	})
+	if version == nil {
 		return call, true
 	}
-	var version string
-	if json.Unmarshal(v, &version) != nil {
+	var v string
+	if json.Unmarshal(version, &v) != nil {
 		return fastCall{}, false
 	}
-	if version < newProtocol {
+	if v < newProtocol {
 		return call, true
 	}
 	// A call of the newer protocol: served here only under the version
 	// the session runs (the SDK checked it when the session began), with
 	// the capabilities that protocol requires and a readable client.
-	if version != init.ProtocolVersion {
+	var c mcp.ClientCapabilities
+	if v != init.ProtocolVersion || firstNonSpace(caps) != '{' || json.Unmarshal(caps, &c) != nil {
 		return fastCall{}, false
 	}
-	var caps mcp.ClientCapabilities
-	if c, ok := meta[mcp.MetaKeyClientCapabilities]; !ok || json.Unmarshal(c, &caps) != nil || firstNonSpace(c) != '{' {
-		return fastCall{}, false
-	}
-	if ci, ok := meta[mcp.MetaKeyClientInfo]; ok && string(ci) != "null" {
-		info, err := toolargs.Object(ci)
+	if client != nil && string(client) != "null" {
+		info := &mcp.Implementation{}
+		err := toolargs.ValidMembers(client, func(k string, v json.RawMessage) error {
+			switch k {
+			case "name":
+				return json.Unmarshal(v, &info.Name)
+			case "version":
+				return json.Unmarshal(v, &info.Version)
+			}
+			return nil
+		})
 		if err != nil {
 			return fastCall{}, false
 		}
-		call.client = &mcp.Implementation{}
-		for k, dst := range map[string]*string{"name": &call.client.Name, "version": &call.client.Version} {
-			if v, ok := info[k]; ok && json.Unmarshal(v, dst) != nil {
-				return fastCall{}, false
-			}
-		}
+		call.client = info
 	}
 	call.newProtocol = true
 	return call, true

@@ -8,6 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/yettdev/yett/backend/toolargs"
 )
 
 // dynamic are the parts of an answer that differ from one call to the
@@ -95,4 +99,42 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzReadFastCall: any parameters of a well-formed frame read as a call
+// whose name and arguments are exactly the members spelled "name" and
+// "arguments", or are left to the SDK; nothing panics.
+func FuzzReadFastCall(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"http.request","arguments":{"url":"x"}}`,
+		`{"name":"yett.status","arguments":{},"_meta":{"progressToken":1}}`,
+		`{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}`,
+		`{"NAME":"http.request"}`, `{"name":1}`, `null`, `[]`, `{"name":"a","_meta":[]}`,
+	} {
+		f.Add([]byte(s), "2026-07-28")
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, version string) {
+		if !json.Valid(raw) {
+			return // the policy point refuses the frame first
+		}
+		init := &mcp.InitializeParams{ProtocolVersion: version, ClientInfo: &mcp.Implementation{Name: "init"}}
+		call, ok := readFastCall(raw, init)
+		if !ok {
+			return
+		}
+		members, err := toolargs.Object(raw)
+		if err != nil {
+			return // a key twice: the policy point refuses the frame
+		}
+		var name string
+		if json.Unmarshal(members["name"], &name) != nil || name != call.req.Params.Name {
+			t.Fatalf("%q read as the call of %q", raw, call.req.Params.Name)
+		}
+		if string(members["arguments"]) != string(call.req.Params.Arguments) {
+			t.Fatalf("%q read with arguments %q", raw, call.req.Params.Arguments)
+		}
+		if call.client == nil && !call.newProtocol {
+			t.Fatalf("%q: no client", raw)
+		}
+	})
 }
