@@ -13,11 +13,13 @@ mode=${1:-run}
 pkgs_run=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
 # Extra packages the test suite uses: a headless X server and window tools,
 # a real browser, real D-Bus, keyrings, sshd and a notification daemon, and
-# Wine with a MinGW compiler for the Windows tests (build/scripts/wine.sh).
+# Wine with a MinGW compiler for the Windows tests (build/scripts/wine.sh),
+# and PostgreSQL for team mode's tests (internal/testsupport/pgtest starts
+# its own cluster; the package's own cluster may stay stopped).
 pkgs_test=(xvfb xauth x11-utils xdotool imagemagick fonts-dejavu-core dbus dbus-x11
 	chromium keyutils gnome-keyring libsecret-tools openssh-server dunst libnotify-bin
 	desktop-file-utils polkitd util-linux passwd bsdutils python3 libglib2.0-bin
-	wine64 gcc-mingw-w64-x86-64-win32)
+	wine64 gcc-mingw-w64-x86-64-win32 postgresql)
 
 # What `make package` uses: makensis for the Windows installer,
 # dpkg-shlibdeps for the package's Depends, desktop-file-validate and man
