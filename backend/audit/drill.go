@@ -57,12 +57,16 @@ type InventoryEdit struct {
 	Value string `json:"value"`
 }
 
-func (e *Event) drillFields(fields map[string]string) {
+func (e *Event) drillFields(c *fieldCheck) {
 	if d := e.Drill; d != nil {
-		fields["drill.drill_id"], fields["drill.kind"], fields["drill.trigger"] = d.DrillID, d.Kind, d.Trigger
-		fields["drill.step"], fields["drill.evidence"] = d.Step, d.Evidence
+		c.f("drill.drill_id", d.DrillID)
+		c.f("drill.kind", d.Kind)
+		c.f("drill.trigger", d.Trigger)
+		c.f("drill.step", d.Step)
+		c.f("drill.evidence", d.Evidence)
 	}
 	if i := e.Inventory; i != nil {
-		fields["inventory.field"], fields["inventory.value"] = i.Field, i.Value
+		c.f("inventory.field", i.Field)
+		c.f("inventory.value", i.Value)
 	}
 }

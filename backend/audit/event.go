@@ -307,6 +307,15 @@ func ClipPath(p string) string {
 	return p[:cut] + "…"
 }
 
+// fieldCheck bounds an event's string fields, keeping the first error.
+type fieldCheck struct{ err error }
+
+func (c *fieldCheck) f(name, v string) {
+	if c.err == nil && (len(v) > maxFieldLen || !utf8.ValidString(v)) {
+		c.err = fmt.Errorf("%w: field %s too long or not UTF-8", ErrInvalidEvent, name)
+	}
+}
+
 // ErrInvalidEvent is returned by Append for an event it refuses to record.
 var ErrInvalidEvent = errors.New("audit: invalid event")
 
@@ -319,59 +328,83 @@ func (e *Event) validate() error {
 	if e.Time.IsZero() {
 		return fmt.Errorf("%w: time not set", ErrInvalidEvent)
 	}
-	check := func(name, v string) error {
-		if len(v) > maxFieldLen || !utf8.ValidString(v) {
-			return fmt.Errorf("%w: field %s too long or not UTF-8", ErrInvalidEvent, name)
-		}
-		return nil
-	}
-	fields := map[string]string{
-		"boot_id": e.BootID, "previous_boot_id": e.PreviousBootID, "session_id": e.SessionID,
-		"approval_id": e.ApprovalID, "approved_by": e.ApprovedBy, "surface": e.Surface,
-		"reason": string(e.Reason), "authorization_id": e.AuthorizationID,
-	}
+	// Every string field is bounded and UTF-8 (fieldCheck keeps the
+	// first that is not).
+	var c fieldCheck
+	c.f("boot_id", e.BootID)
+	c.f("previous_boot_id", e.PreviousBootID)
+	c.f("session_id", e.SessionID)
+	c.f("approval_id", e.ApprovalID)
+	c.f("approved_by", e.ApprovedBy)
+	c.f("surface", e.Surface)
+	c.f("reason", string(e.Reason))
+	c.f("authorization_id", e.AuthorizationID)
 	if v := e.Via; v != nil {
-		fields["via.surface"], fields["via.detail"], fields["via.verified"] = v.Surface, v.Detail, v.Verified
+		c.f("via.surface", v.Surface)
+		c.f("via.detail", v.Detail)
+		c.f("via.verified", v.Verified)
 	}
 	if r := e.Run; r != nil {
-		fields["run.run_id"], fields["run.executable"] = r.RunID, r.Executable
-		fields["run.executable_sha256"], fields["run.signer"] = r.ExecutableHash, r.Signer
-		fields["run.launch_nonce"] = r.LaunchNonce
+		c.f("run.run_id", r.RunID)
+		c.f("run.executable", r.Executable)
+		c.f("run.executable_sha256", r.ExecutableHash)
+		c.f("run.signer", r.Signer)
+		c.f("run.launch_nonce", r.LaunchNonce)
 	}
 	if o := e.OAuth; o != nil {
-		fields["oauth.provider"], fields["oauth.account_ref"], fields["oauth.scopes"] = o.Provider, o.AccountRef, o.Scopes
-		fields["oauth.environment"], fields["oauth.owner"], fields["oauth.step"] = o.Environment, o.Owner, o.Step
-		fields["oauth.flow"], fields["oauth.error_code"], fields["oauth.operation"] = o.Flow, o.ErrorCode, o.Operation
+		c.f("oauth.provider", o.Provider)
+		c.f("oauth.account_ref", o.AccountRef)
+		c.f("oauth.scopes", o.Scopes)
+		c.f("oauth.environment", o.Environment)
+		c.f("oauth.owner", o.Owner)
+		c.f("oauth.step", o.Step)
+		c.f("oauth.flow", o.Flow)
+		c.f("oauth.error_code", o.ErrorCode)
+		c.f("oauth.operation", o.Operation)
 	}
 	if a := e.Answer; a != nil {
-		fields["answer.request_id"], fields["answer.action"], fields["answer.sender"] = a.RequestID, a.Action, a.Sender
+		c.f("answer.request_id", a.RequestID)
+		c.f("answer.action", a.Action)
+		c.f("answer.sender", a.Sender)
 	}
-	if c := e.VaultChange; c != nil {
-		fields["vault_change.change"], fields["vault_change.credential_id"], fields["vault_change.name"] = c.Change, c.CredentialID, c.Name
+	if v := e.VaultChange; v != nil {
+		c.f("vault_change.change", v.Change)
+		c.f("vault_change.credential_id", v.CredentialID)
+		c.f("vault_change.name", v.Name)
 	}
 	if o := e.NamedOperation; o != nil {
-		fields["named_operation.name"], fields["named_operation.method"] = o.Name, o.Method
-		fields["named_operation.target"], fields["named_operation.approval"] = o.Target, o.Approval
+		c.f("named_operation.name", o.Name)
+		c.f("named_operation.method", o.Method)
+		c.f("named_operation.target", o.Target)
+		c.f("named_operation.approval", o.Approval)
 	}
 	if a := e.Action; a != nil {
-		fields["action.request_id"], fields["action.channel"] = a.RequestID, a.Channel
-		fields["action.operation"], fields["action.target"] = a.Operation, a.Target
-		fields["action.credential_ref"], fields["action.idempotency_ref"] = a.CredentialRef, a.IdempotencyRef
-		fields["action.arguments_sha256"], fields["action.path"] = a.ArgumentsSHA256, a.Path
+		c.f("action.request_id", a.RequestID)
+		c.f("action.channel", a.Channel)
+		c.f("action.operation", a.Operation)
+		c.f("action.target", a.Target)
+		c.f("action.credential_ref", a.CredentialRef)
+		c.f("action.idempotency_ref", a.IdempotencyRef)
+		c.f("action.arguments_sha256", a.ArgumentsSHA256)
+		c.f("action.path", a.Path)
 	}
 	if a := e.Access; a != nil {
-		fields["access.kind"], fields["access.target"], fields["access.why"] = a.Kind, a.Target, a.Why
+		c.f("access.kind", a.Kind)
+		c.f("access.target", a.Target)
+		c.f("access.why", a.Why)
 	}
 	if g := e.Grant; g != nil {
-		fields["grant.id"], fields["grant.channel"], fields["grant.method"] = g.ID, g.Channel, g.Method
-		fields["grant.scope"], fields["grant.name"], fields["grant.ref"] = g.Scope, g.Name, g.Ref
+		c.f("grant.id", g.ID)
+		c.f("grant.channel", g.Channel)
+		c.f("grant.method", g.Method)
+		c.f("grant.scope", g.Scope)
+		c.f("grant.name", g.Name)
+		c.f("grant.ref", g.Ref)
 	}
-	e.SSH.fields(fields)
-	e.drillFields(fields)
-	for name, v := range fields {
-		if err := check(name, v); err != nil {
-			return err
-		}
+	e.SSH.fields(&c)
+	e.drillFields(&c)
+	if c.err != nil {
+		return c.err
 	}
 	return nil
 }

@@ -72,14 +72,19 @@ type SSHFacts struct {
 }
 
 // fields adds the facts' strings to what validate bounds.
-func (f *SSHFacts) fields(m map[string]string) {
+func (f *SSHFacts) fields(c *fieldCheck) {
 	if f == nil {
 		return
 	}
-	m["ssh.host"], m["ssh.user"], m["ssh.address"] = f.Host, f.User, f.Address
-	m["ssh.command"], m["ssh.command_sha256"] = f.Command, f.CommandSHA256
-	m["ssh.host_fingerprint"], m["ssh.pinned_fingerprints"] = f.HostFingerprint, f.PinnedFingerprints
-	m["ssh.signal"], m["ssh.recording"] = f.Signal, f.Recording
+	c.f("ssh.host", f.Host)
+	c.f("ssh.user", f.User)
+	c.f("ssh.address", f.Address)
+	c.f("ssh.command", f.Command)
+	c.f("ssh.command_sha256", f.CommandSHA256)
+	c.f("ssh.host_fingerprint", f.HostFingerprint)
+	c.f("ssh.pinned_fingerprints", f.PinnedFingerprints)
+	c.f("ssh.signal", f.Signal)
+	c.f("ssh.recording", f.Recording)
 }
 
 // MaxFieldLen is the bound of every string field of an event.
