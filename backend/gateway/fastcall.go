@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -29,6 +30,7 @@ import (
 
 // fastCalls are the calls the fast path took and has not answered.
 type fastCalls struct {
+	seen     seenClient // read goroutine only
 	mu       sync.Mutex
 	inflight map[any]context.CancelFunc // by the JSON-RPC id's value
 	wg       sync.WaitGroup
@@ -98,7 +100,7 @@ func (c *conn) divert(rc *rpcframe.Connection, req *jsonrpc.Request) bool {
 	if init == nil {
 		return false
 	}
-	call, ok := readFastCall(req.Params, init)
+	call, ok := readFastCall(req.Params, init, &c.fast.seen)
 	if !ok {
 		return false
 	}
@@ -155,8 +157,10 @@ type fastCall struct {
 // readFastCall reads a tools/call's parameters by their exact keys, as the
 // SDK does, and reports false for anything the SDK would answer otherwise
 // than the pipeline (an error of its own) or read differently. raw is part
-// of a frame the policy point accepted: valid JSON, no key twice.
-func readFastCall(raw json.RawMessage, init *mcp.InitializeParams) (fastCall, bool) {
+// of a frame the policy point accepted: valid JSON, no key twice. seen
+// keeps, for one connection, the newer protocol's client facts last found
+// sound, which a client sends the same on every call.
+func readFastCall(raw json.RawMessage, init *mcp.InitializeParams, seen *seenClient) (fastCall, bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return fastCall{}, false
 	}
@@ -180,12 +184,13 @@ func readFastCall(raw json.RawMessage, init *mcp.InitializeParams) (fastCall, bo
 	if metaRaw == nil || string(metaRaw) == "null" {
 		return call, true
 	}
-	if firstNonSpace(metaRaw) != '{' || json.Unmarshal(metaRaw, &p.Meta) != nil {
-		return fastCall{}, false
-	}
-	var version, caps, client json.RawMessage
-	toolargs.ValidMembers(metaRaw, func(k string, v json.RawMessage) error {
+	// Of _meta the pipelines read only the progress token; the newer
+	// protocol's facts decide whether the fast path may answer.
+	var version, caps, client, token json.RawMessage
+	if toolargs.ValidMembers(metaRaw, func(k string, v json.RawMessage) error {
 		switch k {
+		case "progressToken":
+			token = v
 		case mcp.MetaKeyProtocolVersion:
 			version = v
 		case mcp.MetaKeyClientCapabilities:
@@ -194,7 +199,16 @@ func readFastCall(raw json.RawMessage, init *mcp.InitializeParams) (fastCall, bo
 			client = v
 		}
 		return nil
-	})
+	}) != nil {
+		return fastCall{}, false
+	}
+	if token != nil {
+		var t any
+		if json.Unmarshal(token, &t) != nil {
+			return fastCall{}, false
+		}
+		p.Meta = mcp.Meta{"progressToken": t}
+	}
 	if version == nil {
 		return call, true
 	}
@@ -208,12 +222,41 @@ func readFastCall(raw json.RawMessage, init *mcp.InitializeParams) (fastCall, bo
 	// A call of the newer protocol: served here only under the version
 	// the session runs (the SDK checked it when the session began), with
 	// the capabilities that protocol requires and a readable client.
-	var c mcp.ClientCapabilities
-	if v != init.ProtocolVersion || firstNonSpace(caps) != '{' || json.Unmarshal(caps, &c) != nil {
+	if v != init.ProtocolVersion {
 		return fastCall{}, false
 	}
+	info, ok := seen.check(caps, client)
+	if !ok {
+		return fastCall{}, false
+	}
+	if info != nil {
+		call.client = info
+	}
+	call.newProtocol = true
+	return call, true
+}
+
+// seenClient is the newer protocol's client capabilities and client info
+// last found sound on a connection (only its read goroutine uses it).
+type seenClient struct {
+	caps, client []byte
+	info         *mcp.Implementation
+}
+
+// check reports whether caps and client are what the SDK accepts: the
+// capabilities an object it can read, the client absent or an object with
+// a string name and version. It returns the client they name, if any.
+func (s *seenClient) check(caps, client json.RawMessage) (*mcp.Implementation, bool) {
+	if s != nil && s.caps != nil && bytes.Equal(caps, s.caps) && bytes.Equal(client, s.client) {
+		return s.info, true
+	}
+	var c mcp.ClientCapabilities
+	if firstNonSpace(caps) != '{' || json.Unmarshal(caps, &c) != nil {
+		return nil, false
+	}
+	var info *mcp.Implementation
 	if client != nil && string(client) != "null" {
-		info := &mcp.Implementation{}
+		info = &mcp.Implementation{}
 		err := toolargs.ValidMembers(client, func(k string, v json.RawMessage) error {
 			switch k {
 			case "name":
@@ -224,12 +267,13 @@ func readFastCall(raw json.RawMessage, init *mcp.InitializeParams) (fastCall, bo
 			return nil
 		})
 		if err != nil {
-			return fastCall{}, false
+			return nil, false
 		}
-		call.client = info
 	}
-	call.newProtocol = true
-	return call, true
+	if s != nil {
+		s.caps, s.client, s.info = bytes.Clone(caps), bytes.Clone(client), info
+	}
+	return info, true
 }
 
 func firstNonSpace(b []byte) byte {

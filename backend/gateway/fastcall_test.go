@@ -118,7 +118,7 @@ func FuzzReadFastCall(f *testing.F) {
 			return // the policy point refuses the frame first
 		}
 		init := &mcp.InitializeParams{ProtocolVersion: version, ClientInfo: &mcp.Implementation{Name: "init"}}
-		call, ok := readFastCall(raw, init)
+		call, ok := readFastCall(raw, init, &seenClient{})
 		if !ok {
 			return
 		}
