@@ -51,7 +51,10 @@ func parse(frame []byte, lim Limits) (jsonrpc.Message, *rejectedFrame) {
 	default:
 		return nil, &rejectedFrame{sentinel: ErrNotObject, code: CodeInvalidRequest, text: "invalid request: a message must be a JSON object"}
 	}
-	fields, err := topLevelFields(frame)
+	// The message keeps its members (params above all) past this frame,
+	// and the frame is the Reader's buffer, which the next frame
+	// overwrites: the members are read out of a copy of their own.
+	fields, err := topLevelFields(bytes.Clone(frame))
 	if err != nil {
 		return nil, invalid(nil, false, err.Error())
 	}

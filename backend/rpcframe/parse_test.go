@@ -142,3 +142,20 @@ func checkReply(t *testing.T, reply []byte, wantID string) {
 		t.Errorf("reply id = %s, want %s", r.ID, wantID)
 	}
 }
+
+// A message keeps nothing of the buffer it was parsed from: the Reader
+// reuses its buffer for the next frame while the message is being served.
+func TestParseKeepsNoAliasOfTheFrame(t *testing.T) {
+	frame := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"yett.status","arguments":{"k":"v"}}}`)
+	msg, rej := Parse(frame, Limits{})
+	if rej != nil {
+		t.Fatal(rej.Reason)
+	}
+	want := string(msg.(*jsonrpc.Request).Params)
+	for i := range frame {
+		frame[i] = 'x'
+	}
+	if got := string(msg.(*jsonrpc.Request).Params); got != want {
+		t.Fatalf("the message's params changed with the frame's bytes: %q", got)
+	}
+}

@@ -25,7 +25,7 @@ var (
 )
 
 // Object decodes raw (empty means {}) as one JSON object and returns its
-// members by exact key.
+// members by exact key. The members' values are slices of raw.
 func Object(raw []byte) (map[string]json.RawMessage, error) {
 	out := map[string]json.RawMessage{}
 	folded := map[string]bool{}
@@ -45,10 +45,10 @@ func Object(raw []byte) (map[string]json.RawMessage, error) {
 }
 
 // Members calls fn with each member of the JSON object raw (empty means
-// {}), in order, its key decoded and its value as it is spelled, and stops
-// at the first error fn returns. It refuses (ErrNotObject) anything but
-// one well-formed object, and keeps no key: what a key given twice means
-// is the caller's to say (Object refuses it).
+// {}), in order, its key decoded and its value as it is spelled (a slice
+// of raw), and stops at the first error fn returns. It refuses
+// (ErrNotObject) anything but one well-formed object, and keeps no key:
+// what a key given twice means is the caller's to say (Object refuses it).
 //
 // It reads the object in one pass over raw: each key is decoded (escapes
 // and all) and each value is found by its extent and then checked whole
