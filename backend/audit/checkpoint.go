@@ -135,6 +135,17 @@ func checkSignature(msg []byte, v note.Verifier) error {
 	return nil
 }
 
+// Origin is the checkpoint origin line of the log whose checkpoints the
+// verifier key vkey signs ("yett.dev/audit/<log ID>"): how a witness that is
+// given a machine's audit key knows which checkpoints it is for.
+func Origin(vkey string) (string, error) {
+	id, err := logIDFromVerifierKey(vkey)
+	if err != nil {
+		return "", err
+	}
+	return originPrefix + hex.EncodeToString(id[:]), nil
+}
+
 // keyName is the note key name for a log; it ties a key to one installation.
 func keyName(id LogID) string {
 	return "yett-audit-" + hex.EncodeToString(id[:])

@@ -65,6 +65,11 @@ const (
 	// (access_answered, success), or nobody did (its reason).
 	EventAccessRequested EventType = "access_requested"
 	EventAccessAnswered  EventType = "access_answered"
+	// A witness refused to cosign this log's newest checkpoint because of
+	// what it shows about the log's history (witness says which witness,
+	// the sizes and why): the log lost entries a witness saw, or was
+	// rewritten. Recorded once per distinct refusal.
+	EventCheckpointRefused EventType = "checkpoint_refused"
 )
 
 var knownTypes = map[EventType]bool{
@@ -77,6 +82,7 @@ var knownTypes = map[EventType]bool{
 	EventDrillStep: true, EventSSHHostKeyChanged: true, EventAuthorizationEdited: true,
 	EventOperationSaved: true, EventOperationRemoved: true, EventVaultChanged: true,
 	EventGrantGiven: true, EventGrantEnded: true, EventAccessRequested: true, EventAccessAnswered: true,
+	EventCheckpointRefused: true,
 }
 
 // Reason says concretely why authority ended or an action was refused.
@@ -202,6 +208,18 @@ type Event struct {
 	Inventory       *InventoryEdit  `json:"inventory,omitempty"`
 	Grant           *GrantFacts     `json:"grant,omitempty"`
 	Access          *AccessFacts    `json:"access,omitempty"`
+	Witness         *WitnessFacts   `json:"witness,omitempty"`
+}
+
+// WitnessFacts describe a witness's refusal to cosign a checkpoint
+// (checkpoint_refused): public sizes and names only.
+type WitnessFacts struct {
+	Witness     string `json:"witness"`      // the witness's key name
+	Size        int64  `json:"size"`         // the size of the checkpoint refused
+	WitnessSize int64  `json:"witness_size"` // the size the witness had cosigned, -1 if unknown
+	// Reason: rollback (the log is smaller than what was witnessed), fork
+	// (it does not extend it), or unknown_log, bad_signature.
+	Reason string `json:"reason"`
 }
 
 // AccessFacts describe an agent's request for access (access_requested,
@@ -400,6 +418,10 @@ func (e *Event) validate() error {
 		c.f("grant.scope", g.Scope)
 		c.f("grant.name", g.Name)
 		c.f("grant.ref", g.Ref)
+	}
+	if w := e.Witness; w != nil {
+		c.f("witness.witness", w.Witness)
+		c.f("witness.reason", w.Reason)
 	}
 	e.SSH.fields(&c)
 	e.drillFields(&c)

@@ -158,6 +158,12 @@ func writeFileAtomic(dir, name string, data []byte, perm os.FileMode) error {
 	return syncDir(dir)
 }
 
+// WriteFileAtomic is writeFileAtomic (mode 0600) for the files other
+// packages keep beside the log: the witness client's state.
+func WriteFileAtomic(dir, name string, data []byte) error {
+	return writeFileAtomic(dir, name, data, 0o600)
+}
+
 // ReadLogID returns the ID of the log in dir, as its verifier key names it.
 func ReadLogID(dir string) (LogID, error) {
 	vkey, err := ReadVerifierKey(dir)

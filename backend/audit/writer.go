@@ -145,6 +145,9 @@ type Log struct {
 	// changes announces records made durable (Subscribe); queued under mu
 	// at each successful fsync, delivered after mu is released.
 	changes feed.Feed[struct{}]
+	// checkpoints announces each checkpoint signed (SubscribeCheckpoints),
+	// queued and delivered as changes are.
+	checkpoints feed.Feed[Checkpoint]
 
 	verification Verification
 }
@@ -155,6 +158,21 @@ type Log struct {
 // must return promptly: the appender that delivers waits for it.
 func (l *Log) Subscribe(fn func()) (cancel func()) {
 	return l.changes.Subscribe(func(struct{}) { fn() })
+}
+
+// SubscribeCheckpoints calls fn with each checkpoint the log signs from now
+// on (by count, by time, at Checkpoint and at Close), once the checkpoint
+// file holds it, delivered as Subscribe's are. A witness client hangs on
+// this to have every checkpoint cosigned; fn must hand slow work off.
+func (l *Log) SubscribeCheckpoints(fn func(Checkpoint)) (cancel func()) {
+	return l.checkpoints.Subscribe(fn)
+}
+
+// deliver delivers what the feeds queued under l.mu; called after it is
+// released.
+func (l *Log) deliver() {
+	l.changes.Deliver()
+	l.checkpoints.Deliver()
 }
 
 // Append seals e and appends it. It returns the entry's index only once the
@@ -219,7 +237,7 @@ func (l *Log) append(ctx context.Context, e Event, wait bool) (int64, error) {
 	l.reserved++
 	l.mu.Unlock()
 	rec, leaf, sealErr := sealedEntry(seg.key, l.key.id, idx, &e)
-	defer l.changes.Deliver() // after the unlock below
+	defer l.deliver() // after the unlock below
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if seg.users--; seg.ended && seg.users == 0 {
@@ -391,7 +409,7 @@ func (l *Log) armFlushLocked() {
 }
 
 func (l *Log) flushDue() {
-	defer l.changes.Deliver() // after the unlock below
+	defer l.deliver() // after the unlock below
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.flushArmed = false
@@ -417,7 +435,7 @@ func (l *Log) flushDue() {
 // file older than the newest record is then evidence of rollback, not of a
 // crash between the two writes.
 func (l *Log) Checkpoint() (Checkpoint, error) {
-	defer l.changes.Deliver() // after the unlock below
+	defer l.deliver() // after the unlock below
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.usable(); err != nil {
@@ -501,6 +519,7 @@ func (l *Log) checkpointLocked() (Checkpoint, error) {
 	// verification, nothing else.
 	st := treeState{logID: l.key.id, tree: l.tree.clone(), offset: l.end, lastCPRec: l.lastCPRec, segment: l.lastSeg}
 	writeTreeState(l.dir, &st)
+	l.checkpoints.Queue(cp)
 	return cp, nil
 }
 
@@ -529,6 +548,7 @@ func (l *Log) VerifierKey() string { return l.key.vkey }
 func (l *Log) Close() error {
 	l.stopBackground()
 	l.stopSigner()
+	defer l.checkpoints.Deliver() // the final checkpoint, after the unlock below
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
