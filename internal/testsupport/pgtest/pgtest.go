@@ -12,7 +12,8 @@
 // Neither initdb nor postgres runs as root: when the test runs as root the
 // server runs as the postgres account, in a directory handed to it. initdb
 // runs once per test binary; every Start copies that cluster, which takes a
-// tenth of the time.
+// tenth of the time. Shared starts one cluster for a whole test binary,
+// where each test makes a database of its own.
 package pgtest
 
 import (
@@ -48,7 +49,6 @@ type Server struct {
 	// Dir holds the cluster (Dir/data) and its socket directory.
 	Dir string
 
-	t    testing.TB
 	cred *syscall.Credential
 
 	mu   sync.Mutex
@@ -77,33 +77,89 @@ func (l *lockedBuffer) String() string {
 // Start starts a fresh cluster and stops it when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	tpl, err := template()
+	s, err := newServer()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("", "yett-pg-")
-	if err != nil {
+	t.Cleanup(s.remove)
+	if err := s.start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	s := &Server{Host: "127.0.0.1", Password: tpl.password, Dir: dir, t: t, cred: tpl.cred}
-	if err := s.own(dir); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("cp", "-a", tpl.dir, filepath.Join(dir, "data")).CombinedOutput(); err != nil {
-		t.Fatalf("pgtest: copying the template cluster: %v: %s", err, out)
-	}
-	if err := os.Mkdir(filepath.Join(dir, "sock"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.own(filepath.Join(dir, "sock")); err != nil {
-		t.Fatal(err)
-	}
-	s.Port = freePort(t)
-	s.start()
 	t.Cleanup(s.Stop)
 	return s
 }
+
+var (
+	sharedMu  sync.Mutex
+	sharedSrv *Server
+)
+
+// Shared is one cluster for every test of the test binary that asks for
+// it (each makes its own database and roles in it): starting a cluster
+// takes a second or two. The package's TestMain calls StopShared after
+// its tests. A test that stops or restarts its server uses Start.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedSrv != nil {
+		return sharedSrv
+	}
+	s, err := newServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.start(); err != nil {
+		s.remove()
+		t.Fatal(err)
+	}
+	sharedSrv = s
+	return s
+}
+
+// StopShared stops the shared cluster, if one was started, and removes it.
+func StopShared() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedSrv != nil {
+		sharedSrv.Stop()
+		sharedSrv.remove()
+		sharedSrv = nil
+	}
+}
+
+func newServer() (*Server, error) {
+	tpl, err := template()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "yett-pg-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Host: "127.0.0.1", Password: tpl.password, Dir: dir, cred: tpl.cred}
+	fail := func(err error) (*Server, error) { s.remove(); return nil, err }
+	if err := s.own(dir); err != nil {
+		return fail(err)
+	}
+	if out, err := exec.Command("cp", "-a", tpl.dir, filepath.Join(dir, "data")).CombinedOutput(); err != nil {
+		return fail(fmt.Errorf("pgtest: copying the template cluster: %v: %s", err, out))
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sock"), 0o700); err != nil {
+		return fail(err)
+	}
+	if err := s.own(filepath.Join(dir, "sock")); err != nil {
+		return fail(err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return fail(err)
+	}
+	s.Port = port
+	return s, nil
+}
+
+func (s *Server) remove() { os.RemoveAll(s.Dir) }
 
 // URL is a connection URL for role with password on database db ("" is
 // the superuser's own database).
@@ -140,15 +196,17 @@ func (s *Server) Stop() {
 }
 
 // Restart starts a stopped server again, on the same port and data.
-func (s *Server) Restart() {
-	s.t.Helper()
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
 	s.mu.Lock()
 	running := s.cmd != nil
 	s.mu.Unlock()
 	if running {
-		s.t.Fatal("pgtest: Restart of a server that runs")
+		t.Fatal("pgtest: Restart of a server that runs")
 	}
-	s.start()
+	if err := s.start(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Log is what the server wrote so far.
@@ -161,8 +219,7 @@ func (s *Server) Log() string {
 	return s.log.String()
 }
 
-func (s *Server) start() {
-	s.t.Helper()
+func (s *Server) start() error {
 	log := &lockedBuffer{}
 	cmd := exec.Command(filepath.Join(binDir(), "postgres"), "-D", filepath.Join(s.Dir, "data"),
 		"-c", "listen_addresses="+s.Host, "-p", strconv.Itoa(s.Port), "-k", filepath.Join(s.Dir, "sock"),
@@ -170,7 +227,7 @@ func (s *Server) start() {
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("pgtest: starting postgres: %v", err)
+		return fmt.Errorf("pgtest: starting postgres: %w", err)
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
@@ -181,19 +238,22 @@ func (s *Server) start() {
 	for {
 		select {
 		case <-done:
-			s.t.Fatalf("pgtest: postgres exited at start:\n%s", log.String())
+			s.mu.Lock()
+			s.cmd = nil
+			s.mu.Unlock()
+			return fmt.Errorf("pgtest: postgres exited at start:\n%s", log.String())
 		default:
 		}
 		c, err := net.DialTimeout("tcp", net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), time.Second)
 		if err == nil {
 			c.Close()
 			if s.ready() {
-				return
+				return nil
 			}
 		}
 		if time.Now().After(deadline) {
 			s.Stop()
-			s.t.Fatalf("pgtest: postgres did not accept connections in 30 s:\n%s", log.String())
+			return fmt.Errorf("pgtest: postgres did not accept connections in 30 s:\n%s", log.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -308,11 +368,11 @@ func makeTemplate() (tpl, error) {
 // freePort asks the kernel for a free port on loopback. Another process
 // may take it before postgres binds it; start then fails with the server's
 // log, which names the port.
-func freePort(t testing.TB) int {
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -38,7 +38,7 @@ func TestStartStopRestart(t *testing.T) {
 		c.Close(ctx)
 		t.Fatal("connected to a stopped server")
 	}
-	s.Restart()
+	s.Restart(t)
 	c, err = pgx.Connect(ctx, s.SuperuserURL(""))
 	if err != nil {
 		t.Fatal(err)
