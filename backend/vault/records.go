@@ -147,6 +147,12 @@ func (v *session) verifyIn(db *gorm.DB, keys *sessionKeys) (*verified, error) {
 				return nil, err
 			}
 			auditKeySeen = true
+		case kindTeam:
+			err := checkTeamRecord(ref, pt)
+			clear(pt)
+			if err != nil {
+				return nil, err
+			}
 		default:
 			return nil, &DamagedError{Where: recordWhere(ref), Reason: "unknown record kind"}
 		}
