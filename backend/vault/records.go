@@ -153,6 +153,12 @@ func (v *session) verifyIn(db *gorm.DB, keys *sessionKeys) (*verified, error) {
 			if err != nil {
 				return nil, err
 			}
+		case kindWitness:
+			err := checkWitnessRecord(ref, pt)
+			clear(pt)
+			if err != nil {
+				return nil, err
+			}
 		default:
 			return nil, &DamagedError{Where: recordWhere(ref), Reason: "unknown record kind"}
 		}
