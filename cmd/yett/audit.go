@@ -27,7 +27,7 @@ func init() {
 	}
 }
 
-const auditUsage = `usage: yett audit verify [--log FILE] [--checkpoint FILE] [--key VKEY]
+const auditUsage = `usage: yett audit verify [--log FILE] [--checkpoint FILE [--witness-key VKEY]...] [--key VKEY]
        yett audit checkpoint --out FILE [--log FILE]
        yett audit export --out FILE [--log FILE]
        yett audit show [--vault] [--vault-dir DIR] [--log FILE] [--format json|table]
@@ -36,7 +36,11 @@ const auditUsage = `usage: yett audit verify [--log FILE] [--checkpoint FILE] [-
 verify needs no key and no network. Exit codes: 0 intact, 1 tampered (the
 output names the first bad entry and why), 2 unreadable or usage error.
 --checkpoint is a checkpoint you saved earlier (yett audit checkpoint): with
-it, verify proves the log still extends it. --log may also be an export.
+it, verify proves the log still extends it. It may be a checkpoint a
+witness cosigned (<data dir>/audit/witnessed/*/cosigned): each
+--witness-key names a witness whose cosignature it must carry, checked
+offline (a missing or altered cosignature exits 1). --log may also be an
+export.
 show decrypts with the vault's audit key: it asks for the vault passphrase on
 the terminal, unlocks the vault, reads the key and locks it again. --identity
 reads an age identity file instead.
@@ -89,9 +93,11 @@ func logPath(env *Env, flagValue string) (string, error) {
 
 func auditVerify(_ context.Context, env *Env, args []string) error {
 	var logFlag, held, vkey string
+	var witnessKeys listFlag
 	if _, err := auditFlags(env, "verify", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&logFlag, "log", "", "log `FILE` or export (default <data dir>/audit/log)")
-		fs.StringVar(&held, "checkpoint", "", "checkpoint `FILE` saved earlier, kept elsewhere")
+		fs.StringVar(&held, "checkpoint", "", "checkpoint `FILE` saved earlier, kept elsewhere, or cosigned by a witness")
+		fs.Var(&witnessKeys, "witness-key", "a witness's verifier `KEY` whose cosignature --checkpoint must carry (repeatable)")
 		fs.StringVar(&vkey, "key", "", "verifier key to trust (default: verifier.key next to the log)")
 	}); err != nil {
 		return err
@@ -100,11 +106,17 @@ func auditVerify(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	witnesses, err := witnessVerifiers(witnessKeys, held)
+	if err != nil {
+		return err
+	}
 	opts := audit.VerifyOptions{VerifierKey: vkey}
+	var heldFile []byte
 	if held != "" {
-		if opts.Held, err = os.ReadFile(held); err != nil {
+		if heldFile, err = os.ReadFile(held); err != nil {
 			return withExitCode(2, fmt.Errorf("audit verify: %w", err))
 		}
+		opts.Held = heldCheckpoint(heldFile)
 	}
 	var rep audit.Report
 	if isExportFile(path) {
@@ -118,6 +130,11 @@ func auditVerify(_ context.Context, env *Env, args []string) error {
 		rep = audit.Verify(path, opts)
 	}
 	printReport(env.Stdout, path, rep)
+	if rep.Status == audit.StatusIntact && heldFile != nil {
+		if err := printCosignatures(env.Stdout, heldFile, opts.Held, witnesses); err != nil {
+			return withExitCode(1, err)
+		}
+	}
 	switch rep.Status {
 	case audit.StatusIntact:
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/yettdev/yett/backend/audit"
+	"github.com/yettdev/yett/backend/witness"
 )
 
 // auditTestIdentity is a throwaway age identity for these scripts only.
@@ -26,7 +28,10 @@ const auditTestIdentity = "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYY
 // appends N events to $YETT_DATA_DIR/audit through the real writer (it holds
 // only the public recipient), `flip FILE OFFSET` flips the low bit of one
 // byte (a negative OFFSET counts from the end), `truncate FILE SIZE`,
-// `appendhex FILE HEX` (raw bytes at the end), `agekeygen FILE`.
+// `appendhex FILE HEX` (raw bytes at the end), `agekeygen FILE`, `cosign
+// FILE` (a real witness on loopback cosigns the log's checkpoint: FILE gets
+// the cosigned checkpoint, $WITNESS_KEY the witness's verifier key and
+// $OTHER_WITNESS_KEY another witness's).
 func TestAuditScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/audit",
@@ -41,6 +46,7 @@ func TestAuditScripts(t *testing.T) {
 			"truncate":     cmdTruncate,
 			"appendhex":    cmdAppendHex,
 			"agekeygen":    cmdAgeKeygen,
+			"cosign":       cmdCosign,
 		},
 	})
 }
@@ -130,4 +136,26 @@ func TestAuditShowSaysHowApprovalsCame(t *testing.T) {
 	if got := tableDetail(call); got != "http POST api.example.com; approved at yett serve's terminal (/dev/pts/3, one-time code checked), no system verification" {
 		t.Errorf("call approved per call: %q", got)
 	}
+}
+
+func cmdCosign(ts *testscript.TestScript, neg bool, args []string) {
+	dir := filepath.Join(ts.Getenv("YETT_DATA_DIR"), "audit")
+	vkey, err := audit.ReadVerifierKey(dir)
+	ts.Check(err)
+	key, err := witness.NewKey("witness.test/w1")
+	ts.Check(err)
+	other, err := witness.NewKey("witness.test/w2")
+	ts.Check(err)
+	logs, err := witness.NewKnownLogs(vkey)
+	ts.Check(err)
+	srv := httptest.NewServer(witness.New(key, logs, witness.NewMemStore(), nil))
+	defer srv.Close()
+	v, err := witness.NewVerifier(key.VerifierKey())
+	ts.Check(err)
+	s := &witness.Submitter{Dir: dir, StateDir: ts.MkAbs("witnessed"), Client: &witness.Client{URL: srv.URL, Witness: v, HTTP: srv.Client()}}
+	out, err := s.Submit(context.Background())
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), out, 0o600))
+	ts.Setenv("WITNESS_KEY", key.VerifierKey())
+	ts.Setenv("OTHER_WITNESS_KEY", other.VerifierKey())
 }

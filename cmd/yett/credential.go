@@ -71,12 +71,6 @@ the vault. Each change is recorded in the audit log with "terminal" as its
 surface.
 `
 
-// listFlag is a flag that may be given more than once.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
 func runCredential(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, credentialUsage)

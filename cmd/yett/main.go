@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/yettdev/yett/backend/selfprotect"
@@ -55,6 +56,12 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
+
+// listFlag is a flag that may be given more than once.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // withExitCode wraps err so Run exits with code.
 func withExitCode(code int, err error) error { return &exitError{code: code, err: err} }

@@ -15,7 +15,7 @@ func init() {
 	for name, what := range map[string]string{
 		"init": "create the vault", "credential": "manage HTTP credentials", "connect": "connect an OAuth account",
 		"accounts": "list or revoke OAuth accounts", "operation": "manage named operations",
-		"mcp-server": "manage upstream MCP servers",
+		"mcp-server": "manage upstream MCP servers", "witness": "run a team witness",
 	} {
 		commands[name] = command{
 			summary: what + " at a terminal (not available on Windows: use the app)",
