@@ -6,7 +6,10 @@
 // form is oauth.e2e.mjs's subject): a client-credentials authorization at
 // Hydra with no owner and no backup revoker, and a named operation on it.
 // Then through the page only: the Inventory lists it not under control and
-// names the missing columns; the state and word filters find it; its owner
+// its owner and backup revoker cells say they are missing; the column
+// chooser adds the provider's column; the default columns fit a 820x560
+// window without sideways scrolling and take one or two lines a cell at
+// 1920x1080, across the whole window; the state and word filters find it; its owner
 // and backup revoker are edited in place and it is under control; a column
 // sorts; the arrow keys move through the cells; CSV and JSON exports land
 // in the dev build's dialog directory holding the row and no canary secret;
@@ -27,7 +30,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, runSteps, shot } from './harness.mjs';
+import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, runSteps, shot, shotSizes } from './harness.mjs';
 
 function need(name) {
   const v = process.env[name];
@@ -126,20 +129,66 @@ const steps = [
     );
   }],
 
-  ['the Inventory lists it not under control and names the missing columns', async (page) => {
+  ['the Inventory lists it not under control, and its owner and backup revoker cells say they are missing', async (page) => {
     await byId(page, 'nav-inventory').click();
     await byId(page, 'inventory-table').waitFor({ timeout: STEP_TIMEOUT });
     const r = row(page);
     await r.waitFor({ timeout: STEP_TIMEOUT });
     assert((await r.getAttribute('data-id')) === authId, 'the row is not the new authorization');
-    assert((await text(r.locator('[data-testid="inventory-not-controlled"]'))) === 'not under control', 'the row is not marked');
-    const missing = await text(r.locator('[data-testid="inventory-missing"]'));
-    assert(missing === 'missing: owner, backup revoker', `missing columns: ${missing}`);
+    assert((await text(r.locator('[data-testid="inventory-not-controlled"]'))) === 'no', 'the row is not marked not under control');
+    // Each missing value is said in its own cell, and only there.
+    for (const col of ['owner', 'backupRevoker']) {
+      const cell = await text(r.locator(`[data-testid="inventory-cell-${col}"]`));
+      assert(cell.startsWith('missing'), `the ${col} cell reads ${cell}`);
+    }
+    assert((await r.locator('[data-testid="inventory-missing"]').count()) === 0, 'the Control cell repeats what the cells say');
     assert((await text(r.locator('[data-testid="inventory-cell-environment"]'))).startsWith('staging'), 'environment is not staging');
-    assert((await text(r.locator('[data-testid="inventory-cell-provider"]'))) === new URL(ISSUER).host, 'provider is not Hydra');
     assert((await byId(page, 'inventory-uncontrolled-count').count()) === 1, 'no count of rows nobody controls');
     await shot(page, 'inventory-01-table');
     await axeCheck(page, 'the Inventory table');
+  }],
+
+  ['the column chooser adds the provider, and the default columns fit the window at 820x560 and 1920x1080', async (page) => {
+    const r = row(page);
+    const chooser = byId(page, 'inventory-columns');
+    await chooser.locator('summary').click();
+    await chooser.getByLabel('Provider or host').check();
+    assert((await text(r.locator('[data-testid="inventory-cell-provider"]'))) === new URL(ISSUER).host, 'provider is not Hydra');
+    await axeCheck(page, 'the column chooser');
+    await byId(page, 'inventory-columns-default').click();
+    await page.keyboard.press('Escape');
+    assert(!(await chooser.evaluate((d) => d.open)), 'Esc does not close the column chooser');
+    assert((await r.locator('[data-testid="inventory-cell-provider"]').count()) === 0, 'Default columns keeps the provider');
+    const measure = () => page.evaluate(() => {
+      const table = document.querySelector('[data-testid="inventory-table"]');
+      const box = table.parentElement;
+      const lines = [...table.querySelectorAll('tbody td')].map((td) => {
+        const st = getComputedStyle(td);
+        const inner = td.clientHeight - parseFloat(st.paddingTop) - parseFloat(st.paddingBottom);
+        return { id: td.id, lines: Math.round(inner / parseFloat(st.lineHeight)) };
+      });
+      return {
+        sideways: box.scrollWidth - box.clientWidth,
+        page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        most: lines.reduce((a, b) => (b.lines > a.lines ? b : a), { lines: 0 }),
+        main: document.querySelector('main').getBoundingClientRect().width,
+        table: table.getBoundingClientRect().width,
+      };
+    });
+    await page.setViewportSize({ width: 820, height: 560 });
+    await page.waitForTimeout(100);
+    const small = await measure();
+    log(`figure: the Inventory at 820x560: ${JSON.stringify(small)}`);
+    assert(small.sideways <= 0 && small.page <= 0, `the table scrolls sideways at 820x560 by ${small.sideways} px (the page by ${small.page})`);
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    await page.waitForTimeout(100);
+    const large = await measure();
+    log(`figure: the Inventory at 1920x1080: ${JSON.stringify(large)}`);
+    assert(large.sideways <= 0, `the table scrolls sideways at 1920x1080 by ${large.sideways} px`);
+    assert(large.most.lines <= 2, `cell ${large.most.id} takes ${large.most.lines} lines at 1920x1080`);
+    // The sidebar aside, the table takes the window's width.
+    assert(large.main > 1600 && large.table > 1500, `the table is ${large.table} px wide in a main column of ${large.main} px`);
+    await shotSizes(page, 'inventory');
   }],
 
   ['the state and word filters find it', async (page) => {
@@ -166,7 +215,7 @@ const steps = [
     await byId(page, 'inventory-editor').press('Enter');
     await r.locator('[data-testid="inventory-not-controlled"]').waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
     assert((await text(r.locator('[data-testid="inventory-cell-backupRevoker"]'))).startsWith(BACKUP), 'backup revoker not shown');
-    assert((await text(r.locator('[data-testid="inventory-cell-controlled"]'))) === 'under control', 'the row is not under control');
+    assert((await text(r.locator('[data-testid="inventory-cell-controlled"]'))) === 'yes', 'the row is not under control');
   }],
 
   ['a column sorts and the arrow keys move through the cells', async (page) => {

@@ -1,5 +1,18 @@
-import { describe, expect, it } from 'vitest';
-import { applyEdit, checkEdit, dayText, editValue, matches, nextSort, sortRows } from './inventoryTable';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  DEFAULT_COLUMNS,
+  applyEdit,
+  checkEdit,
+  dayText,
+  editValue,
+  matches,
+  missingElsewhere,
+  nextSort,
+  sortRows,
+  storeColumns,
+  storedColumns,
+  visibleColumns,
+} from './inventoryTable';
 import { inventoryRow } from '../test/fakeInventory';
 
 const rows = [
@@ -56,6 +69,18 @@ describe('editing', () => {
     expect(applyEdit(r, 'environment', 'staging').environment).toBe('staging');
     expect(r.owner).toBe('zed@example.com');
   });
+  it('says what the row misses after the edit, as the backend will', () => {
+    const r = rows[1];
+    const owned = applyEdit(r, 'owner', 'x@example.com');
+    expect(owned.missing).toEqual([]);
+    expect(owned.controlled).toBe(true);
+    const cleared = applyEdit(rows[0], 'backup_revoker', ' ');
+    expect(cleared.missing).toEqual(['backup revoker']);
+    expect(cleared.controlled).toBe(false);
+    // What has no column stays missing.
+    const scoped = applyEdit({ ...r, missing: ['scopes', 'owner'] }, 'owner', 'x');
+    expect(scoped.missing).toEqual(['scopes']);
+  });
   it('checks a value before it is sent', () => {
     expect(checkEdit('owner', '')).toBe('');
     expect(checkEdit('owner', 'a\nb')).toContain('one line');
@@ -68,5 +93,32 @@ describe('editing', () => {
   it('writes a review date as its calendar day', () => {
     expect(dayText('')).toBe('—');
     expect(dayText('2027-02-18T00:00:00Z')).toContain('2027');
+  });
+});
+
+describe('columns', () => {
+  afterEach(() => localStorage.clear());
+
+  it('draws the name and the chosen columns in the table order', () => {
+    expect(visibleColumns(new Set(['nextDrill', 'owner'])).map((c) => c.key)).toEqual(['name', 'owner', 'nextDrill']);
+    expect(visibleColumns(DEFAULT_COLUMNS).map((c) => c.key)).toEqual([
+      'name', 'environment', 'owner', 'backupRevoker', 'controlled', 'state', 'lastUsed', 'nextDrill',
+    ]);
+  });
+  it('lists as missing elsewhere only what no drawn column shows', () => {
+    const r = { ...rows[1], missing: ['scopes', 'owner', 'review date'] };
+    expect(missingElsewhere(r, visibleColumns(DEFAULT_COLUMNS))).toEqual(['scopes', 'review date']);
+    expect(missingElsewhere(r, visibleColumns(new Set(['reviewBy'])))).toEqual(['scopes', 'owner']);
+  });
+  it('remembers a choice, forgets the default one, and reads a damaged one as the default', () => {
+    expect(storedColumns()).toEqual(new Set(DEFAULT_COLUMNS));
+    storeColumns(new Set(['provider', 'owner']));
+    expect(storedColumns()).toEqual(new Set(['provider', 'owner']));
+    storeColumns(new Set(DEFAULT_COLUMNS));
+    expect(localStorage.length).toBe(0);
+    localStorage.setItem('yett.inventory.columns', '{not json');
+    expect(storedColumns()).toEqual(new Set(DEFAULT_COLUMNS));
+    localStorage.setItem('yett.inventory.columns', '["owner","name","bogus"]');
+    expect(storedColumns()).toEqual(new Set(['owner']));
   });
 });

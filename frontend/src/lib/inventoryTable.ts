@@ -27,31 +27,79 @@ export interface Column {
   label: string;
   /** The field a person edits in this column's cells, if any. */
   edit?: InventoryField;
+  /** The backend's name for this column in a row's missing list (backend/inventory's Col*). */
+  missing?: string;
+  /** Shown until the person chooses otherwise. */
+  shown?: boolean;
 }
 
 /**
- * Seed 002's columns, with the two a person scans first (state and
- * control) next to the name so they are on screen at any width; the rest
- * in the seed's order. Scopes, operations and the disable procedure show
- * in the row's details.
+ * Seed 002's columns. Shown by default are those that say who answers for
+ * a row and whether it is under control, which fit a small window without
+ * scrolling sideways; the person adds the others, which take their place
+ * in this order. Scopes, operations and the disable procedure show in the
+ * row's details.
  */
 export const COLUMNS: readonly Column[] = [
-  { key: 'name', label: 'Authorization' },
-  { key: 'state', label: 'State' },
-  { key: 'controlled', label: 'Control' },
-  { key: 'provider', label: 'Provider or host' },
-  { key: 'accountRef', label: 'Account' },
-  { key: 'environment', label: 'Environment', edit: 'environment' },
-  { key: 'owner', label: 'Owner', edit: 'owner' },
-  { key: 'backupRevoker', label: 'Backup revoker', edit: 'backup_revoker' },
-  { key: 'createdVia', label: 'Created via' },
-  { key: 'connectedAt', label: 'Connected' },
-  { key: 'lastUsed', label: 'Last confirmed use' },
+  { key: 'name', label: 'Authorization', shown: true },
+  { key: 'provider', label: 'Provider or host', missing: 'provider' },
+  { key: 'accountRef', label: 'Account', missing: 'account' },
+  { key: 'environment', label: 'Environment', edit: 'environment', missing: 'environment', shown: true },
+  { key: 'owner', label: 'Owner', edit: 'owner', missing: 'owner', shown: true },
+  { key: 'backupRevoker', label: 'Backup revoker', edit: 'backup_revoker', missing: 'backup revoker', shown: true },
+  { key: 'controlled', label: 'Under control', shown: true },
+  { key: 'state', label: 'State', shown: true },
+  { key: 'createdVia', label: 'Created via', missing: 'created via' },
+  { key: 'connectedAt', label: 'Connected', missing: 'connected at' },
+  { key: 'lastUsed', label: 'Last used', shown: true },
   { key: 'lastRefresh', label: 'Last refresh' },
-  { key: 'reviewBy', label: 'Review by', edit: 'review_by' },
+  { key: 'reviewBy', label: 'Review by', edit: 'review_by', missing: 'review date' },
   { key: 'lastDrillAt', label: 'Last drill' },
-  { key: 'nextDrill', label: 'Next drill' },
+  { key: 'nextDrill', label: 'Next drill', shown: true },
 ];
+
+/** The columns a person may hide or show: all but the name, which opens a row. */
+export const CHOOSABLE = COLUMNS.filter((c) => c.key !== 'name');
+
+export const DEFAULT_COLUMNS: ReadonlySet<SortKey> = new Set(CHOOSABLE.filter((c) => c.shown).map((c) => c.key));
+
+/** The columns drawn, in the table's order, for the keys chosen. */
+export function visibleColumns(chosen: ReadonlySet<SortKey>): Column[] {
+  return COLUMNS.filter((c) => c.key === 'name' || chosen.has(c.key));
+}
+
+/** What a row misses that no drawn column shows (those cells say it themselves). */
+export function missingElsewhere(r: InventoryRowView, drawn: readonly Column[]): string[] {
+  return r.missing.filter((m) => !drawn.some((c) => c.missing === m));
+}
+
+// The columns chosen are a display preference of this window, like the
+// theme (lib/theme.ts): nothing about the vault.
+const COLUMNS_KEY = 'yett.inventory.columns';
+
+/** The columns the person chose last, or the default ones. */
+export function storedColumns(): Set<SortKey> {
+  try {
+    const raw = localStorage.getItem(COLUMNS_KEY);
+    if (raw === null) return new Set(DEFAULT_COLUMNS);
+    const keys = JSON.parse(raw);
+    if (!Array.isArray(keys)) return new Set(DEFAULT_COLUMNS);
+    return new Set(CHOOSABLE.map((c) => c.key).filter((k) => keys.includes(k)));
+  } catch {
+    return new Set(DEFAULT_COLUMNS);
+  }
+}
+
+/** Remembers the choice; the default one is forgotten, so a later default applies. */
+export function storeColumns(chosen: ReadonlySet<SortKey>): void {
+  try {
+    const same = chosen.size === DEFAULT_COLUMNS.size && [...chosen].every((k) => DEFAULT_COLUMNS.has(k));
+    if (same) localStorage.removeItem(COLUMNS_KEY);
+    else localStorage.setItem(COLUMNS_KEY, JSON.stringify([...chosen]));
+  } catch {
+    // Storage refused: the choice lasts until the window closes.
+  }
+}
 
 export const STATE_FILTERS: readonly { value: InventoryStateFilter; label: string }[] = [
   { value: '', label: 'Every row' },
@@ -164,19 +212,33 @@ export function editValue(r: InventoryRowView, field: InventoryField): string {
   }
 }
 
-/** The same edit the backend will make, for the row shown until the table re-reads. */
+/**
+ * The same edit the backend will make, for the row shown until the table
+ * re-reads: the value, and what the row misses and whether it is under
+ * control (backend/inventory's missing()).
+ */
 export function applyEdit(r: InventoryRowView, field: InventoryField, value: string): InventoryRowView {
   const v = value.trim();
+  let next: InventoryRowView;
   switch (field) {
     case 'owner':
-      return { ...r, owner: v };
+      next = { ...r, owner: v };
+      break;
     case 'backup_revoker':
-      return { ...r, backupRevoker: v };
+      next = { ...r, backupRevoker: v };
+      break;
     case 'environment':
-      return { ...r, environment: v };
+      next = { ...r, environment: v };
+      break;
     case 'review_by':
-      return { ...r, reviewBy: v === '' ? '' : `${v}T00:00:00Z` };
+      next = { ...r, reviewBy: v === '' ? '' : `${v}T00:00:00Z` };
+      break;
   }
+  const name = COLUMNS.find((c) => c.edit === field)?.missing;
+  if (name === undefined) return next;
+  const others = r.missing.filter((m) => m !== name);
+  const missing = v === '' ? [...others, name] : others;
+  return { ...next, missing, controlled: missing.length === 0 };
 }
 
 /** A one-line check before sending, the backend's own rules; '' when fine. */

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { tick } from 'svelte';
 import App from '../App.svelte';
 import { installBridge, vaultStatus } from '../test/fakeBridge';
 import { authorization, installOAuth } from '../test/fakeOAuth';
 import { drillReport, installInventory, inventoryRow } from '../test/fakeInventory';
+import { formatTimestamp } from '../lib/time';
+import { dayText } from '../lib/inventoryTable';
 
 // A page of 5 rows, so paging is tested without drawing hundreds of rows
 // in jsdom.
@@ -42,7 +44,7 @@ const three = () => [
   inventoryRow({
     id: 'cr-2', kind: 'http_credential', name: 'status page', provider: 'status.example.com', owner: '', backupRevoker: '',
     environment: '', createdVia: 'manual_secret', controlled: false, missing: ['environment', 'owner', 'backup revoker'],
-    drillable: false, operations: ['http.request (session approval)'], lastRefresh: '',
+    drillable: false, nextDrill: '', operations: ['http.request (session approval)'], lastRefresh: '',
   }),
   inventoryRow({
     id: 'az-3', name: 'mail', provider: 'accounts.google.com', owner: 'bea@example.com', environment: 'staging',
@@ -53,6 +55,117 @@ const three = () => [
 afterEach(() => {
   delete window.go;
   delete window.runtime;
+  localStorage.clear();
+});
+
+function headers(): string[] {
+  return [...screen.getByTestId('inventory-table').querySelectorAll('thead th')].map((th) => th.textContent?.replace(/[▲▼]/g, '').trim() ?? '');
+}
+
+async function showColumn(label: string, on = true) {
+  const box = within(screen.getByTestId('inventory-columns')).getByLabelText(label) as HTMLInputElement;
+  if (box.checked !== on) await fireEvent.click(box);
+}
+
+// Issue 25 item 7: the table opened as a wall of sixteen squeezed
+// columns. It shows by default what says who answers for a row and
+// whether it is under control; the person adds the rest.
+describe('the columns shown', () => {
+  const DEFAULT = ['Authorization', 'Environment', 'Owner', 'Backup revoker', 'Under control', 'State', 'Last used', 'Next drill'];
+
+  it('shows who answers for each row and whether it is under control, and the rest on request, remembered', async () => {
+    await openInventory({ rows: three() });
+    expect(headers()).toEqual(DEFAULT);
+    // The kind shows under the name.
+    expect(within(rowOf('status page')).getByTestId('inventory-cell-name').textContent).toContain('HTTP credential');
+    const chooser = screen.getByTestId('inventory-columns');
+    expect(chooser.querySelector('summary')?.textContent).toContain('8 of 15');
+    await showColumn('Provider or host');
+    await showColumn('Review by');
+    expect(headers()).toEqual(['Authorization', 'Provider or host', ...DEFAULT.slice(1, 7), 'Review by', 'Next drill']);
+    expect(within(rowOf('mail')).getByTestId('inventory-cell-provider').textContent?.trim()).toBe('accounts.google.com');
+    await showColumn('Owner', false);
+    expect(headers()).not.toContain('Owner');
+    // The name is always shown: it is how a row is opened.
+    expect(within(chooser).queryByLabelText('Authorization')).toBeNull();
+
+    // Another visit to the view shows the same columns.
+    cleanup();
+    await openInventory({ rows: three() });
+    expect(headers()).toEqual(['Authorization', 'Provider or host', 'Environment', 'Backup revoker', 'Under control', 'State', 'Last used', 'Review by', 'Next drill']);
+    const again = screen.getByTestId('inventory-columns') as HTMLDetailsElement;
+    again.open = true;
+    await fireEvent.click(within(again).getByTestId('inventory-columns-default'));
+    expect(headers()).toEqual(DEFAULT);
+    // Esc closes the chooser, focus on its button.
+    await fireEvent.keyDown(within(again).getByTestId('inventory-columns-default'), { key: 'Escape' });
+    expect(again.open).toBe(false);
+    expect(document.activeElement).toBe(again.querySelector('summary'));
+  });
+
+  it('names a missing value in its own cell, and in the Under control cell only what no shown column holds', async () => {
+    const rows = three();
+    rows.push(inventoryRow({ id: 'az-4', name: 'wiki', reviewBy: '', controlled: false, missing: ['review date'] }));
+    await openInventory({ rows });
+    const status = rowOf('status page');
+    for (const col of ['environment', 'owner', 'backupRevoker']) {
+      const cell = within(status).getByTestId(`inventory-cell-${col}`);
+      expect(cell.textContent).toContain('missing');
+      expect(cell.classList.contains('missing')).toBe(true);
+    }
+    expect(within(status).getByTestId('inventory-not-controlled').textContent).toBe('no');
+    expect(within(status).queryByTestId('inventory-missing')).toBeNull();
+    expect(within(rowOf('tracker')).getByTestId('inventory-cell-owner').classList.contains('missing')).toBe(false);
+
+    const wiki = () => rowOf('wiki');
+    expect(within(wiki()).getByTestId('inventory-missing').textContent).toBe('missing: review date');
+    await showColumn('Review by');
+    expect(within(wiki()).queryByTestId('inventory-missing')).toBeNull();
+    expect(within(wiki()).getByTestId('inventory-cell-reviewBy').textContent).toContain('missing');
+  });
+
+  it('says how long ago a row was last used and how soon its next drill is, and the times in its details', async () => {
+    // Noon so many calendar days away, whatever the zone and its clock changes.
+    const noon = (days: number) => {
+      const day = new Date();
+      day.setDate(day.getDate() + days);
+      day.setHours(12, 0, 0, 0);
+      return day.toISOString();
+    };
+    const used = noon(-3);
+    const rows = three();
+    rows[0].lastUsed = used;
+    rows[0].nextDrill = noon(10);
+    rows[1].lastUsed = '';
+    await openInventory({ rows });
+    expect(within(rowOf('tracker')).getByTestId('inventory-cell-lastUsed').textContent?.trim()).toBe('3 days ago');
+    expect(within(rowOf('status page')).getByTestId('inventory-cell-lastUsed').textContent?.trim()).toBe('never');
+    expect(within(rowOf('tracker')).getByTestId('inventory-cell-nextDrill').textContent?.trim()).toBe('in 10 days');
+    await fireEvent.click(within(rowOf('tracker')).getByTestId('inventory-open'));
+    expect((await screen.findByTestId('inventory-last-used')).textContent).toBe(formatTimestamp(used));
+    expect(screen.getByTestId('inventory-details').textContent).toContain(`Next drill: ${dayText(rows[0].nextDrill)}`);
+  });
+
+  it('sorts by name again when the sorted column is hidden', async () => {
+    await openInventory({ rows: three() });
+    await fireEvent.click(screen.getByTestId('inventory-sort-owner'));
+    expect(names()).toEqual(['tracker', 'mail', 'status page']);
+    await showColumn('Owner', false);
+    expect(names()).toEqual(['mail', 'status page', 'tracker']);
+    expect(screen.getByTestId('inventory-sort-name').closest('th')?.getAttribute('aria-sort')).toBe('ascending');
+  });
+
+  it('says once, above the table, which rows revocation drills apply to', async () => {
+    await openInventory({ rows: three() });
+    const note = screen.getByTestId('inventory-drills-note');
+    expect(note.textContent).toContain('OAuth authorizations');
+    expect(note.compareDocumentPosition(screen.getByTestId('inventory-table')) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    await fireEvent.click(within(rowOf('status page')).getByTestId('inventory-open'));
+    await screen.findByTestId('inventory-details');
+    const said = (document.body.textContent ?? '').match(/drills apply to OAuth/gi) ?? [];
+    expect(said).toHaveLength(1);
+    expect(within(rowOf('status page')).getByTestId('inventory-cell-nextDrill').textContent?.trim()).toBe('—');
+  });
 });
 
 describe('the owner inventory table', () => {
@@ -63,8 +176,11 @@ describe('the owner inventory table', () => {
     await openInventory({ rows });
     expect(names()).toEqual(['mail', 'status page', 'tracker']);
     const status = rowOf('status page');
-    expect(within(status).getByTestId('inventory-not-controlled').textContent).toBe('not under control');
-    expect(within(status).getByTestId('inventory-missing').textContent).toBe('missing: environment, owner, backup revoker');
+    expect(within(status).getByTestId('inventory-not-controlled').textContent).toBe('no');
+    // Each missing value is said in its own cell.
+    for (const col of ['environment', 'owner', 'backupRevoker']) {
+      expect(within(status).getByTestId(`inventory-cell-${col}`).textContent).toContain('missing');
+    }
     expect(within(rowOf('tracker')).queryByTestId('inventory-not-controlled')).toBeNull();
     expect(screen.getByTestId('inventory-uncontrolled-count').textContent).toContain('1 of 3 rows are not under control');
     expect(within(rowOf('mail')).getByTestId('inventory-review-due')).toBeTruthy();
@@ -137,6 +253,7 @@ describe('the owner inventory table', () => {
     expect(inv.InventoryService.SetField).not.toHaveBeenCalled();
 
     // A date that is not YYYY-MM-DD is refused before it is sent.
+    await showColumn('Review by');
     await fireEvent.click(within(rowOf('tracker')).getByTestId('inventory-edit-review_by'));
     expect((screen.getByTestId('inventory-editor') as HTMLInputElement).value).toBe('2027-02-18');
     await fireEvent.input(screen.getByTestId('inventory-editor'), { target: { value: '18/02/2027' } });
@@ -176,10 +293,10 @@ describe('the owner inventory table', () => {
     await fireEvent.keyDown(document.activeElement!, { key: 'ArrowRight' });
     await waitFor(() => expect(document.activeElement?.id).toBe('inv-cell-1-1'));
     await fireEvent.keyDown(document.activeElement!, { key: 'End' });
-    await waitFor(() => expect(document.activeElement?.id).toBe('inv-cell-1-14'));
+    await waitFor(() => expect(document.activeElement?.id).toBe('inv-cell-1-7'));
     await fireEvent.keyDown(document.activeElement!, { key: 'Home' });
-    // Name, State, Control, Provider, Account, Environment, then Owner.
-    for (let i = 0; i < 6; i++) await fireEvent.keyDown(document.activeElement!, { key: 'ArrowRight' });
+    // Name, Environment, then Owner.
+    for (let i = 0; i < 2; i++) await fireEvent.keyDown(document.activeElement!, { key: 'ArrowRight' });
     await waitFor(() => expect(document.activeElement?.getAttribute('data-testid')).toBe('inventory-cell-owner'));
     expect(table.querySelectorAll('[tabindex="0"]')).toHaveLength(1);
     // Row 1 is "status page": Enter on its owner cell edits it.
@@ -189,7 +306,7 @@ describe('the owner inventory table', () => {
     await fireEvent.input(editor, { target: { value: 'dan@example.com' } });
     await fireEvent.keyDown(editor, { key: 'Enter' });
     await waitFor(() => expect(inv.InventoryService.SetField).toHaveBeenCalledWith('cr-2', 'owner', 'dan@example.com'));
-    await waitFor(() => expect(document.activeElement?.id).toBe('inv-cell-1-6'));
+    await waitFor(() => expect(document.activeElement?.id).toBe('inv-cell-1-2'));
     // Enter on a name opens the row's details.
     await fireEvent.keyDown(document.activeElement!, { key: 'Home' });
     await fireEvent.keyDown(document.activeElement!, { key: 'ArrowUp' });
