@@ -146,18 +146,7 @@ func (t *Team) Put(r TeamRecord, change Change) error {
 		return fmt.Errorf("vault: %w", err)
 	}
 	defer clear(pt)
-	t.mu.Lock()
-	if err := t.usable(); err != nil {
-		t.mu.Unlock()
-		return err
-	}
-	ref := recordRef{ID: teamRecordID, Kind: kindTeam, Version: 1}
-	if old, ok := t.refs[teamRecordID]; ok {
-		ref.Version = old.Version + 1
-	}
-	_, err = t.putRecord(ref, pt)
-	t.unlockAnnouncing(err, change, CredentialRef{ID: teamRecordID, Name: r.Name, Version: ref.Version})
-	return err
+	return t.putSingle(teamRecordID, kindTeam, pt, change, r.Name)
 }
 
 // Open reads the team membership from the file, authenticated now. The
@@ -165,18 +154,8 @@ func (t *Team) Put(r TeamRecord, change Change) error {
 // Errors: ErrLocked, ErrNoTeam, ErrDamaged (the record no longer
 // authenticates: the session is lost).
 func (t *Team) Open() (TeamRecord, error) {
-	t.mu.Lock()
-	if err := t.usable(); err != nil {
-		t.mu.Unlock()
-		return TeamRecord{}, err
-	}
-	ref, ok := t.refs[teamRecordID]
-	if !ok {
-		t.mu.Unlock()
-		return TeamRecord{}, ErrNoTeam
-	}
 	var out TeamRecord
-	err := t.readRecord(ref, func(pt []byte) error {
+	err := t.readSingle(teamRecordID, ErrNoTeam, func(pt []byte) error {
 		r, err := decodeTeam(pt)
 		if err != nil {
 			return err
@@ -189,9 +168,7 @@ func (t *Team) Open() (TeamRecord, error) {
 		r.wipe()
 		return nil
 	})
-	t.mu.Unlock()
 	if err != nil {
-		t.session().deliver()
 		return TeamRecord{}, err
 	}
 	return out, nil
@@ -211,17 +188,5 @@ func (t *Team) Has() (bool, error) {
 // Remove deletes the team membership (the machine left the team, or was
 // removed from it). Errors: ErrLocked, ErrNoTeam.
 func (t *Team) Remove(name string) error {
-	t.mu.Lock()
-	if err := t.usable(); err != nil {
-		t.mu.Unlock()
-		return err
-	}
-	ref, ok := t.refs[teamRecordID]
-	if !ok {
-		t.mu.Unlock()
-		return ErrNoTeam
-	}
-	err := t.deleteRecord(teamRecordID)
-	t.unlockAnnouncing(err, ChangeTeamLeft, CredentialRef{ID: teamRecordID, Name: name, Version: ref.Version})
-	return err
+	return t.deleteSingle(teamRecordID, ErrNoTeam, ChangeTeamLeft, func(recordRef) string { return name })
 }

@@ -123,67 +123,31 @@ func (w *WitnessKey) Put(r WitnessRecord) error {
 		return fmt.Errorf("vault: %w", err)
 	}
 	defer clear(pt)
-	w.mu.Lock()
-	if err := w.usable(); err != nil {
-		w.mu.Unlock()
-		return err
-	}
-	ref := recordRef{ID: witnessRecordID, Kind: kindWitness, Version: 1}
-	if old, ok := w.refs[witnessRecordID]; ok {
-		ref.Version = old.Version + 1
-	}
-	_, err = w.putRecord(ref, pt)
-	w.unlockAnnouncing(err, ChangeWitnessSet, CredentialRef{ID: witnessRecordID, Name: r.Name, Version: ref.Version})
-	return err
+	return w.putSingle(witnessRecordID, kindWitness, pt, ChangeWitnessSet, r.Name)
 }
 
 // Open reads the witness record from the file, authenticated now. The
 // caller wipes it (WitnessRecord.Wipe). Errors: ErrLocked, ErrNoWitness,
 // ErrDamaged (the record no longer authenticates: the session is lost).
 func (w *WitnessKey) Open() (WitnessRecord, error) {
-	w.mu.Lock()
-	if err := w.usable(); err != nil {
-		w.mu.Unlock()
-		return WitnessRecord{}, err
-	}
-	ref, ok := w.refs[witnessRecordID]
-	if !ok {
-		w.mu.Unlock()
-		return WitnessRecord{}, ErrNoWitness
-	}
 	var out WitnessRecord
-	err := w.readRecord(ref, func(pt []byte) (err error) {
+	err := w.readSingle(witnessRecordID, ErrNoWitness, func(pt []byte) (err error) {
 		out, err = decodeWitness(pt)
 		return err
 	})
-	w.mu.Unlock()
-	if err != nil {
-		w.session().deliver()
-		return WitnessRecord{}, err
-	}
-	return out, nil
+	return out, err
 }
 
 // Remove deletes the witness record. Errors: ErrLocked, ErrNoWitness.
 func (w *WitnessKey) Remove() error {
-	w.mu.Lock()
-	if err := w.usable(); err != nil {
-		w.mu.Unlock()
-		return err
-	}
-	ref, ok := w.refs[witnessRecordID]
-	if !ok {
-		w.mu.Unlock()
-		return ErrNoWitness
-	}
-	var name string
-	w.readRecord(ref, func(pt []byte) error {
-		r, err := decodeWitness(pt)
-		name = r.Name
-		r.Wipe()
-		return err
+	return w.deleteSingle(witnessRecordID, ErrNoWitness, ChangeWitnessRemoved, func(ref recordRef) string {
+		var name string
+		w.readRecord(ref, func(pt []byte) error {
+			r, err := decodeWitness(pt)
+			name = r.Name
+			r.Wipe()
+			return err
+		})
+		return name
 	})
-	err := w.deleteRecord(witnessRecordID)
-	w.unlockAnnouncing(err, ChangeWitnessRemoved, CredentialRef{ID: witnessRecordID, Name: name, Version: ref.Version})
-	return err
 }

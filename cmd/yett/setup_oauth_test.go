@@ -46,8 +46,8 @@ func (r *ptyRun) capture(t *testing.T, re *regexp.Regexp) string {
 
 // runSetup runs one setup command on a terminal of its own, types the
 // vault passphrase (or, for init, chooses it), then lets do drive the rest,
-// and requires exit 0.
-func runSetup(t *testing.T, env []string, do func(r *ptyRun), args ...string) {
+// and requires exit 0. It returns what the terminal showed.
+func runSetup(t *testing.T, env []string, do func(r *ptyRun), args ...string) string {
 	t.Helper()
 	r := startPTY(t, env, yettBin, args...)
 	if args[0] == "init" {
@@ -62,6 +62,7 @@ func runSetup(t *testing.T, env []string, do func(r *ptyRun), args ...string) {
 	if code := r.wait(t); code != 0 {
 		t.Fatalf("yett %s exited %d; the terminal shows:\n%s", strings.Join(args, " "), code, r.screen.String())
 	}
+	return r.screen.String()
 }
 
 func freePort(t *testing.T) int {

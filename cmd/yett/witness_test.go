@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -38,36 +37,19 @@ func TestWitnessCommands(t *testing.T) {
 	pg := pgtest.Start(t)
 	dbURL := witnessDatabase(t, pg)
 	stop := watchProcesses(t, witnessDBCanary)
-	run := func(do func(r *ptyRun), args ...string) string {
-		t.Helper()
-		r := startPTY(t, env, yettBin, args...)
-		if args[0] == "init" {
-			r.answer(t, "New passphrase: ", setupPassphrase)
-			r.answer(t, "The same passphrase again: ", setupPassphrase)
-		} else {
-			r.answer(t, "Yett vault passphrase: ", setupPassphrase)
-		}
-		if do != nil {
-			do(r)
-		}
-		if code := r.wait(t); code != 0 {
-			t.Fatalf("yett %s exited %d; the terminal shows:\n%s", strings.Join(args, " "), code, r.screen.String())
-		}
-		return r.screen.String()
-	}
-	run(nil, "init")
-	out := run(func(r *ptyRun) { r.answer(t, "The witness's PostgreSQL address (not shown as you type): ", dbURL) },
+	runSetup(t, env, nil, "init")
+	out := runSetup(t, env, func(r *ptyRun) { r.answer(t, "The witness's PostgreSQL address (not shown as you type): ", dbURL) },
 		"witness", "init", "--name", "witness.test/team")
 	vkey := regexp.MustCompile(`witness\.test/team\+[0-9a-f]{8}\+[A-Za-z0-9+/=]+`).FindString(out)
 	if vkey == "" {
 		t.Fatalf("witness init printed no verifier key:\n%s", out)
 	}
-	if out := run(nil, "witness", "key"); !strings.Contains(out, vkey) {
+	if out := runSetup(t, env, nil, "witness", "key"); !strings.Contains(out, vkey) {
 		t.Fatalf("witness key:\n%s", out)
 	}
 
 	member := newMemberLog(t)
-	addr := freeLoopback(t)
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	serve := func() *ptyRun {
 		r := startPTY(t, env, yettBin, "witness", "serve", "--listen", addr, "--log-key", member.VerifierKey())
 		r.answer(t, "Yett vault passphrase: ", setupPassphrase)
@@ -168,16 +150,6 @@ func (m *memberLog) record(t *testing.T, n int) {
 	if _, err := m.Checkpoint(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func freeLoopback(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 // What serve refuses before it opens anything: no logs, a wide address.
