@@ -156,6 +156,7 @@ type Keeper struct {
 	notes     *notifications // the notifier, its relay and the pinned server (notifications.go)
 	ctl       *controlsPart  // the sealed controls and how a person confirms (controls.go)
 	inventory inventoryPart
+	team      teamPart // the team syncer (team.go)
 	// controls are the sealed controls, read at unlock (controls.go). Read
 	// without k.mu: the relay and the broker ask for them from goroutines
 	// that k.Close waits for while it holds k.mu. controlsMu makes their
@@ -306,6 +307,7 @@ func (k *Keeper) onVaultEvent(e vault.Event) {
 		k.recordLocked(audit.Event{Type: audit.EventVaultUnlocked, VaultEpoch: e.Epoch, Reason: audit.ReasonVaultCreated})
 		k.ctl.loadControlsLocked()
 		k.startLocked()
+		k.startTeamLocked()
 	case vault.EventUnlocked:
 		// The unlock authenticated the recipient. If it differs from the
 		// one the log was opened with (read while locked, unauthenticated),
@@ -334,17 +336,25 @@ func (k *Keeper) onVaultEvent(e vault.Event) {
 		// Drills that came due while the vault was locked (or Yett was
 		// not running) can run now.
 		k.kickInventoryLocked()
+		k.startTeamLocked()
 	case vault.EventLocked:
 		k.recordLocked(audit.Event{Type: audit.EventVaultLocked, VaultEpoch: e.Epoch, Reason: lockReason(e)})
 		// Also ends the writer's segment: a process that reads this one's
 		// memory from now on finds no key to anything written before.
+		var cp *audit.Checkpoint
 		if k.audit != nil {
-			if _, err := k.audit.Checkpoint(); err != nil {
+			if c, err := k.audit.Checkpoint(); err != nil {
 				k.log.Error("audit checkpoint at lock", "err", err)
+			} else {
+				cp = &c
 			}
 		}
+		// The team's syncer holds the machine's team key: it stops with
+		// the lock, the lock's checkpoint queued for the team first.
+		k.stopTeamLocked(cp)
 	case vault.EventChanged:
 		k.recordVaultChangeLocked(e)
+		k.teamChangedLocked(e.Change)
 	case vault.EventReset:
 		k.stopLocked()
 		k.setAsideLocked()

@@ -115,6 +115,7 @@ func (k *Keeper) logGatewayReadyLocked() {
 // stopLocked stops the gateway, then the catalogue and OAuth custody it
 // served. k.mu held.
 func (k *Keeper) stopLocked() {
+	k.stopTeamLocked(nil)
 	k.closeInventoryLocked()
 	k.notes.stopRelayLocked()
 	if k.gw != nil {

@@ -44,8 +44,13 @@ func migrate(ctx context.Context, c querier, r roles, upto int) error {
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return fmt.Errorf("team: the migrations table: %w", err)
 	}
-	if _, err := c.Exec(ctx, `REVOKE ALL ON team_schema_migrations FROM PUBLIC`); err != nil {
-		return fmt.Errorf("team: the migrations table: %w", err)
+	// Machines read the version, to say when theirs needs a newer
+	// database.
+	for _, stmt := range []string{`REVOKE ALL ON team_schema_migrations FROM PUBLIC`,
+		`GRANT SELECT ON team_schema_migrations TO ` + ident(r.member) + `, ` + ident(r.lead)} {
+		if _, err := c.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("team: the migrations table: %w", err)
+		}
 	}
 	for _, m := range migrations {
 		if upto != 0 && m.version > upto {

@@ -6,7 +6,9 @@ package team
 // record, and each record carries its machine's signature.
 //
 // Sizes are bounded in the database too: a member's machine cannot make
-// the lead's view read megabytes per row.
+// the lead's view read megabytes per row. JSON is kept as the text the
+// machine signed (checked to be JSON), not as jsonb, which would rewrite
+// it into a form the signature no longer covers.
 func sharedSchema(r roles) []string {
 	out := []string{
 		`CREATE TABLE team_rows (
@@ -29,7 +31,7 @@ func sharedSchema(r roles) []string {
 			drill_kind text NOT NULL,
 			last_drill_at timestamptz,
 			last_drill_passed boolean,
-			row_json jsonb NOT NULL CHECK (octet_length(row_json::text) <= 65536),
+			row_json text NOT NULL CHECK (octet_length(row_json) <= 65536 AND row_json::jsonb IS NOT NULL),
 			signature text NOT NULL,
 			updated_at timestamptz NOT NULL DEFAULT now(),
 			PRIMARY KEY (machine_id, row_id))`,
@@ -43,7 +45,7 @@ func sharedSchema(r roles) []string {
 			passed boolean NOT NULL,
 			started_at timestamptz NOT NULL,
 			finished_at timestamptz NOT NULL,
-			report_json jsonb NOT NULL CHECK (octet_length(report_json::text) <= 262144),
+			report_json text NOT NULL CHECK (octet_length(report_json) <= 262144 AND report_json::jsonb IS NOT NULL),
 			signature text NOT NULL,
 			received_at timestamptz NOT NULL DEFAULT now(),
 			PRIMARY KEY (machine_id, drill_id))`,
@@ -98,7 +100,7 @@ func requestSchema(r roles) []string {
 			requested_at timestamptz NOT NULL DEFAULT now(),
 			request_signature text NOT NULL,
 			status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done', 'incomplete', 'failed', 'refused')),
-			outcome_json jsonb CHECK (outcome_json IS NULL OR octet_length(outcome_json::text) <= 65536),
+			outcome_json text CHECK (outcome_json IS NULL OR (octet_length(outcome_json) <= 65536 AND outcome_json::jsonb IS NOT NULL)),
 			answered_at timestamptz,
 			answer_signature text)`,
 		`CREATE INDEX team_requests_pending ON team_revocation_requests (machine_id, id) WHERE status = 'pending'`,
