@@ -3,9 +3,14 @@ package witness
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"testing"
+	"time"
 
+	"filippo.io/age"
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/yettdev/yett/backend/audit"
 )
 
 // FuzzParseAddCheckpoint: a body that parses encodes back to the very same
@@ -131,4 +136,56 @@ func mustKnown(t testing.TB, vkeys ...string) KnownLogs {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// FuzzCosigned feeds arbitrary files to what audit verify reads a cosigned
+// checkpoint with: ParseCosigned finds a checkpoint only where the log's own
+// key signed it, and VerifyCosignatures accepts only a valid cosignature by
+// the witness's key.
+func FuzzCosigned(f *testing.F) {
+	id, _ := age.GenerateX25519Identity()
+	dir := filepath.Join(f.TempDir(), "audit")
+	l, _, err := audit.Open(audit.Options{Dir: dir, Recipient: id.Recipient(), CheckpointAfter: -1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	l.Append(context.Background(), audit.Event{Type: audit.EventGatewayStarted, Time: time.Now().UTC()})
+	cp, err := l.Checkpoint()
+	l.Close()
+	if err != nil {
+		f.Fatal(err)
+	}
+	key, _ := KeyFromSeed("witness.test/w1", make([]byte, SeedSize))
+	v, _ := NewVerifier(key.VerifierKey())
+	w := New(key, mustKnown(f, cp.VerifierKey), NewMemStore(), nil)
+	cosig, err := w.AddCheckpoint(context.Background(), AddCheckpoint{Checkpoint: cp.Text})
+	if err != nil {
+		f.Fatal(err)
+	}
+	cosigned := append(bytes.Clone(cp.Text), cosig...)
+	f.Add(cosigned)
+	f.Add(cp.Text)
+	f.Add(append(bytes.Clone(cosigned), cosig...))
+	f.Add([]byte("x\n\n— a b\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, err := ParseCosigned(b); err == nil {
+			own, err := note.NewVerifier(got.VerifierKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := note.Open(got.Text, note.VerifierList(own)); err != nil || !bytes.HasPrefix(b, got.Text[:bytes.Index(got.Text, []byte("\n\n"))]) {
+				t.Fatalf("parsed a checkpoint its own key did not sign, or not from the file: %v", err)
+			}
+		}
+		cos, err := VerifyCosignatures(b, []*Verifier{v})
+		if err != nil {
+			return
+		}
+		if len(cos) != 1 || cos[0].Witness != "witness.test/w1" {
+			t.Fatalf("cosignatures %+v", cos)
+		}
+		if _, err := note.Open(b, note.VerifierList(v)); err != nil {
+			t.Fatalf("accepted a cosignature that does not verify: %v", err)
+		}
+	})
 }

@@ -91,9 +91,12 @@ func (l *testLog) tree(n int64) tlog.Tree {
 }
 
 // checkpoint is the log's signed checkpoint of its first n leaves.
-func (l *testLog) checkpoint(n int64) []byte {
+func (l *testLog) checkpoint(n int64) []byte { return l.sign(l.text(n)) }
+
+// text is the checkpoint's text, unsigned.
+func (l *testLog) text(n int64) string {
 	t := l.tree(n)
-	return l.sign(fmt.Sprintf("%s\n%d\n%s\n", l.origin, n, base64.StdEncoding.EncodeToString(t.Hash[:])))
+	return fmt.Sprintf("%s\n%d\n%s\n", l.origin, n, base64.StdEncoding.EncodeToString(t.Hash[:]))
 }
 
 func (l *testLog) sign(text string) []byte {

@@ -18,7 +18,7 @@ import (
 
 // witnessDB makes a role that owns nothing but a database of its own (no
 // superuser, no BYPASSRLS: the witness's account) and returns its URL.
-func witnessDB(t *testing.T, srv *pgtest.Server, name string) string {
+func witnessDB(t testing.TB, srv *pgtest.Server, name string) string {
 	t.Helper()
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, srv.SuperuserURL(""))
@@ -37,7 +37,7 @@ func witnessDB(t *testing.T, srv *pgtest.Server, name string) string {
 	return srv.URL(name, "pw-"+name, name)
 }
 
-func openPG(t *testing.T, url string) *PGStore {
+func openPG(t testing.TB, url string) *PGStore {
 	t.Helper()
 	s, err := OpenPGStore(context.Background(), url)
 	if err != nil {
