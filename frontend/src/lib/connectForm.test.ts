@@ -12,9 +12,11 @@ import { discovery, preset } from '../test/fakeOAuth';
 
 const github = preset();
 
+// A public client unless a case says otherwise.
 function complete(over: Partial<ReturnType<typeof emptyConnect>> = {}) {
   return {
     ...emptyConnect(github),
+    clientAuth: 'none' as const,
     name: 'tracker',
     clientId: 'Iv1.abc',
     environment: 'staging' as const,
@@ -39,6 +41,11 @@ describe('emptyConnect', () => {
     expect(d.environment).toBe('');
     expect(d.unattended).toBe(false);
     expect(emptyConnect().provider).toBe(CUSTOM_PROVIDER);
+  });
+  it('starts with the client authentication the provider’s steps ask for', () => {
+    expect(emptyConnect(github).clientAuth).toBe('client_secret');
+    expect(emptyConnect(preset({ id: 'microsoft' })).clientAuth).toBe('none');
+    expect(emptyConnect().clientAuth).toBe('none');
   });
 });
 

@@ -2,6 +2,7 @@
 // password grant does not exist here: a person signs in at the provider, or
 // the client authenticates as itself. The backend validates again; no
 // message ever includes the client secret.
+import { defaultClientAuth } from './providerSteps';
 import { secureUrlError } from './urlRule';
 
 import type { ConnectForm, DiscoveryView, Environment, OAuthProvider, PresetView } from './backend';
@@ -32,6 +33,7 @@ export const ENDPOINT_FIELDS = [
   'deviceAuthorizationEndpoint',
 ] as const;
 
+/** A new connection to preset (or another provider): the client authentication its steps ask for. */
 export function emptyConnect(preset?: PresetView): ConnectDraft {
   return {
     name: '',
@@ -44,7 +46,7 @@ export function emptyConnect(preset?: PresetView): ConnectDraft {
     introspectionEndpoint: '',
     deviceAuthorizationEndpoint: '',
     clientId: '',
-    clientAuth: 'none',
+    clientAuth: defaultClientAuth(preset?.id ?? CUSTOM_PROVIDER),
     clientSecret: '',
     clientKeyId: '',
     scopes: preset ? preset.defaultScopes.join(' ') : '',

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import App from '../App.svelte';
 import { installBridge, vaultStatus } from '../test/fakeBridge';
 import { authorization, flowView, installOAuth, operation } from '../test/fakeOAuth';
+import { installInventory } from '../test/fakeInventory';
 
 const CANARY = 'CANARY-oauth-' + Math.random().toString(36).slice(2);
 
@@ -213,6 +214,8 @@ describe('connect', () => {
     'oc-owner': 'ana@example.com',
     'oc-backup': 'ops@example.com',
   };
+  // GitHub refuses a client without its secret: its form starts with one.
+  const github = { ...basics, 'oc-secret': CANARY };
 
   it('shows what is missing and sends nothing', async () => {
     const oauth = await startConnect();
@@ -242,7 +245,7 @@ describe('connect', () => {
     expect(input('oc-api-hosts').placeholder).toBe('api.github.com');
     expect(screen.getByTestId('oc-api-hosts-help').textContent).toContain('api.github.com');
     await fill({
-      ...basics,
+      ...github,
       'oc-scopes': 'repo  read:org, workflow',
       'oc-review': '2027-01-31',
       'oc-api-hosts': 'api.github.com, uploads.github.com',
@@ -261,8 +264,8 @@ describe('connect', () => {
       introspectionEndpoint: '',
       deviceAuthorizationEndpoint: '',
       clientId: 'Iv1.abc',
-      clientAuth: 'none',
-      clientSecret: '',
+      clientAuth: 'client_secret',
+      clientSecret: CANARY,
       clientKeyId: '',
       scopes: ['repo', 'read:org', 'workflow'],
       environment: 'production',
@@ -280,6 +283,7 @@ describe('connect', () => {
     const url = oauth.state.nextFlow.authorizationUrl;
     expect(input('flow-auth-url').value).toBe(url);
     expect(screen.queryByTestId('connect-form')).toBeNull();
+    expect(document.body.innerHTML).not.toContain(CANARY);
 
     await fireEvent.click(screen.getByTestId('flow-open-again'));
     expect(oauth.runtime.BrowserOpenURL).toHaveBeenCalledWith(url);
@@ -302,11 +306,11 @@ describe('connect', () => {
       verificationUriComplete: '',
       expiresAt: new Date(Date.now() + 15 * 60_000).toISOString(),
     });
-    await fill(basics);
+    await fill(github);
     await fireEvent.click(screen.getByTestId('oc-flow-device'));
     await fireEvent.submit(screen.getByTestId('connect-form'));
     await waitFor(() => expect(oauth.OAuthService.Connect).toHaveBeenCalledTimes(1));
-    expect(oauth.OAuthService.Connect.mock.calls[0][0]).toMatchObject({ flow: 'device_code', clientAuth: 'none', environment: 'production' });
+    expect(oauth.OAuthService.Connect.mock.calls[0][0]).toMatchObject({ flow: 'device_code', clientAuth: 'client_secret', environment: 'production' });
 
     expect((await screen.findByTestId('flow-user-code')).textContent).toBe('WDJB-MJHT');
     expect(screen.getByTestId('flow-verification-uri').textContent).toBe('https://github.com/login/device');
@@ -319,7 +323,7 @@ describe('connect', () => {
 
   it('returns to the list when the flow event says connected', async () => {
     const oauth = await startConnect();
-    await fill(basics);
+    await fill(github);
     await fireEvent.submit(screen.getByTestId('connect-form'));
     await screen.findByTestId('flow-panel');
     expect(oauth.listenerCount('oauth:flow')).toBe(1);
@@ -340,7 +344,7 @@ describe('connect', () => {
 
   it('polls the flow every 2 s when no event comes, and shows why it failed', async () => {
     const oauth = await startConnect();
-    await fill(basics);
+    await fill(github);
     // Only intervals are faked, so the DOM queries' own timeouts still run.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
@@ -363,7 +367,7 @@ describe('connect', () => {
 
   it('shows an expired flow', async () => {
     const oauth = await startConnect();
-    await fill(basics);
+    await fill(github);
     await fireEvent.submit(screen.getByTestId('connect-form'));
     await screen.findByTestId('flow-panel');
     oauth.flow(flowView({ state: 'expired', error: '' }));
@@ -377,7 +381,7 @@ describe('connect', () => {
     const warning = screen.getByTestId('oc-unattended-warning');
     expect(warning.textContent).toContain('long-lived refresh token');
     expect(warning.textContent).toContain('without a person present');
-    await fill(basics);
+    await fill(github);
     await fireEvent.submit(screen.getByTestId('connect-form'));
     await waitFor(() => expect(oauth.OAuthService.Connect).toHaveBeenCalledTimes(1));
     expect(oauth.OAuthService.Connect.mock.calls[0][0].unattended).toBe(true);
@@ -406,6 +410,7 @@ describe('connect', () => {
     const oauth = await startConnect();
     await fill(basics);
     await fireEvent.click(screen.getByTestId('oc-flow-client'));
+    await fireEvent.click(screen.getByTestId('oc-auth-none'));
     await fireEvent.submit(screen.getByTestId('connect-form'));
     expect(screen.getByTestId('connect-error-clientAuth')).toBeTruthy();
     await fireEvent.click(screen.getByTestId('oc-auth-secret'));
@@ -478,7 +483,7 @@ describe('connect', () => {
   it('shows a backend refusal and keeps the form', async () => {
     const oauth = await startConnect();
     oauth.OAuthService.Connect.mockRejectedValueOnce('an authorization for production already exists for this account');
-    await fill(basics);
+    await fill(github);
     await fireEvent.submit(screen.getByTestId('connect-form'));
     expect((await screen.findByTestId('connect-form-error')).textContent).toContain('already exists');
     expect(input('oc-name').value).toBe('tracker (production)');
@@ -733,5 +738,119 @@ describe('reloads answered out of order', () => {
     releaseOld();
     await new Promise((r) => setTimeout(r, 50));
     expect(screen.getAllByTestId('authorization-row')).toHaveLength(2);
+  });
+});
+
+// Issue 25 item 8: the connect steps contradicted the form, the form was
+// three screens tall at 820 px, the operation editor showed with no
+// account to run an operation through, and the block switch had two names.
+describe('the connect form says what the form holds', () => {
+  const basics = {
+    'oc-name': 'tracker (production)',
+    'oc-client-id': 'Iv1.abc',
+    'oc-environment': 'production',
+    'oc-owner': 'ana@example.com',
+    'oc-backup': 'ops@example.com',
+  };
+  async function startConnect() {
+    const oauth = await openConnections();
+    await fireEvent.click(screen.getByTestId('connect-start'));
+    await screen.findByTestId('connect-form');
+    await waitFor(() => expect(screen.getAllByRole('option').length).toBeGreaterThan(2));
+    await fill({ 'oc-provider': 'github' });
+    return oauth;
+  }
+  const steps = () => screen.getByTestId('oc-steps').querySelector('ol')!;
+  const said = () => steps().textContent ?? '';
+  const below = (id: string) => Boolean(steps().compareDocumentPosition(screen.getByTestId(id)) & Node.DOCUMENT_POSITION_FOLLOWING);
+
+  it('names each field where it is, and asks for a client secret only as the form does', async () => {
+    await startConnect();
+    for (const provider of ['github', 'microsoft', 'custom']) {
+      await fill({ 'oc-provider': provider });
+      expect(said()).not.toMatch(/above/);
+      expect(said()).toContain('redirect address below');
+      expect(below('oc-redirect')).toBe(true);
+      expect(below('oc-client-id')).toBe(true);
+      expect(below('oc-auth-none')).toBe(true);
+    }
+    expect(said()).toContain('under Issuer below');
+    expect(below('oc-issuer')).toBe(true);
+
+    // Microsoft: a public client, and the tenant below.
+    await fill({ 'oc-provider': 'microsoft' });
+    expect(said()).toContain('into Tenant');
+    expect(below('oc-tenant')).toBe(true);
+    expect(input('oc-auth-none').checked).toBe(true);
+    expect(said()).toContain('Client authentication below stays None');
+    expect(said()).not.toContain('secret, and paste it');
+
+    // GitHub refuses a client without its secret: the form starts with one.
+    await fill({ 'oc-provider': 'github' });
+    expect(input('oc-auth-secret').checked).toBe(true);
+    expect(said()).toContain('paste it under Client secret below');
+    expect(below('oc-secret')).toBe(true);
+    await fireEvent.click(screen.getByTestId('oc-auth-none'));
+    expect(said()).not.toContain('paste it under Client secret below');
+    expect(said()).toContain('GitHub needs it, so choose Client secret under Client authentication below');
+    await fireEvent.click(screen.getByTestId('oc-auth-key'));
+    expect(said()).toContain('Choose Generate key under Client authentication below');
+    expect(below('oc-generate-key')).toBe(true);
+  });
+
+  it('folds what few connections need, and opens a fold when a field in it is refused', async () => {
+    const oauth = await startConnect();
+    const more = screen.getByTestId('oc-more') as HTMLDetailsElement;
+    expect(more.open).toBe(false);
+    for (const id of ['oc-scopes', 'oc-api-hosts', 'oc-review', 'oc-disable']) expect(more.contains(screen.getByTestId(id))).toBe(true);
+    // What the fold holds for a preset is said without opening it.
+    expect(more.querySelector('summary')?.textContent).toContain('repo read:org');
+    expect(screen.getByTestId('connect-form').querySelectorAll('details[open]')).toHaveLength(0);
+
+    await fill({ 'oc-provider': 'custom' });
+    const endpoints = screen.getByTestId('oc-endpoints') as HTMLDetailsElement;
+    expect(endpoints.open).toBe(false);
+    expect(endpoints.contains(screen.getByTestId('oc-tokenEndpoint'))).toBe(true);
+    expect(endpoints.contains(screen.getByTestId('oc-issuer'))).toBe(false);
+    // No preset, so no scopes to take as they are: the field is in view.
+    expect(screen.getByTestId('oc-more').contains(screen.getByTestId('oc-scopes'))).toBe(false);
+
+    await fill({ ...basics, 'oc-tokenEndpoint': 'https://auth.example.com/token' });
+    await fireEvent.submit(screen.getByTestId('connect-form'));
+    expect(screen.getByTestId('connect-error-authorizationEndpoint')).toBeTruthy();
+    expect(endpoints.open).toBe(true);
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('oc-authorizationEndpoint')));
+    expect(oauth.OAuthService.Connect).not.toHaveBeenCalled();
+  });
+
+  it('shows the named-operation editor only once an account can run an operation', async () => {
+    await openConnections();
+    await screen.findByTestId('authorizations-empty');
+    expect(screen.queryByTestId('operation-form')).toBeNull();
+    expect(screen.getByTestId('operations-need-account').textContent).toContain('Connect an account above to add one');
+    cleanup();
+    await openConnections({ authorizations: [authorization({ state: 'revoked', revocation: 'done' })] });
+    await screen.findByTestId('authorization-row');
+    expect(screen.queryByTestId('operation-form')).toBeNull();
+    cleanup();
+    await openConnections({ authorizations: [authorization()] });
+    await screen.findByTestId('authorization-row');
+    expect(screen.getByTestId('operation-form')).toBeTruthy();
+    expect(screen.queryByTestId('operations-need-account')).toBeNull();
+  });
+
+  it('names the block switch as the Inventory does: it is one switch', async () => {
+    installBridge(vaultStatus({ state: 'unlocked', epoch: 3 }));
+    installOAuth();
+    installInventory();
+    render(App);
+    const label = (id: string) => screen.getByTestId(id).closest('label')?.textContent?.replace(/\s+/g, ' ').trim();
+    await fireEvent.click(await screen.findByTestId('nav-inventory'));
+    await screen.findByTestId('inventory-block-uncontrolled');
+    const there = label('inventory-block-uncontrolled');
+    await fireEvent.click(screen.getByTestId('nav-connections'));
+    await screen.findByTestId('block-uncontrolled');
+    expect(label('block-uncontrolled')).toBe(there);
+    expect(there).toContain('not under control');
   });
 });

@@ -234,6 +234,7 @@ describe('Connections form', () => {
     await fireEvent.input(screen.getByTestId('oc-name'), { target: { value: 'tracker' } });
     await fireEvent.input(screen.getByTestId('oc-client-id'), { target: { value: 'Iv1.abc' } });
     await fireEvent.change(screen.getByTestId('oc-environment'), { target: { value: 'production' } });
+    await fireEvent.input(screen.getByTestId('oc-secret'), { target: { value: 'client-secret' } });
     await fireEvent.submit(screen.getByTestId('connect-form'));
     await waitFor(() => expect(oauth.OAuthService.Connect).toHaveBeenCalledTimes(1));
     expect(oauth.OAuthService.Connect).toHaveBeenCalledWith(expect.objectContaining({ owner: 'ana@example.com', backupRevoker: 'ana@example.com' }));
