@@ -18,10 +18,16 @@ type Reader struct {
 	size int // bytes of the last frame returned, terminator included
 }
 
-// NewReader reads frames from r.
+// NewReader reads frames from r. Its read buffer is small (a frame longer
+// than it is gathered in buf, chunk by chunk): a gateway holds one Reader
+// per agent connection, and with 64 KiB each 16 agents held a megabyte.
 func NewReader(r io.Reader, lim Limits) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), lim: lim.withDefaults()}
+	return &Reader{br: bufio.NewReaderSize(r, 4<<10), lim: lim.withDefaults()}
 }
+
+// keptBuffer is the most buf keeps between frames: one large frame does
+// not leave its connection holding up to the frame limit for good.
+const keptBuffer = 64 << 10
 
 // Next returns the next frame as either a clean message or a Rejection;
 // blank lines are skipped. The error is non-nil only when the stream itself
@@ -51,6 +57,9 @@ func (r *Reader) Next() (jsonrpc.Message, *Rejection, error) {
 // can carry it. err is set only when no more lines can follow (a final
 // unterminated line is still returned with it).
 func (r *Reader) readLine() (line []byte, tooBig bool, id []byte, err error) {
+	if cap(r.buf) > keptBuffer {
+		r.buf = nil
+	}
 	r.buf = r.buf[:0]
 	var scan *idScanner
 	for {

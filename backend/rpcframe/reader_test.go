@@ -109,3 +109,18 @@ func TestFrameAtLimitAccepted(t *testing.T) {
 		t.Fatalf("frame one byte over: rej=%v err=%v", rej, err)
 	}
 }
+
+// A connection that sent one large frame does not keep a buffer of its
+// size once a small frame follows.
+func TestReaderLetsALargeFrameGo(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 1<<20) + `"}}`
+	r := NewReader(strings.NewReader(big+"\n"+`{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n"), Limits{MaxFrameBytes: 2 << 20})
+	for i := 0; i < 2; i++ {
+		if msg, rej, err := r.Next(); err != nil || rej != nil || msg == nil {
+			t.Fatalf("frame %d: %v %v", i, rej, err)
+		}
+	}
+	if cap(r.buf) > keptBuffer {
+		t.Fatalf("after a small frame the reader still holds %d bytes", cap(r.buf))
+	}
+}
