@@ -44,14 +44,14 @@ type logRecord struct {
 }
 
 func frame(e *Entry) ([]byte, error) {
-	payload, err := json.Marshal(logRecord{V: 1, Entry: e})
-	if err != nil {
-		return nil, err
+	buf := make([]byte, frameHeader, frameHeader+768)
+	out := appendRecord(buf, e)
+	if out == nil {
+		return frameFallback(e)
 	}
-	out := make([]byte, frameHeader+len(payload))
+	payload := out[frameHeader:]
 	binary.BigEndian.PutUint32(out, uint32(len(payload)))
 	binary.BigEndian.PutUint32(out[4:], crc32Checksum(payload))
-	copy(out[frameHeader:], payload)
 	return out, nil
 }
 
