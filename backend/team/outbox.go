@@ -212,3 +212,15 @@ func (o *outbox) lastSynced() time.Time {
 	o.db.Raw(`SELECT last_synced FROM sync_state WHERE id = 1`).Scan(&s)
 	return store.FromUnixSeconds(s)
 }
+
+// ReadStatus says what the outbox in dataDir holds for the membership of
+// c, for a process that runs no syncer (yett team status): when it last
+// synced and how much waits. Connected is never set here.
+func ReadStatus(dataDir string, c *Credentials) (Status, error) {
+	o, err := openOutbox(dataDir, c)
+	if err != nil {
+		return Status{}, err
+	}
+	defer o.close()
+	return Status{TeamName: c.TeamName, Machine: c.Hostname, Member: c.Member, Lead: c.Lead(), LastSynced: o.lastSynced(), Waiting: o.waiting()}, nil
+}
