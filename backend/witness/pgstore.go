@@ -88,6 +88,19 @@ func OpenPGStore(ctx context.Context, url string) (*PGStore, error) {
 	return &PGStore{db: db}, nil
 }
 
+// GrantRead lets each role read the witness's tables (SELECT only): a
+// team's lead, whose view shows each machine's last witnessed tree and the
+// checkpoints the witness refused. Writing stays the witness's own role's.
+// Granting again changes nothing.
+func (s *PGStore) GrantRead(ctx context.Context, roles ...string) error {
+	for _, r := range roles {
+		if _, err := s.db.Exec(ctx, `GRANT SELECT ON witness_logs, witness_refusals TO `+pgx.Identifier{r}.Sanitize()); err != nil {
+			return fmt.Errorf("witness: letting %q read: %w", r, err)
+		}
+	}
+	return nil
+}
+
 // Close closes the store's connections.
 func (s *PGStore) Close() { s.db.Close() }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -73,6 +74,73 @@ func TestPGStore(t *testing.T) {
 		a, b := openPG(t, url), openPG(t, url)
 		testConcurrentAddCheckpoint(t, &alternating{stores: []Store{a, b}})
 	})
+}
+
+// A role granted read (a team's lead) reads the witness's tables and
+// cannot write them; another role reads nothing.
+func TestPGStoreGrantRead(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := context.Background()
+	s := openPG(t, witnessDB(t, srv, "grants"))
+	if err := s.Advance(ctx, "example.com/log", tlog.Tree{}, State{Tree: tlog.Tree{N: 3, Hash: tlog.Hash{3}}, Checkpoint: []byte("cp3\n")}); err != nil {
+		t.Fatal(err)
+	}
+	su, err := pgx.Connect(ctx, srv.SuperuserURL(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close(ctx)
+	for _, r := range []string{"lead", "member"} {
+		if _, err := su.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD 'pw-%s'`, r, r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := s.GrantRead(ctx, "lead"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as := func(role string) *pgx.Conn {
+		c, err := pgx.Connect(ctx, srv.URL(role, "pw-"+role, "grants"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(ctx) })
+		return c
+	}
+	lead, member := as("lead"), as("member")
+	var size int64
+	if err := lead.QueryRow(ctx, `SELECT size FROM witness_logs WHERE origin = 'example.com/log'`).Scan(&size); err != nil || size != 3 {
+		t.Fatalf("the lead reads %d, %v", size, err)
+	}
+	if _, err := lead.Exec(ctx, `SELECT count(*) FROM witness_refusals`); err != nil {
+		t.Fatalf("the lead reads no refusals: %v", err)
+	}
+	for name, stmt := range map[string]string{
+		"update": `UPDATE witness_logs SET size = 0`,
+		"delete": `DELETE FROM witness_refusals`,
+		"insert": `INSERT INTO witness_refusals (origin, reason, witnessed_size, witnessed_root, size, root, old_size, checkpoint)
+			VALUES ('o', 'fork', 0, decode(repeat('00', 32), 'hex'), 0, decode(repeat('00', 32), 'hex'), 0, '')`,
+	} {
+		if _, err := lead.Exec(ctx, stmt); !denied(err) {
+			t.Errorf("the lead's %s: %v, want permission denied", name, err)
+		}
+	}
+	if _, err := member.Exec(ctx, `SELECT size FROM witness_logs`); !denied(err) {
+		t.Errorf("a role never granted reads the witness's state: %v", err)
+	}
+	if err := s.GrantRead(ctx, `lead"; DROP TABLE witness_logs; --`); err == nil {
+		t.Error("granted to a role that does not exist")
+	}
+	if _, err := s.Latest(ctx, "example.com/log"); err != nil {
+		t.Fatalf("the table is gone: %v", err)
+	}
+}
+
+// denied: PostgreSQL's insufficient_privilege.
+func denied(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42501"
 }
 
 // alternating hands each call to the next of its stores in turn.

@@ -29,7 +29,7 @@ func init() {
 
 const witnessUsage = `usage: yett witness init --name NAME
        yett witness key
-       yett witness serve [--listen 127.0.0.1:7380] --log-key VKEY... [--log-keys FILE]
+       yett witness serve [--listen 127.0.0.1:7380] --log-key VKEY... [--log-keys FILE] [--reader ROLE]...
 
 A witness (C2SP tlog-witness) cosigns a machine's audit checkpoint only if
 it extends the last one it cosigned for that machine, and never goes back:
@@ -52,7 +52,9 @@ and answers POST /add-checkpoint on a loopback address (put a tunnel or a
 bastion in front to reach it from other machines) until interrupted. It
 cosigns for the logs given by their audit verifier keys (--log-key, once
 per machine, or --log-keys, a file with one key per line): a machine's key
-is in <data dir>/audit/verifier.key.
+is in <data dir>/audit/verifier.key. --reader lets a database role read
+(never write) the witness's tables: the team's lead, whose view shows each
+machine's last witnessed checkpoint and the checkpoints the witness refused.
 `
 
 func runWitness(ctx context.Context, env *Env, args []string) error {
@@ -172,8 +174,9 @@ const witnessListenDefault = "127.0.0.1:7380"
 
 func witnessServe(ctx context.Context, env *Env, args []string) error {
 	var listen, keysFile string
-	var logKeys listFlag
+	var logKeys, readers listFlag
 	if err := witnessFlags(env, "serve", args, func(fs *flag.FlagSet) {
+		fs.Var(&readers, "reader", "a database `ROLE` that may read the witness's tables (repeatable)")
 		fs.StringVar(&listen, "listen", witnessListenDefault, "loopback `ADDRESS` to listen on")
 		fs.Var(&logKeys, "log-key", "a machine's audit verifier `KEY` (repeatable)")
 		fs.StringVar(&keysFile, "log-keys", "", "`FILE` of audit verifier keys, one per line")
@@ -207,6 +210,9 @@ func witnessServe(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("witness serve: the database: %w", err)
 	}
 	defer store.Close()
+	if err := store.GrantRead(ctx, readers...); err != nil {
+		return fmt.Errorf("witness serve: %w", err)
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("witness serve: %w", err)

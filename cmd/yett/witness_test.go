@@ -51,7 +51,7 @@ func TestWitnessCommands(t *testing.T) {
 	member := newMemberLog(t)
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	serve := func() *ptyRun {
-		r := startPTY(t, env, yettBin, "witness", "serve", "--listen", addr, "--log-key", member.VerifierKey())
+		r := startPTY(t, env, yettBin, "witness", "serve", "--listen", addr, "--log-key", member.VerifierKey(), "--reader", "lead")
 		r.answer(t, "Yett vault passphrase: ", setupPassphrase)
 		r.expect(t, "listening on http://"+addr+" for 1 logs")
 		return r
@@ -82,6 +82,16 @@ func TestWitnessCommands(t *testing.T) {
 		t.Fatalf("cosign after the restart: %v\n%s", err, second.screen.String())
 	}
 	interrupt(second)
+	// The lead (--reader) sees the machine's last witnessed tree.
+	lead, err := pgx.Connect(context.Background(), pg.URL("lead", "lead-pw", "team"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lead.Close(context.Background())
+	var size int64
+	if err := lead.QueryRow(context.Background(), `SELECT size FROM witness_logs`).Scan(&size); err != nil || size != member.Head().Size {
+		t.Fatalf("the lead reads size %d (%v), the member's log holds %d", size, err, member.Head().Size)
+	}
 	held := filepath.Join(t.TempDir(), "cosigned")
 	if err := os.WriteFile(held, cosigned, 0o600); err != nil {
 		t.Fatal(err)
@@ -110,7 +120,8 @@ func witnessDatabase(t *testing.T, pg *pgtest.Server) string {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	for _, stmt := range []string{`CREATE ROLE witness LOGIN PASSWORD '` + witnessDBCanary + `'`, `CREATE DATABASE team OWNER witness`} {
+	for _, stmt := range []string{`CREATE ROLE witness LOGIN PASSWORD '` + witnessDBCanary + `'`, `CREATE DATABASE team OWNER witness`,
+		`CREATE ROLE lead LOGIN PASSWORD 'lead-pw'`} {
 		if _, err := c.Exec(ctx, stmt); err != nil {
 			t.Fatal(err)
 		}
