@@ -54,6 +54,9 @@ var pgMigrations = []pgMigration{
 			checkpoint text NOT NULL CHECK (octet_length(checkpoint) <= 65536),
 			at timestamptz NOT NULL DEFAULT now())`,
 		`CREATE INDEX witness_refusals_by_origin ON witness_refusals (origin, at)`,
+		// Anyone who reaches the witness can replay a checkpoint the log
+		// once signed: each distinct refusal is kept once, not per request.
+		`CREATE UNIQUE INDEX witness_refusals_once ON witness_refusals (origin, reason, witnessed_size, witnessed_root, size, root)`,
 		`REVOKE ALL ON witness_refusals FROM PUBLIC`,
 	}},
 }
@@ -196,7 +199,7 @@ func (s *PGStore) Advance(ctx context.Context, origin string, old tlog.Tree, nex
 func (s *PGStore) Refuse(ctx context.Context, r Refusal) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO witness_refusals
 		(origin, reason, witnessed_size, witnessed_root, size, root, old_size, checkpoint, at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
 		r.Origin, string(r.Reason), r.Witnessed.N, r.Witnessed.Hash[:], r.Tree.N, r.Tree.Hash[:], r.OldSize, string(r.Checkpoint), r.At)
 	if err != nil {
 		return fmt.Errorf("witness: database: %w", err)

@@ -61,7 +61,9 @@ type Store interface {
 	// is no longer the state it returns a *ConflictError with the size
 	// the store holds now.
 	Advance(ctx context.Context, origin string, old tlog.Tree, next State) error
-	// Refuse keeps a refusal.
+	// Refuse keeps a refusal, once: the same refusal again (the same
+	// trees and reason; anyone may replay an old checkpoint) is not kept
+	// twice.
 	Refuse(ctx context.Context, r Refusal) error
 }
 
@@ -120,6 +122,11 @@ func (m *MemStore) Advance(_ context.Context, origin string, old tlog.Tree, next
 func (m *MemStore) Refuse(_ context.Context, r Refusal) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for _, k := range m.refusals {
+		if k.Origin == r.Origin && k.Reason == r.Reason && k.Witnessed == r.Witnessed && k.Tree == r.Tree {
+			return nil
+		}
+	}
 	r.Checkpoint = slices.Clone(r.Checkpoint)
 	m.refusals = append(m.refusals, r)
 	return nil
