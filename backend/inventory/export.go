@@ -16,8 +16,9 @@ const (
 	FormatJSON = "json"
 )
 
-// csvColumns are the exported columns, in seed 002's order.
-var csvColumns = []string{
+// CSVColumns are the exported columns, in seed 002's order (the team's
+// export puts the machine and the member before them).
+var CSVColumns = []string{
 	"provider", "account", "authorization id", "kind", "name", "scopes", "environment", "held on", "owner",
 	"backup revoker", "created via", "connected at", "last confirmed use", "last refresh", "review date",
 	"last drill", "last drill result", "next drill", "operations", "local disable procedure", "state",
@@ -41,17 +42,9 @@ func (inv *Inventory) Export(ctx context.Context, f Filter, format string) ([]by
 	case FormatCSV:
 		var b bytes.Buffer
 		w := csv.NewWriter(&b)
-		w.Write(csvColumns)
+		w.Write(CSVColumns)
 		for _, r := range rows {
-			drill, result := "", ""
-			if r.LastDrill != nil {
-				drill = date(r.LastDrill.At)
-				result = r.LastDrill.Kind + " " + map[bool]string{true: "passed", false: "failed"}[r.LastDrill.Passed]
-			}
-			w.Write(cells(r.Provider, r.AccountRef, r.ID, r.Kind, r.Name, strings.Join(r.Scopes, " "), r.Environment, r.HeldOn,
-				r.Owner, r.BackupRevoker, r.CreatedVia, date(r.ConnectedAt), date(r.LastUsed), date(r.LastRefresh),
-				date(r.ReviewBy), drill, result, date(r.NextDrill), strings.Join(r.Operations, " "), r.DisableProcedure,
-				r.State, fmt.Sprint(r.Controlled), strings.Join(r.Missing, "; ")))
+			w.Write(CSVRecord(r))
 		}
 		w.Flush()
 		return b.Bytes(), w.Error()
@@ -59,9 +52,22 @@ func (inv *Inventory) Export(ctx context.Context, f Filter, format string) ([]by
 	return nil, fmt.Errorf("%w: export as csv or json", ErrInvalid)
 }
 
-// cells keeps a spreadsheet from reading a cell as a formula (OWASP's CSV
+// CSVRecord is r as the cells of one CSV line, in CSVColumns' order.
+func CSVRecord(r Row) []string {
+	drill, result := "", ""
+	if r.LastDrill != nil {
+		drill = date(r.LastDrill.At)
+		result = r.LastDrill.Kind + " " + map[bool]string{true: "passed", false: "failed"}[r.LastDrill.Passed]
+	}
+	return Cells(r.Provider, r.AccountRef, r.ID, r.Kind, r.Name, strings.Join(r.Scopes, " "), r.Environment, r.HeldOn,
+		r.Owner, r.BackupRevoker, r.CreatedVia, date(r.ConnectedAt), date(r.LastUsed), date(r.LastRefresh),
+		date(r.ReviewBy), drill, result, date(r.NextDrill), strings.Join(r.Operations, " "), r.DisableProcedure,
+		r.State, fmt.Sprint(r.Controlled), strings.Join(r.Missing, "; "))
+}
+
+// Cells keeps a spreadsheet from reading a cell as a formula (OWASP's CSV
 // injection advice): text that starts with = + - @ or a tab gets a quote.
-func cells(vs ...string) []string {
+func Cells(vs ...string) []string {
 	for i, v := range vs {
 		if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
 			vs[i] = "'" + v

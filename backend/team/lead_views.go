@@ -1,13 +1,17 @@
 package team
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/yettdev/yett/backend/inventory"
 )
 
 // cursor is where a page of rows ended.
@@ -158,4 +162,44 @@ func (l *Lead) Drills(ctx context.Context, machine, rowID string) ([]DrillView, 
 		v.Verified = verify(key, sig, l.creds.TeamID, domainDrill, v.Machine, body)
 		return v, err
 	})
+}
+
+// Export writes every row matching f (all pages) as CSV or JSON, as the
+// Inventory exports its own: the machine and the member first. Rows hold
+// no secret and no token, so neither does an export.
+func (l *Lead) Export(ctx context.Context, f RowFilter, format string) ([]byte, error) {
+	var all []TeamRow
+	f.After, f.Limit = "", 1000
+	for {
+		page, next, err := l.Rows(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == "" {
+			break
+		}
+		f.After = next
+	}
+	switch format {
+	case inventory.FormatJSON:
+		now, err := now(ctx, l.c)
+		if err != nil {
+			return nil, fmt.Errorf("team: %w", err)
+		}
+		return json.MarshalIndent(struct {
+			ExportedAt time.Time `json:"exported_at"`
+			Rows       []TeamRow `json:"rows"`
+		}{now, all}, "", "  ")
+	case inventory.FormatCSV:
+		var b bytes.Buffer
+		w := csv.NewWriter(&b)
+		w.Write(append([]string{"machine", "member", "machine removed", "signature verified"}, inventory.CSVColumns...))
+		for _, r := range all {
+			w.Write(append(inventory.Cells(r.Hostname, r.Member, fmt.Sprint(r.Removed), fmt.Sprint(r.Verified)), inventory.CSVRecord(r.Row)...))
+		}
+		w.Flush()
+		return b.Bytes(), w.Error()
+	}
+	return nil, fmt.Errorf("%w: export as csv or json", ErrInvalid)
 }

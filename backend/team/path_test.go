@@ -76,6 +76,19 @@ func TestThreeMachines(t *testing.T) {
 	if err != nil || len(machines) != 3 {
 		t.Fatalf("machines: %+v, %v", machines, err)
 	}
+	csvOut, err := lead.Export(ctx, team.RowFilter{}, inventory.FormatCSV)
+	if err != nil || strings.Count(string(csvOut), "\n") != 6 || !strings.HasPrefix(string(csvOut), "machine,member,") || !strings.Contains(string(csvOut), "mia-desktop,mia,") {
+		t.Fatalf("the CSV export: %v\n%s", err, csvOut)
+	}
+	jsonOut, err := lead.Export(ctx, team.RowFilter{Machine: ned.host}, inventory.FormatJSON)
+	if err != nil || strings.Count(string(jsonOut), `"machine": "yett_`) != 2 {
+		t.Fatalf("the JSON export of ned's rows: %v\n%s", err, jsonOut)
+	}
+	for _, out := range [][]byte{csvOut, jsonOut} {
+		if strings.Contains(string(out), "CANARY") {
+			t.Fatal("an export holds a canary")
+		}
+	}
 
 	// A drill report appears at the lead.
 	rep, err := mia.k.State().Inventory.RunDrill(ctx, miaAZ, inventory.DrillUnattended, inventory.TriggerPerson)
