@@ -92,6 +92,7 @@ func edgeAt(f *os.File, id LogID, n int64) (treeState, error) {
 // consistency proof from m to n is either a perfect subtree of the first m
 // leaves that the edge at m holds, or lies wholly among leaves m to n-1.
 func proveFrom(f *os.File, st treeState, to Checkpoint) (tlog.TreeProof, Edge, error) {
+	st.tree = st.tree.clone() // pushing folds hashes in place: the caller's edge stays as it was
 	old := Head{Size: st.tree.n, Root: st.tree.root()}
 	stored := make(map[int64]tlog.Hash)
 	for i, idx := range torchwood.RightEdge(old.Size) {

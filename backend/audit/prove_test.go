@@ -52,6 +52,7 @@ func TestProveConsistencyBetweenEveryCheckpoint(t *testing.T) {
 		if edge.Head() != old.Head {
 			t.Fatalf("edge %s, checkpoint %s", edge.Head(), old.Head)
 		}
+		kept, _ := edge.MarshalText()
 		for _, to := range cps[i:] {
 			for name, from := range map[string]Edge{"kept edge": edge, "no edge": {}} {
 				p, next, err := ProveConsistency(dir, from, old.Size, to)
@@ -63,6 +64,10 @@ func TestProveConsistencyBetweenEveryCheckpoint(t *testing.T) {
 				}
 				if next.Head() != to.Head {
 					t.Fatalf("%s: next edge %s, want %s", name, next.Head(), to.Head)
+				}
+				// The edge given is left as it was, for the next call.
+				if now, _ := edge.MarshalText(); string(now) != string(kept) {
+					t.Fatalf("%s: proving %s -> %s changed the edge given", name, old.Head, to.Head)
 				}
 			}
 		}
@@ -118,5 +123,43 @@ func TestProveConsistencyRefusesAForeignTree(t *testing.T) {
 	}
 	if _, _, err := ProveConsistency(dir, Edge{}, 2, cp); !errors.Is(err, ErrNotInLog) {
 		t.Errorf("truncated log: %v, want ErrNotInLog", err)
+	}
+}
+
+// BenchmarkProveConsistency: the proof a witness client sends after a
+// checkpoint, for the last 4096 records of a log of benchEntries() 1 KiB
+// records, from the edge kept at the last cosigned size (reading only those
+// records) and, as the same-run baseline, from no edge (reading the whole
+// log, as after a conflict).
+func BenchmarkProveConsistency(b *testing.B) {
+	dir, _ := makeBenchLog(b)
+	f, err := os.Open(filepath.Join(dir, LogFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	id, err := ReadLogID(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := benchEntries()
+	old := max(n-4096, 1)
+	st, err := edgeAt(f, id, old)
+	if err != nil {
+		b.Fatal(err)
+	}
+	end, err := edgeAt(f, id, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	to := Checkpoint{Head: Head{Size: n, Root: end.tree.root()}, LogID: id}
+	for name, from := range map[string]Edge{"kept-edge": {st: st}, "no-edge": {}} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := ProveConsistency(dir, from, old, to); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
