@@ -27,7 +27,7 @@ const adminPassword = "CANARY-team-admin-password-41c7"
 // plain administrative role (LOGIN CREATEROLE, not a superuser: the role a
 // team's creator is given), and the team made in it.
 type testTeam struct {
-	t  *testing.T
+	t  testing.TB
 	pg *pgtest.Server
 	db Database
 	// adminRole is the administrative role's name.
@@ -38,13 +38,13 @@ type testTeam struct {
 
 // newDatabase makes an empty database and its administrative role on the
 // test binary's shared cluster.
-func newDatabase(t *testing.T) (*pgtest.Server, Database, string) {
+func newDatabase(t testing.TB) (*pgtest.Server, Database, string) {
 	t.Helper()
 	return newDatabaseOn(t, pgtest.Shared(t))
 }
 
 // newDatabaseOn makes them on pg.
-func newDatabaseOn(t *testing.T, pg *pgtest.Server) (*pgtest.Server, Database, string) {
+func newDatabaseOn(t testing.TB, pg *pgtest.Server) (*pgtest.Server, Database, string) {
 	t.Helper()
 	ctx := context.Background()
 	su, err := pgx.Connect(ctx, pg.SuperuserURL(""))
@@ -71,7 +71,7 @@ func adminSecret() *vault.Secret {
 }
 
 // newTestTeam creates a team whose founding lead is "lea".
-func newTestTeam(t *testing.T) *testTeam {
+func newTestTeam(t testing.TB) *testTeam {
 	t.Helper()
 	pg, db, adminRole := newDatabase(t)
 	ctx := context.Background()

@@ -223,7 +223,7 @@ func (s *Server) start() error {
 	log := &lockedBuffer{}
 	cmd := exec.Command(filepath.Join(binDir(), "postgres"), "-D", filepath.Join(s.Dir, "data"),
 		"-c", "listen_addresses="+s.Host, "-p", strconv.Itoa(s.Port), "-k", filepath.Join(s.Dir, "sock"),
-		"-c", "fsync=off", "-c", "max_connections=300", "-c", "shared_buffers=32MB")
+		"-c", "fsync=off", "-c", "max_connections=1000", "-c", "shared_buffers=32MB")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
 	if err := cmd.Start(); err != nil {
