@@ -48,7 +48,7 @@ func (s *simInventory) Rows(context.Context, inventory.Filter) ([]inventory.Row,
 	return rows, nil
 }
 
-func (s *simInventory) Drills(string, int) ([]inventory.Report, error)  { return nil, nil }
+func (s *simInventory) Drills(string, int) ([]inventory.Report, error)   { return nil, nil }
 func (s *simInventory) Subscribe(func(inventory.Change)) (cancel func()) { return func() {} }
 
 // revokeNow is a provider that answers at once: the figure is the team's
