@@ -14,6 +14,7 @@ import (
 
 	"github.com/yettdev/yett/backend/inventory"
 	"github.com/yettdev/yett/backend/keeper"
+	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/team"
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/internal/testsupport/oauthtest"
@@ -204,5 +205,72 @@ func TestRemovedMemberSyncerStops(t *testing.T) {
 	})
 	if n := superCount(t, pg, db, `SELECT count(*) FROM team_rows WHERE machine_id = $1`, nedID); n != 1 {
 		t.Fatalf("%d of ned's rows after the removal", n)
+	}
+}
+
+// TestRequestForAnEarlierConnection: a request names the connection the
+// lead saw. When its owner revoked and connected the authorization again
+// before the request reached the machine (a reconnection keeps the
+// authorization's id), the machine refuses the request and the new grant
+// stays in service: a request withheld and delivered late cannot cut off
+// a grant nobody asked about.
+func TestRequestForAnEarlierConnection(t *testing.T) {
+	pg := pgtest.Shared(t)
+	db, admin := teamDatabase(t, pg)
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: clientCanary})
+	tokens := newTokenRecorder(t, p)
+	ctx := context.Background()
+	lea, mia := newMachine(t, "lea-laptop"), newMachine(t, "mia-desktop")
+	createTeam(t, lea, db, admin)
+	invite(t, lea, mia, "mia")
+	az := mia.connect(p, tokens, "tracker", "mia", "bob")
+	lead, err := team.OpenLead(ctx, lea.creds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lead.Close()
+	waitFor(t, "mia's row", func() bool { rows, _, _ := lead.Rows(ctx, team.RowFilter{}); return len(rows) == 1 })
+	connected, _ := mia.custody().Authorization(az)
+	// Mia's Yett goes on without sharing (no syncer), as a laptop that
+	// is offline, while the lead asks and mia reconnects.
+	mia.lock()
+	mia.k.Close()
+	k, err := keeper.Open(keeper.Config{DataDir: mia.dir, RuntimeDir: mia.run, Vault: mia.v, NoGateway: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mia.k = k
+	mia.unlock()
+	req, err := lead.RequestRevocation(ctx, mia.host, az, "before the reconnection")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.State().OAuth.Revoke(ctx, az); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a new second on the clock", func() bool { return time.Now().Unix() > connected.ConnectedAt.Unix() })
+	if _, err := k.State().OAuth.Reconnect(ctx, az); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reconnection", func() bool {
+		v, _ := k.State().OAuth.Authorization(az)
+		return v.State == oauth.StateActive && v.ConnectedAt.After(connected.ConnectedAt)
+	})
+	creds, err := team.Load(mia.v.Team())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := team.Start(team.Config{DataDir: mia.dir, Inventory: k.State().Inventory, Revoker: k.State().OAuth,
+		Ready: func() bool { return mia.v.Status().State == vault.StateUnlocked }}, creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := waitRequest(t, lead, req.UID, team.StatusRefused)
+	if !strings.Contains(got.Outcome.Words, "connected again") {
+		t.Fatalf("the answer: %q", got.Outcome.Words)
+	}
+	if v, _ := k.State().OAuth.Authorization(az); v.State != oauth.StateActive {
+		t.Fatalf("the new grant: %s", v.State)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -174,7 +175,8 @@ func likeEscape(s string) string {
 }
 
 // RequestRevocation asks machine (its id or host name) to revoke row, for
-// reason: the request is signed with this lead's key and inserted; the
+// reason: the request names the row's connection as the lead sees it
+// (connected at), is signed with this lead's key and inserted; the
 // machine is woken at once if it is connected, and reads it when it next
 // connects otherwise. Members act only on requests the founding lead's key
 // signed, so only that lead's machine asks. Errors: ErrNotLead,
@@ -187,18 +189,23 @@ func (l *Lead) RequestRevocation(ctx context.Context, machine, rowID, reason str
 	if len(reason) > 500 || strings.ContainsAny(reason, "\x00") || rowID == "" || len(rowID) > 200 {
 		return RequestView{}, fmt.Errorf("%w: a reason is at most 500 characters", ErrInvalid)
 	}
-	var id string
-	err := l.c.QueryRow(ctx, `SELECT m.machine_id FROM team_machines m JOIN team_rows r ON r.machine_id = m.machine_id
-		WHERE (m.machine_id = $1 OR m.hostname = $1) AND r.row_id = $2 AND NOT r.deleted`, machine, rowID).Scan(&id)
+	var id, body string
+	err := l.c.QueryRow(ctx, `SELECT m.machine_id, r.row_json FROM team_machines m JOIN team_rows r ON r.machine_id = m.machine_id
+		WHERE (m.machine_id = $1 OR m.hostname = $1) AND r.row_id = $2 AND NOT r.deleted`, machine, rowID).Scan(&id, &body)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return RequestView{}, fmt.Errorf("%w: no machine %q holds a row %q", ErrNotFound, machine, rowID)
 	} else if err != nil {
 		return RequestView{}, fmt.Errorf("team: %w", err)
 	}
+	var row inventory.Row
+	if err := json.Unmarshal([]byte(body), &row); err != nil {
+		return RequestView{}, fmt.Errorf("team: the row does not read")
+	}
 	uid := "rq-" + randomHex(12)
-	sig := l.creds.key.sign(l.creds.TeamID, domainRequest, uid, id, rowID, reason)
-	if _, err := l.c.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, reason, request_signature)
-		VALUES ($1, $2, $3, $4, $5)`, uid, id, rowID, reason, sig); err != nil {
+	connected := row.ConnectedAt.UTC().Truncate(time.Second)
+	sig := l.creds.key.sign(l.creds.TeamID, domainRequest, uid, id, rowID, strconv.FormatInt(connected.Unix(), 10), reason)
+	if _, err := l.c.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, row_connected_at, reason, request_signature)
+		VALUES ($1, $2, $3, $4, $5, $6)`, uid, id, rowID, connected, reason, sig); err != nil {
 		return RequestView{}, fmt.Errorf("team: %w", err)
 	}
 	views, err := l.requests(ctx, "q.request_uid = $1", uid)

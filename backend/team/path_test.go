@@ -204,8 +204,8 @@ func TestForgedRequestsAreRefused(t *testing.T) {
 	}
 	defer su.Close(ctx)
 	miaID := mia.creds().Machine
-	if _, err := su.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, reason, request_signature, requested_by)
-		VALUES ('rq-forged', $1, $2, 'forged', 'AAAA', $3)`, miaID, az, lea.creds().Machine); err != nil {
+	if _, err := su.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, row_connected_at, reason, request_signature, requested_by)
+		VALUES ('rq-forged', $1, $2, now(), 'forged', 'AAAA', $3)`, miaID, az, lea.creds().Machine); err != nil {
 		t.Fatal(err)
 	}
 	forged := waitRequest(t, lead, "rq-forged", team.StatusRefused)

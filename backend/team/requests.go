@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,6 +36,7 @@ type request struct {
 	ID          int64
 	UID         string
 	RowID       string
+	Connected   time.Time
 	Reason      string
 	RequestedBy string
 	RequestedAt time.Time
@@ -75,7 +77,7 @@ const revokeTimeout = 60 * time.Second
 // answered, and queues the answers. It returns with the connection's
 // error only.
 func (s *Syncer) answerRequests(ctx context.Context, c *pgx.Conn) error {
-	rows, err := c.Query(ctx, `SELECT id, request_uid, row_id, reason, requested_by, requested_at, request_signature
+	rows, err := c.Query(ctx, `SELECT id, request_uid, row_id, row_connected_at, reason, requested_by, requested_at, request_signature
 		FROM team_revocation_requests WHERE machine_id = current_user AND status = 'pending' ORDER BY id`)
 	if err != nil {
 		return err
@@ -107,7 +109,8 @@ func (s *Syncer) answerRequests(ctx context.Context, c *pgx.Conn) error {
 func (s *Syncer) act(ctx context.Context, r request) (string, Outcome) {
 	out := Outcome{RowID: r.RowID, Hostname: s.creds.Hostname, Steps: []oauth.RevokeStep{}}
 	refuse := func(words string) (string, Outcome) { out.Words = words; return StatusRefused, out }
-	if !verify(s.creds.FoundingLeadKey, r.Signature, s.creds.TeamID, domainRequest, r.UID, s.creds.Machine, r.RowID, r.Reason) {
+	connected := strconv.FormatInt(r.Connected.Unix(), 10)
+	if !verify(s.creds.FoundingLeadKey, r.Signature, s.creds.TeamID, domainRequest, r.UID, s.creds.Machine, r.RowID, connected, r.Reason) {
 		s.log.Warn("team: a revocation request not signed by the founding lead's key was refused", "request", r.ID)
 		return refuse("The request is not signed by the team's founding lead key, so this machine does not act on it.")
 	}
@@ -125,6 +128,11 @@ func (s *Syncer) act(ctx context.Context, r request) (string, Outcome) {
 	}
 	if row.Kind != inventory.KindOAuth {
 		return refuse("Yett revokes OAuth authorizations on request; " + row.Name + " is a " + kindWords(row.Kind) + ", removed on this machine by its owner.")
+	}
+	if !row.ConnectedAt.Equal(r.Connected) {
+		// Reconnected since the lead asked (it keeps its id): the grant
+		// in service now is not the one the request is about.
+		return refuse(row.Name + " was connected again on " + s.creds.Hostname + " after the request was made; ask again if the new connection must go too.")
 	}
 	rctx, cancel := context.WithTimeout(ctx, revokeTimeout)
 	defer cancel()

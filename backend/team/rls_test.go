@@ -52,8 +52,8 @@ func TestRowLevelSecurity(t *testing.T) {
 	if err := rawRow(ctx, nedC, ned.Machine, "az-ned"); err != nil {
 		t.Fatalf("ned writes his own row: %v", err)
 	}
-	if _, err := leadC.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, reason, request_signature)
-		VALUES ('uid-1', $1, 'az-ned', 'left the company', 's')`, ned.Machine); err != nil {
+	if _, err := leadC.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, row_connected_at, reason, request_signature)
+		VALUES ('uid-1', $1, 'az-ned', now(), 'left the company', 's')`, ned.Machine); err != nil {
 		t.Fatalf("the lead asks for a revocation: %v", err)
 	}
 
@@ -98,8 +98,8 @@ func TestRowLevelSecurity(t *testing.T) {
 		}
 	})
 	t.Run("member cannot insert a revocation request", func(t *testing.T) {
-		_, err := miaC.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, reason, request_signature)
-			VALUES ('uid-2', $1, 'az-ned', 'x', 's')`, ned.Machine)
+		_, err := miaC.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, row_connected_at, reason, request_signature)
+			VALUES ('uid-2', $1, 'az-ned', now(), 'x', 's')`, ned.Machine)
 		refused(t, "a member's request", err)
 		tag, err := miaC.Exec(ctx, `UPDATE team_revocation_requests SET status = 'refused'`)
 		if err != nil || tag.RowsAffected() != 0 {
@@ -122,11 +122,11 @@ func TestRowLevelSecurity(t *testing.T) {
 		if err := leadC.QueryRow(ctx, `SELECT requested_by FROM team_revocation_requests`).Scan(&by); err != nil || by != tt.lead.Machine {
 			t.Fatalf("requested_by %q, %v", by, err)
 		}
-		_, err := leadC.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, reason, request_signature, requested_by)
-			VALUES ('uid-3', $1, 'az-ned', 'x', 's', $2)`, ned.Machine, mia.Machine)
+		_, err := leadC.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, row_connected_at, reason, request_signature, requested_by)
+			VALUES ('uid-3', $1, 'az-ned', now(), 'x', 's', $2)`, ned.Machine, mia.Machine)
 		refused(t, "a request in mia's name", err)
-		_, err = leadC.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, reason, request_signature, status)
-			VALUES ('uid-4', $1, 'az-ned', 'x', 's', 'done')`, ned.Machine)
+		_, err = leadC.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, row_connected_at, reason, request_signature, status)
+			VALUES ('uid-4', $1, 'az-ned', now(), 'x', 's', 'done')`, ned.Machine)
 		refused(t, "a request already answered", err)
 		refused(t, "the lead writing ned's row", rawRow(ctx, leadC, ned.Machine, "az-lead"))
 	})

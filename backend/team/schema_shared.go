@@ -81,7 +81,9 @@ func sharedSchema(r roles) []string {
 
 // requestSchema: the lead's revocation requests. Only a lead inserts one,
 // and only the columns that say what to revoke and why (who asked and
-// when are the database's to fill in: current_user and now()); the
+// when are the database's to fill in: current_user and now()); a request
+// names the connection it is about (row_connected_at: a reconnected
+// authorization keeps its id, and is not what the lead asked about); the
 // machine the request names reads it and answers it once (a pending
 // request only), and only with its outcome. A trigger wakes the machine
 // with a notification on its own channel, with no payload: the table is
@@ -95,6 +97,7 @@ func requestSchema(r roles) []string {
 			request_uid text NOT NULL UNIQUE,
 			machine_id text NOT NULL REFERENCES team_machines (machine_id),
 			row_id text NOT NULL,
+			row_connected_at timestamptz NOT NULL,
 			reason text NOT NULL CHECK (length(reason) <= 500),
 			requested_by text NOT NULL DEFAULT current_user,
 			requested_at timestamptz NOT NULL DEFAULT now(),
@@ -121,7 +124,7 @@ func requestSchema(r roles) []string {
 	}
 	return append(append(out, secure("team_revocation_requests")...),
 		`GRANT SELECT, UPDATE (status, outcome_json, answered_at, answer_signature) ON team_revocation_requests TO `+m,
-		`GRANT SELECT, INSERT (request_uid, machine_id, row_id, reason, request_signature) ON team_revocation_requests TO `+l,
+		`GRANT SELECT, INSERT (request_uid, machine_id, row_id, row_connected_at, reason, request_signature) ON team_revocation_requests TO `+l,
 		`CREATE POLICY own_requests ON team_revocation_requests FOR SELECT TO `+m+` USING (machine_id = current_user)`,
 		`CREATE POLICY answer_request ON team_revocation_requests FOR UPDATE TO `+m+`
 			USING (machine_id = current_user AND status = 'pending') WITH CHECK (machine_id = current_user)`,

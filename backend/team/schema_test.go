@@ -126,8 +126,8 @@ func TestMigrateFromThePreviousVersion(t *testing.T) {
 	if n := count(ctx, t, c, `SELECT count(*) FROM team_rows WHERE machine_id = 'm1' AND row_id = 'az-1'`); n != 1 {
 		t.Fatalf("the row before the migration: %d", n)
 	}
-	if _, err := c.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, reason, request_signature)
-		VALUES ('u', 'm1', 'az-1', 'r', 's')`); err != nil {
+	if _, err := c.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, row_connected_at, reason, request_signature)
+		VALUES ('u', 'm1', 'az-1', now(), 'r', 's')`); err != nil {
 		t.Fatalf("the new table takes a request for the old machine: %v", err)
 	}
 }
