@@ -197,23 +197,26 @@ describe('authorization inventory', () => {
   });
 });
 
-describe('connect', () => {
-  async function startConnect(initial: Initial = {}) {
-    const oauth = await openConnections(initial);
-    await fireEvent.click(screen.getByTestId('connect-start'));
-    await screen.findByTestId('connect-form');
-    await waitFor(() => expect(screen.getAllByRole('option').length).toBeGreaterThan(2));
-    await fill({ 'oc-provider': 'github' });
-    return oauth;
-  }
+/** Opens the connect form on GitHub. */
+async function startConnect(initial: Initial = {}) {
+  const oauth = await openConnections(initial);
+  await fireEvent.click(screen.getByTestId('connect-start'));
+  await screen.findByTestId('connect-form');
+  await waitFor(() => expect(screen.getAllByRole('option').length).toBeGreaterThan(2));
+  await fill({ 'oc-provider': 'github' });
+  return oauth;
+}
 
-  const basics = {
-    'oc-name': 'tracker (production)',
-    'oc-client-id': 'Iv1.abc',
-    'oc-environment': 'production',
-    'oc-owner': 'ana@example.com',
-    'oc-backup': 'ops@example.com',
-  };
+/** What every provider's form needs but its client authentication. */
+const basics = {
+  'oc-name': 'tracker (production)',
+  'oc-client-id': 'Iv1.abc',
+  'oc-environment': 'production',
+  'oc-owner': 'ana@example.com',
+  'oc-backup': 'ops@example.com',
+};
+
+describe('connect', () => {
   // GitHub refuses a client without its secret: its form starts with one.
   const github = { ...basics, 'oc-secret': CANARY };
 
@@ -745,21 +748,6 @@ describe('reloads answered out of order', () => {
 // three screens tall at 820 px, the operation editor showed with no
 // account to run an operation through, and the block switch had two names.
 describe('the connect form says what the form holds', () => {
-  const basics = {
-    'oc-name': 'tracker (production)',
-    'oc-client-id': 'Iv1.abc',
-    'oc-environment': 'production',
-    'oc-owner': 'ana@example.com',
-    'oc-backup': 'ops@example.com',
-  };
-  async function startConnect() {
-    const oauth = await openConnections();
-    await fireEvent.click(screen.getByTestId('connect-start'));
-    await screen.findByTestId('connect-form');
-    await waitFor(() => expect(screen.getAllByRole('option').length).toBeGreaterThan(2));
-    await fill({ 'oc-provider': 'github' });
-    return oauth;
-  }
   const steps = () => screen.getByTestId('oc-steps').querySelector('ol')!;
   const said = () => steps().textContent ?? '';
   const below = (id: string) => Boolean(steps().compareDocumentPosition(screen.getByTestId(id)) & Node.DOCUMENT_POSITION_FOLLOWING);
