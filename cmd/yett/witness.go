@@ -47,7 +47,9 @@ key prints the witness's verifier key, which the team's machines are given
 to trust its cosignatures.
 
 serve reads the key and the address from the vault (opened with the kernel
-keyring when it holds the key, else the passphrase), locks the vault again,
+keyring when it holds the key, else the passphrase; like the other setup
+commands it refuses while the app or yett serve runs, which may start again
+once it has read them), locks the vault again,
 and answers POST /add-checkpoint on a loopback address (put a tunnel or a
 bastion in front to reach it from other machines) until interrupted. It
 cosigns for the logs given by their audit verifier keys (--log-key, once
