@@ -13,11 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/yettdev/yett/backend/inventory"
-	"github.com/yettdev/yett/backend/keeper"
 	"github.com/yettdev/yett/backend/oauth"
 	"github.com/yettdev/yett/backend/team"
-	"github.com/yettdev/yett/backend/vault"
-	"github.com/yettdev/yett/internal/testsupport/oauthtest"
 	"github.com/yettdev/yett/internal/testsupport/pgtest"
 )
 
@@ -44,19 +41,12 @@ func superCount(t *testing.T, pg *pgtest.Server, db team.Database, sql string, a
 // with its newest version, and a request made after the restart reaches
 // the member through its new connection.
 func TestDatabaseStoppedMidSync(t *testing.T) {
-	pg := pgtest.Start(t)
-	db, admin := teamDatabase(t, pg)
-	p := oauthtest.New(t, oauthtest.Options{ClientSecret: clientCanary})
-	tokens := newTokenRecorder(t, p)
+	w := newPair(t, pgtest.Start(t))
+	pg, db, mia := w.pg, w.db, w.mia
 	ctx := context.Background()
-	lea, mia := newMachine(t, "lea-laptop"), newMachine(t, "mia-desktop")
-	createTeam(t, lea, db, admin)
-	invite(t, lea, mia, "mia")
-	az := mia.connect(p, tokens, "tracker", "mia", "bob")
 	rowsOf := func() int {
 		return superCount(t, pg, db, `SELECT count(*) FROM team_rows WHERE machine_id = $1 AND NOT deleted`, mia.creds().Machine)
 	}
-	waitFor(t, "mia's first row", func() bool { return rowsOf() == 1 })
 
 	var ids []string
 	for i := range 60 {
@@ -87,13 +77,13 @@ func TestDatabaseStoppedMidSync(t *testing.T) {
 	if n := superCount(t, pg, db, `SELECT count(DISTINCT seq) FROM team_rows WHERE machine_id = $1`, mia.creds().Machine); n != 61 {
 		t.Fatalf("rows share a version: %d distinct of 61", n)
 	}
-
-	lead, err := team.OpenLead(ctx, lea.creds())
+	// The lead's session ended with the server: a new one.
+	lead, err := team.OpenLead(ctx, w.lea.creds())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lead.Close()
-	req, err := lead.RequestRevocation(ctx, mia.host, az, "after the restart")
+	req, err := lead.RequestRevocation(ctx, mia.host, w.az, "after the restart")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,41 +99,14 @@ func TestDatabaseStoppedMidSync(t *testing.T) {
 // sees how far off its clock is and when it synced on the database's
 // clock.
 func TestClockFarOff(t *testing.T) {
-	pg := pgtest.Shared(t)
-	db, admin := teamDatabase(t, pg)
-	p := oauthtest.New(t, oauthtest.Options{ClientSecret: clientCanary})
-	tokens := newTokenRecorder(t, p)
+	w := newPair(t, pgtest.Shared(t))
+	mia, lead, az := w.mia, w.lead, w.az
 	ctx := context.Background()
-	lea, mia := newMachine(t, "lea-laptop"), newMachine(t, "mia-desktop")
-	createTeam(t, lea, db, admin)
-	invite(t, lea, mia, "mia")
-	az := mia.connect(p, tokens, "tracker", "mia", "bob")
 	// The keeper runs the syncer on the system clock; this machine's runs
 	// on a clock a year behind, over the same inventory and custody.
-	mia.lock()
-	mia.k.Close()
-	k, err := keeper.Open(keeper.Config{DataDir: mia.dir, RuntimeDir: mia.run, Vault: mia.v, NoGateway: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mia.k = k
-	mia.unlock()
-	creds, err := team.Load(mia.v.Team())
-	if err != nil {
-		t.Fatal(err)
-	}
-	yearBehind := func() time.Time { return time.Now().AddDate(-1, 0, 0) }
-	s, err := team.Start(team.Config{DataDir: mia.dir, Inventory: k.State().Inventory, Revoker: k.State().OAuth, Now: yearBehind,
-		Ready: func() bool { return mia.v.Status().State == vault.StateUnlocked }}, creds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	lead, err := team.OpenLead(ctx, lea.creds())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lead.Close()
+	mia.withoutSyncer()
+	s := mia.startSyncer(func() time.Time { return time.Now().AddDate(-1, 0, 0) })
+	k := mia.k
 	if err := k.State().Inventory.SetField(ctx, az, inventory.FieldBackupRevoker, "carol"); err != nil {
 		t.Fatal(err)
 	}
@@ -215,32 +178,14 @@ func TestRemovedMemberSyncerStops(t *testing.T) {
 // stays in service: a request withheld and delivered late cannot cut off
 // a grant nobody asked about.
 func TestRequestForAnEarlierConnection(t *testing.T) {
-	pg := pgtest.Shared(t)
-	db, admin := teamDatabase(t, pg)
-	p := oauthtest.New(t, oauthtest.Options{ClientSecret: clientCanary})
-	tokens := newTokenRecorder(t, p)
+	w := newPair(t, pgtest.Shared(t))
+	mia, lead, az := w.mia, w.lead, w.az
 	ctx := context.Background()
-	lea, mia := newMachine(t, "lea-laptop"), newMachine(t, "mia-desktop")
-	createTeam(t, lea, db, admin)
-	invite(t, lea, mia, "mia")
-	az := mia.connect(p, tokens, "tracker", "mia", "bob")
-	lead, err := team.OpenLead(ctx, lea.creds())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lead.Close()
-	waitFor(t, "mia's row", func() bool { rows, _, _ := lead.Rows(ctx, team.RowFilter{}); return len(rows) == 1 })
 	connected, _ := mia.custody().Authorization(az)
-	// Mia's Yett goes on without sharing (no syncer), as a laptop that
-	// is offline, while the lead asks and mia reconnects.
-	mia.lock()
-	mia.k.Close()
-	k, err := keeper.Open(keeper.Config{DataDir: mia.dir, RuntimeDir: mia.run, Vault: mia.v, NoGateway: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mia.k = k
-	mia.unlock()
+	// Mia's Yett goes on without sharing, as a laptop that is offline,
+	// while the lead asks and mia reconnects.
+	mia.withoutSyncer()
+	k := mia.k
 	req, err := lead.RequestRevocation(ctx, mia.host, az, "before the reconnection")
 	if err != nil {
 		t.Fatal(err)
@@ -256,16 +201,7 @@ func TestRequestForAnEarlierConnection(t *testing.T) {
 		v, _ := k.State().OAuth.Authorization(az)
 		return v.State == oauth.StateActive && v.ConnectedAt.After(connected.ConnectedAt)
 	})
-	creds, err := team.Load(mia.v.Team())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := team.Start(team.Config{DataDir: mia.dir, Inventory: k.State().Inventory, Revoker: k.State().OAuth,
-		Ready: func() bool { return mia.v.Status().State == vault.StateUnlocked }}, creds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	mia.startSyncer(nil)
 	got := waitRequest(t, lead, req.UID, team.StatusRefused)
 	if !strings.Contains(got.Outcome.Words, "connected again") {
 		t.Fatalf("the answer: %q", got.Outcome.Words)

@@ -268,3 +268,70 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// pair is a team of a founding lead (lea) and one member (mia) holding
+// one OAuth authorization (az) at a test provider, and the lead's
+// session.
+type pair struct {
+	pg       *pgtest.Server
+	db       team.Database
+	p        *oauthtest.Provider
+	tokens   *tokenRecorder
+	lea, mia *machine
+	az       string
+	lead     *team.Lead
+}
+
+func newPair(t *testing.T, pg *pgtest.Server) *pair {
+	t.Helper()
+	db, admin := teamDatabase(t, pg)
+	p := oauthtest.New(t, oauthtest.Options{ClientSecret: clientCanary})
+	w := &pair{pg: pg, db: db, p: p, tokens: newTokenRecorder(t, p), lea: newMachine(t, "lea-laptop"), mia: newMachine(t, "mia-desktop")}
+	createTeam(t, w.lea, db, admin)
+	invite(t, w.lea, w.mia, "mia")
+	w.az = w.mia.connect(p, w.tokens, "tracker", "mia", "bob")
+	var err error
+	if w.lead, err = team.OpenLead(context.Background(), w.lea.creds()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.lead.Close() })
+	waitFor(t, "mia's row at the lead", func() bool {
+		rows, _, _ := w.lead.Rows(context.Background(), team.RowFilter{})
+		return len(rows) == 1
+	})
+	return w
+}
+
+// withoutSyncer keeps m's Yett running without the syncer its keeper
+// would start (a keeper that serves no agents runs none): the test starts
+// one of its own (startSyncer), on a clock of its choosing, or none, as a
+// laptop that is offline.
+func (m *machine) withoutSyncer() {
+	m.t.Helper()
+	m.lock()
+	m.k.Close()
+	k, err := keeper.Open(keeper.Config{DataDir: m.dir, RuntimeDir: m.run, Vault: m.v, NoGateway: true})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	m.k = k
+	m.unlock()
+}
+
+// startSyncer starts a syncer for m as its keeper would, on clock now
+// (nil: the system's).
+func (m *machine) startSyncer(now func() time.Time) *team.Syncer {
+	m.t.Helper()
+	creds, err := team.Load(m.v.Team())
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	st := m.k.State()
+	s, err := team.Start(team.Config{DataDir: m.dir, Inventory: st.Inventory, Revoker: st.OAuth, Now: now,
+		Ready: func() bool { return m.v.Status().State == vault.StateUnlocked }}, creds)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	m.t.Cleanup(func() { s.Close() })
+	return s
+}

@@ -182,21 +182,9 @@ func waitRequest(t *testing.T, lead *team.Lead, uid, status string) team.Request
 // answered "refused" and nothing is revoked; a genuine request replayed
 // under its own id after it was answered is not acted on again.
 func TestForgedRequestsAreRefused(t *testing.T) {
-	pg := pgtest.Shared(t)
-	db, admin := teamDatabase(t, pg)
-	p := oauthtest.New(t, oauthtest.Options{ClientSecret: clientCanary})
-	tokens := newTokenRecorder(t, p)
+	w := newPair(t, pgtest.Shared(t))
+	pg, db, lea, mia, az, lead := w.pg, w.db, w.lea, w.mia, w.az, w.lead
 	ctx := context.Background()
-	lea, mia := newMachine(t, "lea-laptop"), newMachine(t, "mia-desktop")
-	createTeam(t, lea, db, admin)
-	invite(t, lea, mia, "mia")
-	az := mia.connect(p, tokens, "tracker", "mia", "bob")
-	lead, err := team.OpenLead(ctx, lea.creds())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lead.Close()
-	waitFor(t, "mia's row", func() bool { rows, _, _ := lead.Rows(ctx, team.RowFilter{}); return len(rows) == 1 })
 
 	su, err := pgx.Connect(ctx, pg.SuperuserURL(db.Name))
 	if err != nil {

@@ -17,7 +17,6 @@
 package pgtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -35,6 +34,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
 
 // Superuser is the cluster's superuser role.
@@ -53,25 +54,8 @@ type Server struct {
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	log  *lockedBuffer
+	log  *syncbuf.Buffer
 	done chan struct{}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // Start starts a fresh cluster and stops it when the test ends.
@@ -220,7 +204,7 @@ func (s *Server) Log() string {
 }
 
 func (s *Server) start() error {
-	log := &lockedBuffer{}
+	log := &syncbuf.Buffer{}
 	cmd := exec.Command(filepath.Join(binDir(), "postgres"), "-D", filepath.Join(s.Dir, "data"),
 		"-c", "listen_addresses="+s.Host, "-p", strconv.Itoa(s.Port), "-k", filepath.Join(s.Dir, "sock"),
 		"-c", "fsync=off", "-c", "max_connections=1000", "-c", "shared_buffers=32MB")
