@@ -39,13 +39,27 @@ printf '#!/bin/sh\nexec %s "$@"\n' "$wine" >"$cache/bin/go_windows_amd64_exec"
 chmod +x "$cache/bin/go_windows_amd64_exec"
 export PATH=$cache/bin:$PATH
 
+# A display of its own: Windows code that makes a window (the tray's
+# hidden window behind its notification-area icon) needs one under Wine,
+# which otherwise fails to create it.
+xdisplay=$(mktemp)
+Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>"$xdisplay" >/dev/null 2>&1 &
+xvfb_pid=$!
+for _ in $(seq 300); do
+	[ -s "$xdisplay" ] && break
+	kill -0 "$xvfb_pid" 2>/dev/null || { echo "wine: Xvfb exited before it accepted connections" >&2; exit 1; }
+	sleep 0.1
+done
+[ -s "$xdisplay" ] || { echo "wine: Xvfb did not start within 30 s" >&2; exit 1; }
+export DISPLAY=":$(head -1 "$xdisplay")"
+
 # One wineserver for the whole run (each binary would otherwise start one),
 # and Wine's own background processes (services, explorer, …) started now
 # with their output on /dev/null: started by the first test binary, they
 # would inherit its output pipe and hold it open after it exits, and go
 # test waits for that pipe to close.
 /usr/lib/wine/wineserver -p 2>/dev/null || true
-trap '/usr/lib/wine/wineserver -k 2>/dev/null || true' EXIT
+trap '/usr/lib/wine/wineserver -k 2>/dev/null || true; kill "$xvfb_pid" 2>/dev/null || true; rm -f "$xdisplay"' EXIT
 "$wine" cmd /c exit </dev/null >/dev/null 2>&1 || true
 
 fail=0
