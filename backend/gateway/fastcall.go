@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/yettdev/yett/backend/jsonw"
 	"github.com/yettdev/yett/backend/rpcframe"
 	"github.com/yettdev/yett/backend/toolargs"
 )
@@ -287,10 +288,15 @@ func firstNonSpace(b []byte) byte {
 
 // encodeCallResult encodes a pipeline's answer as the SDK would send it: a
 // call of the newer protocol gets the server's name in the result's _meta
-// (SEP-2575: servers name themselves in each result).
+// (SEP-2575: servers name themselves in each result). The answers of
+// Yett's own tools, one text and their structured outcome, are written by
+// hand (writeToolAnswer); any other goes through encoding/json.
 func encodeCallResult(res *mcp.CallToolResult, newProtocol bool) ([]byte, error) {
 	if res == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no result"}
+	}
+	if b, ok := writeToolAnswer(res, newProtocol); ok {
+		return b, nil
 	}
 	if _, ok := res.Meta[mcp.MetaKeyServerInfo]; newProtocol && !ok {
 		m := mcp.Meta{mcp.MetaKeyServerInfo: serverImpl}
@@ -300,4 +306,82 @@ func encodeCallResult(res *mcp.CallToolResult, newProtocol bool) ([]byte, error)
 		res.Meta = m
 	}
 	return json.Marshal(res)
+}
+
+// serverInfoMeta is the newer protocol's _meta of a result, encoded once.
+var serverInfoMeta = func() []byte {
+	b, err := json.Marshal(mcp.Meta{mcp.MetaKeyServerInfo: serverImpl})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
+// writeToolAnswer writes res by hand when it has the shape of Yett's own
+// answers (toolAnswer, toolText): no _meta of its own, one text without
+// annotations, and structured content that encoding/json would copy as it
+// is (compact, nothing it escapes). The bytes are the SDK's
+// (TestFastPathAnswersAsTheSDK, FuzzWriteToolAnswer).
+func writeToolAnswer(res *mcp.CallToolResult, newProtocol bool) ([]byte, bool) {
+	if len(res.Meta) != 0 || res.InputRequests != nil || res.RequestState != "" || len(res.Content) != 1 {
+		return nil, false
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || text.Meta != nil || text.Annotations != nil {
+		return nil, false
+	}
+	var structured json.RawMessage
+	switch sc := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		if !copiedAsIs(sc) {
+			return nil, false
+		}
+		structured = sc
+	default:
+		return nil, false
+	}
+	b := make([]byte, 0, 2*len(text.Text)+len(structured)+len(serverInfoMeta)+64)
+	b = append(b, '{')
+	if newProtocol {
+		b = append(b, `"_meta":`...)
+		b = append(b, serverInfoMeta...)
+		b = append(b, ',')
+	}
+	b = append(b, `"content":[{"type":"text","text":`...)
+	b = jsonw.AppendString(b, text.Text)
+	b = append(b, "}]"...)
+	if structured != nil {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, structured...)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), true
+}
+
+// copiedAsIs reports whether encoding/json would copy raw unchanged into
+// its output: valid, with no white space outside strings and nothing in a
+// string it escapes for HTML (<, >, &, U+2028, U+2029).
+func copiedAsIs(raw json.RawMessage) bool {
+	if len(raw) == 0 || !json.Valid(raw) {
+		return false
+	}
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
+			return false
+		}
+	}
+	return true
 }

@@ -138,3 +138,35 @@ func FuzzReadFastCall(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWriteToolAnswer: where writeToolAnswer writes an answer, its bytes
+// are the ones encoding/json writes for it through the SDK's types.
+func FuzzWriteToolAnswer(f *testing.F) {
+	f.Add("COMPLETED status=200", []byte(`{"outcome":"COMPLETED","status":200}`), false, false)
+	f.Add("<b>&\u2028\"\n", []byte(`{"a":"\u003c"}`), true, true)
+	f.Add("", []byte(`{"a": 1}`), false, true)
+	f.Add("x", []byte(`{"a":"<"}`), false, false)
+	f.Fuzz(func(t *testing.T, text string, structured []byte, isError, newProtocol bool) {
+		res := &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+		if len(structured) > 0 {
+			if !json.Valid(structured) {
+				return
+			}
+			res.StructuredContent = json.RawMessage(structured)
+		}
+		got, ok := writeToolAnswer(res, newProtocol)
+		if !ok {
+			return
+		}
+		if newProtocol {
+			res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: serverImpl}
+		}
+		want, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("wrote\n %s\nthe SDK's types write\n %s", got, want)
+		}
+	})
+}

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/yettdev/yett/backend/jsonw"
 )
 
 // appendRecord appends e's log payload, exactly the bytes json.Marshal
@@ -13,39 +14,39 @@ import (
 // together), without reflection: every call writes two of these.
 func appendRecord(b []byte, e *Entry) []byte {
 	b = append(b, `{"v":1,"e":{"ID":`...)
-	b = appendString(b, e.ID)
+	b = jsonw.AppendString(b, e.ID)
 	b = append(b, `,"Scope":`...)
-	b = appendString(b, e.Scope)
+	b = jsonw.AppendString(b, e.Scope)
 	b = append(b, `,"Key":`...)
-	b = appendString(b, e.Key)
+	b = jsonw.AppendString(b, e.Key)
 	b = append(b, `,"BootID":`...)
-	b = appendString(b, e.BootID)
+	b = jsonw.AppendString(b, e.BootID)
 	b = append(b, `,"RunID":`...)
-	b = appendString(b, e.RunID)
+	b = jsonw.AppendString(b, e.RunID)
 	b = append(b, `,"Method":`...)
-	b = appendString(b, e.Method)
+	b = jsonw.AppendString(b, e.Method)
 	b = append(b, `,"Target":`...)
-	b = appendString(b, e.Target)
+	b = jsonw.AppendString(b, e.Target)
 	b = append(b, `,"Path":`...)
-	b = appendString(b, e.Path)
+	b = jsonw.AppendString(b, e.Path)
 	b = append(b, `,"CredentialRef":`...)
-	b = appendString(b, e.CredentialRef)
+	b = jsonw.AppendString(b, e.CredentialRef)
 	b = append(b, `,"RequestBytes":`...)
 	b = strconv.AppendInt(b, e.RequestBytes, 10)
 	b = append(b, `,"RequestSHA256":`...)
-	b = appendString(b, e.RequestSHA256)
+	b = jsonw.AppendString(b, e.RequestSHA256)
 	b = append(b, `,"State":`...)
-	b = appendString(b, string(e.State))
+	b = jsonw.AppendString(b, string(e.State))
 	b = append(b, `,"Reason":`...)
-	b = appendString(b, e.Reason)
+	b = jsonw.AppendString(b, e.Reason)
 	b = append(b, `,"Result":{"Status":`...)
 	b = strconv.AppendInt(b, int64(e.Result.Status), 10)
 	b = append(b, `,"Class":`...)
-	b = appendString(b, e.Result.Class)
+	b = jsonw.AppendString(b, e.Result.Class)
 	b = append(b, `,"ResponseBytes":`...)
 	b = strconv.AppendInt(b, e.Result.ResponseBytes, 10)
 	b = append(b, `,"ResponseSHA256":`...)
-	b = appendString(b, e.Result.ResponseSHA256)
+	b = jsonw.AppendString(b, e.Result.ResponseSHA256)
 	b = append(b, `,"Truncated":`...)
 	b = strconv.AppendBool(b, e.Result.Truncated)
 	b = append(b, `},"CreatedAt":`...)
@@ -70,62 +71,6 @@ func appendTime(b []byte, t time.Time) ([]byte, error) {
 	b = append(b, '"')
 	b = t.AppendFormat(b, time.RFC3339Nano)
 	return append(b, '"'), nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s quoted as encoding/json does by default: ", \ and
-// control characters escaped, <, > and & as \u003c and so on, U+2028 and
-// U+2029 escaped, invalid UTF-8 as U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // frameFallback is frame through encoding/json, for an entry appendRecord
