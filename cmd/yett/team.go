@@ -19,7 +19,7 @@ import (
 func init() {
 	commands["team"] = command{
 		usage:   teamUsage,
-		summary: "create a team, invite, join, remove, ask a member's machine to revoke, or show the team",
+		summary: "create a team, invite, join, leave, remove, ask a member's machine to revoke, or show the team",
 		run:     runTeam,
 	}
 }
@@ -30,6 +30,7 @@ const teamUsage = `usage: yett team create --database postgres://ROLE@HOST[:PORT
        yett team status
        yett team remove MACHINE|MEMBER
        yett team revoke MACHINE ROW [--reason TEXT]
+       yett team leave
 
 Team mode shares this machine's owner inventory (every row, with its owner,
 backup revoker, review date and drill schedule), its drill reports (each
@@ -65,11 +66,14 @@ every machine of a member out of the team: its role no longer logs in nor
 writes. revoke asks the machine that holds ROW (an authorization id, as
 yett accounts lists them) to revoke it: that machine disables it, revokes it
 at the provider (RFC 7009), verifies, and writes the evidence back; status
-shows the outcome, or where the request waits.
+shows the outcome, or where the request waits. leave forgets this
+machine's membership: its vault drops the team's credentials and keys, and
+the machine shares nothing more (ask the lead to remove it, so its role
+stops logging in too).
 
 create, invite and join ask for the vault passphrase every time; status,
-remove and revoke open the vault with the kernel keyring when it holds the
-key. Every command refuses while the app or yett serve runs, and unless
+remove, revoke and leave open the vault with the kernel keyring when it
+holds the key. Every command refuses while the app or yett serve runs, and unless
 standard input is your own controlling terminal, except status, which only
 reads. The app or yett serve does the sharing itself while its vault is
 unlocked; these commands only set it up and ask.
@@ -78,7 +82,7 @@ unlocked; these commands only set it up and ask.
 func runTeam(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, teamUsage)
-		return withExitCode(2, errors.New("team: say create, invite, join, status, remove or revoke"))
+		return withExitCode(2, errors.New("team: say create, invite, join, status, remove, revoke or leave"))
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -96,6 +100,12 @@ func runTeam(ctx context.Context, env *Env, args []string) error {
 		return teamStatus(ctx, env)
 	case "remove", "revoke":
 		return teamLeadAsks(ctx, env, sub, rest)
+	case "leave":
+		if len(rest) != 0 {
+			fmt.Fprint(env.Stderr, teamUsage)
+			return withExitCode(2, errors.New("team leave: takes no argument"))
+		}
+		return teamLeave(ctx, env)
 	case "-h", "--help", "help":
 		fmt.Fprint(env.Stdout, teamUsage)
 		return nil
@@ -243,6 +253,32 @@ func teamJoin(ctx context.Context, env *Env) error {
 	defer c.Wipe()
 	fmt.Fprintf(env.Stdout, "Joined team %q as %s (%s), founding lead key %s.\n", c.TeamName, c.Member, c.Kind, team.Fingerprint(c.FoundingLeadKey))
 	fmt.Fprintln(env.Stdout, "The app or yett serve shares this machine's rows while its vault is unlocked, and answers the lead's revocation requests.")
+	return s.recorded()
+}
+
+// teamLeave forgets the membership: it takes authority away (the lead's
+// requests no longer reach this machine), so the keyring may open the
+// vault.
+func teamLeave(ctx context.Context, env *Env) error {
+	s, err := openSetup(ctx, env, "team leave", setupUse)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	c, err := s.teamCredentials()
+	if err != nil {
+		return err
+	}
+	name := c.TeamName
+	c.Wipe()
+	ok, err := s.tty.Confirm(ctx, fmt.Sprintf("Leave team %q? This machine forgets its credentials for the team's database and shares nothing more.", name))
+	if err != nil || !ok {
+		return errors.New("team leave: nothing was changed")
+	}
+	if err := s.v.Team().Remove(name); err != nil {
+		return fmt.Errorf("team leave: %w", err)
+	}
+	fmt.Fprintf(env.Stdout, "Left team %q. Ask its lead to remove this machine (yett team remove), so its role stops logging in.\n", name)
 	return s.recorded()
 }
 

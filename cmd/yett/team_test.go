@@ -90,6 +90,14 @@ func TestTeamCommands(t *testing.T) {
 	if !strings.Contains(screen, "removed") {
 		t.Fatalf("status after the removal:\n%s", screen)
 	}
+	screen = runSetup(t, member, func(r *ptyRun) { r.answer(t, "[y/N] ", "y") }, "team", "leave")
+	if !strings.Contains(screen, `Left team "platform"`) {
+		t.Fatalf("leave:\n%s", screen)
+	}
+	r = startPTY(t, member, yettBin, "team", "status")
+	r.answer(t, "Yett vault passphrase: ", setupPassphrase)
+	r.expect(t, "this machine is in no team")
+	r.wait(t)
 }
 
 // run runs yett without a terminal and returns its output and exit code.
