@@ -26,17 +26,11 @@ func (v *Vault) putSingle(id, kind string, pt []byte, change Change, name string
 // record), ErrDamaged (it no longer authenticates: the session is lost),
 // decode's.
 func (v *Vault) readSingle(id string, missing error, decode func(plaintext []byte) error) error {
-	v.mu.Lock()
-	if err := v.usable(); err != nil {
-		v.mu.Unlock()
+	ref, err := v.lockSingle(id, missing)
+	if err != nil {
 		return err
 	}
-	ref, ok := v.refs[id]
-	if !ok {
-		v.mu.Unlock()
-		return missing
-	}
-	err := v.readRecord(ref, decode)
+	err = v.readRecord(ref, decode)
 	v.mu.Unlock()
 	if err != nil {
 		v.session().deliver()
@@ -48,18 +42,28 @@ func (v *Vault) readSingle(id string, missing error, decode func(plaintext []byt
 // (name may read it from the plaintext first, or be given). Errors:
 // ErrLocked, missing.
 func (v *Vault) deleteSingle(id string, missing error, change Change, name func(ref recordRef) string) error {
+	ref, err := v.lockSingle(id, missing)
+	if err != nil {
+		return err
+	}
+	n := name(ref)
+	err = v.deleteRecord(id)
+	v.unlockAnnouncing(err, change, CredentialRef{ID: id, Name: n, Version: ref.Version})
+	return err
+}
+
+// lockSingle takes v.mu and finds the record id, or releases v.mu and
+// returns ErrLocked (or the vault's other state) or missing.
+func (v *Vault) lockSingle(id string, missing error) (recordRef, error) {
 	v.mu.Lock()
 	if err := v.usable(); err != nil {
 		v.mu.Unlock()
-		return err
+		return recordRef{}, err
 	}
 	ref, ok := v.refs[id]
 	if !ok {
 		v.mu.Unlock()
-		return missing
+		return recordRef{}, missing
 	}
-	n := name(ref)
-	err := v.deleteRecord(id)
-	v.unlockAnnouncing(err, change, CredentialRef{ID: id, Name: n, Version: ref.Version})
-	return err
+	return ref, nil
 }
