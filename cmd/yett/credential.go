@@ -21,7 +21,7 @@ import (
 func init() {
 	commands["credential"] = command{
 		usage:   credentialUsage,
-		summary: "add, edit, rotate, list, show or remove HTTP credentials",
+		summary: "add, edit, rotate, import, list, show or remove HTTP credentials",
 		run:     runCredential,
 	}
 }
@@ -36,6 +36,9 @@ const credentialUsage = `usage: yett credential add --name NAME --host HOST [--h
                            [--inject ...] [--approval MODE] [--rotate-every DAYS]
                            [--owner WHO] [--backup-revoker WHO] [--environment ENV]
        yett credential rotate NAME|ID [--secret-fd N]
+       yett credential import FILE [--approval MODE] [--rotate-every DAYS] [--inject ...]
+                           [--owner WHO] [--backup-revoker WHO] [--environment ENV]
+                           [--all] [--host NAME=HOST ...] [--path NAME=PREFIX ...]
        yett credential list
        yett credential show NAME|ID
        yett credential remove NAME|ID
@@ -61,20 +64,44 @@ out under the old bindings. rotate replaces the secret (asked for as add
 does) and keeps everything else; calls already sent finish with the old
 one, so revoke it at the provider once they are done.
 
-add, edit and rotate ask for the vault passphrase every time; list, show
-and remove open the vault with the kernel keyring when it holds the key
-(yett init --keyring), else with the passphrase. Every command refuses
-while the app or yett serve runs, and unless standard input is your own
-controlling terminal, except list and show, which only read and run
-without a terminal (in a script, through a pipe) when the keyring opens
-the vault. Each change is recorded in the audit log with "terminal" as its
-surface.
+import brings in credentials kept elsewhere: a .env file, a Bitwarden
+export (.json or .csv, not an encrypted one) or a 1Password 8 CSV export,
+told apart by their content. FILE is read once, read-only, and never
+changed. The terminal lists its entries by number: each one's name, line
+and user name, what its value looks like and how long it is, and the host
+it suggests, or why it cannot be imported; never a value. You choose
+entries (1,3-4 or all); the approval and who answers for them apply to all
+and are asked for unless --approval, --owner, --backup-revoker or
+--environment give them; then each entry's name (a name a stored
+credential has is refused), hosts and path prefixes are asked, the
+suggestions being the defaults, and each entry is added in turn. --inject
+and --rotate-every apply to all (--inject basic takes each entry's user
+name unless --username names one). Scripted, nothing is asked but the
+passphrase: --host NAME=HOST (repeat) imports the entry listed as NAME
+bound to HOST, --all imports every entry that can be, each bound to its
+--host hosts or else to the host it suggests, with its --path NAME=PREFIX
+prefixes or /; approval is session unless --approval says otherwise, and
+an entry whose name is taken, that has no --host and suggests no host, or
+whose bindings overlap a stored credential's is not imported. The result
+lists what was added and what was not, and why, and the command exits 1
+when a chosen entry could not be imported. The values read are wiped when
+it ends. Delete an export once it is imported: any program of yours can
+read it.
+
+add, edit, rotate and import ask for the vault passphrase every time;
+list, show and remove open the vault with the kernel keyring when it holds
+the key (yett init --keyring), else with the passphrase. Every command
+refuses while the app or yett serve runs, and unless standard input is
+your own controlling terminal, except list and show, which only read and
+run without a terminal (in a script, through a pipe) when the keyring
+opens the vault. Each change is recorded in the audit log with "terminal"
+as its surface.
 `
 
 func runCredential(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, credentialUsage)
-		return withExitCode(2, errors.New("credential: say add, edit, rotate, list, show or remove"))
+		return withExitCode(2, errors.New("credential: say add, edit, rotate, import, list, show or remove"))
 	}
 	switch args[0] {
 	case "add":
@@ -83,6 +110,8 @@ func runCredential(ctx context.Context, env *Env, args []string) error {
 		return credentialEdit(ctx, env, args[1:])
 	case "rotate":
 		return credentialRotate(ctx, env, args[1:])
+	case "import":
+		return credentialImport(ctx, env, args[1:])
 	case "list", "show", "remove":
 		return credentialRead(ctx, env, args[0], args[1:])
 	case "-h", "--help", "help":

@@ -303,7 +303,7 @@ func TestSetupRefusesWithoutATerminal(t *testing.T) {
 	commands := [][]string{
 		{"init"}, {"credential", "add", "--name", "x", "--host", "api.example.com"},
 		{"credential", "edit", "x", "--host", "api.example.com"}, {"credential", "rotate", "x"},
-		{"credential", "remove", "x"}, {"connect", "--name", "x", "--client-id", "c", "--environment", "staging", "--provider", "github"},
+		{"credential", "remove", "x"}, {"credential", "import", "x.env", "--all"}, {"connect", "--name", "x", "--client-id", "c", "--environment", "staging", "--provider", "github"},
 		{"accounts", "revoke", "x"}, {"operation", "remove", "x.y"},
 		{"operation", "add", "--name", "x.y", "--account", "a", "--method", "GET", "--url", "https://api.example.com/"},
 		{"mcp-server", "add", "--name", "x", "--command", "/bin/true", "--secret-env", "TOKEN"},
