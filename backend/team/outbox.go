@@ -118,31 +118,51 @@ func digest(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// queued is an item to add to the outbox.
+type queued struct {
+	kind, key string
+	payload   []byte
+}
+
 // queue adds an item unless the same record was shared (or queued) with
 // the same digest already; a newer version of a row replaces an older one
 // still waiting, since only the newest counts. It says whether it queued.
 func (o *outbox) queue(kind, key string, payload []byte, now time.Time) (bool, error) {
-	d := digest(payload)
-	queued := false
+	n, err := o.queueAll([]queued{{kind, key, payload}}, now)
+	return n == 1, err
+}
+
+// queueAll is queue for many items in one transaction (one sync to the
+// disk for a whole pass over the inventory); it returns how many it
+// queued.
+func (o *outbox) queueAll(items []queued, now time.Time) (int, error) {
+	n := 0
 	err := o.db.Transaction(func(tx *gorm.DB) error {
-		var old string
-		tx.Raw(`SELECT digest FROM shared WHERE kind = ? AND key = ?`, kind, key).Row().Scan(&old)
-		if old == d {
-			return nil
-		}
-		if kind == itemRow {
-			if err := tx.Exec(`DELETE FROM outbox WHERE kind = ? AND key = ?`, kind, key).Error; err != nil {
+		n = 0
+		for _, it := range items {
+			d := digest(it.payload)
+			var old string
+			tx.Raw(`SELECT digest FROM shared WHERE kind = ? AND key = ?`, it.kind, it.key).Row().Scan(&old)
+			if old == d {
+				continue
+			}
+			if it.kind == itemRow {
+				if err := tx.Exec(`DELETE FROM outbox WHERE kind = ? AND key = ?`, it.kind, it.key).Error; err != nil {
+					return err
+				}
+			}
+			if err := tx.Exec(`INSERT INTO outbox (kind, key, payload, queued_at) VALUES (?, ?, ?, ?)`, it.kind, it.key, it.payload, now.Unix()).Error; err != nil {
 				return err
 			}
+			if err := tx.Exec(`INSERT INTO shared (kind, key, digest) VALUES (?, ?, ?) ON CONFLICT (kind, key) DO UPDATE SET digest = excluded.digest`,
+				it.kind, it.key, d).Error; err != nil {
+				return err
+			}
+			n++
 		}
-		if err := tx.Exec(`INSERT INTO outbox (kind, key, payload, queued_at) VALUES (?, ?, ?, ?)`, kind, key, payload, now.Unix()).Error; err != nil {
-			return err
-		}
-		queued = true
-		return tx.Exec(`INSERT INTO shared (kind, key, digest) VALUES (?, ?, ?) ON CONFLICT (kind, key) DO UPDATE SET digest = excluded.digest`,
-			kind, key, d).Error
+		return nil
 	})
-	return queued, err
+	return n, err
 }
 
 // sharedKeys lists the keys of kind shared or queued so far.

@@ -93,7 +93,9 @@ func TestApplyRowIsIdempotent(t *testing.T) {
 	}
 	apply := func(seq int64, r sharedRow) {
 		t.Helper()
-		if err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return applyRow(ctx, tx, seq, r) }); err != nil {
+		b := &pgx.Batch{}
+		queueRow(b, seq, r)
+		if err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -139,11 +139,11 @@ func (s *Syncer) heartbeat(ctx context.Context, c *pgx.Conn) error {
 	return nil
 }
 
-// flush sends the outbox, oldest first, a batch per transaction, and
-// drops each batch from the outbox once its transaction committed. A
-// record the database refuses as data (a constraint: a value too large)
-// would block every record after it: it is sent alone, and dropped with a
-// warning if refused again.
+// flush sends the outbox, oldest first, a batch per transaction (its
+// statements in one round trip), and drops each batch from the outbox once
+// its transaction committed. A record the database refuses as data (a
+// constraint: a value too large) would block every record after it: it is
+// sent alone, and dropped with a warning if refused again.
 func (s *Syncer) flush(ctx context.Context, c *pgx.Conn) error {
 	base, _ := s.box.seqBase()
 	for {
@@ -151,14 +151,7 @@ func (s *Syncer) flush(ctx context.Context, c *pgx.Conn) error {
 		if err != nil || len(items) == 0 {
 			return err
 		}
-		err = pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			for _, it := range items {
-				if err := s.apply(ctx, tx, base, it); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		err = send(ctx, c, base, items)
 		if isDataError(err) {
 			err = s.flushOneByOne(ctx, c, base, items)
 		}
@@ -176,9 +169,22 @@ func (s *Syncer) flush(ctx context.Context, c *pgx.Conn) error {
 	}
 }
 
+// send applies items in one transaction.
+func send(ctx context.Context, c *pgx.Conn, base int64, items []item) error {
+	return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, it := range items {
+			if err := queueItem(b, base, it); err != nil {
+				return err
+			}
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
+
 func (s *Syncer) flushOneByOne(ctx context.Context, c *pgx.Conn, base int64, items []item) error {
 	for _, it := range items {
-		err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return s.apply(ctx, tx, base, it) })
+		err := send(ctx, c, base, []item{it})
 		if isDataError(err) {
 			s.log.Warn("team: the team database refused a record; it is not sent again", "kind", it.Kind, "key", it.Key, "sqlstate", sqlState(err))
 			continue
@@ -197,38 +203,39 @@ func isDataError(err error) bool {
 	return strings.HasPrefix(st, "22") || strings.HasPrefix(st, "23")
 }
 
-// apply writes one item, idempotently: a row is an upsert that keeps the
-// version of the highest seq, everything else an insert that does nothing
-// when the record is there, or an answer to a request still pending.
-func (s *Syncer) apply(ctx context.Context, tx pgx.Tx, base int64, it item) error {
+// queueItem adds the statement that writes one item, idempotently: a row
+// is an upsert that keeps the version of the highest seq, everything else
+// an insert that does nothing when the record is there, or an answer to a
+// request still pending.
+func queueItem(b *pgx.Batch, base int64, it item) error {
 	var err error
 	switch it.Kind {
 	case itemRow:
 		var r sharedRow
 		if err = json.Unmarshal(it.Payload, &r); err == nil {
-			err = applyRow(ctx, tx, base+it.Seq, r)
+			queueRow(b, base+it.Seq, r)
 		}
 	case itemDrill:
 		var d sharedDrill
 		if err = json.Unmarshal(it.Payload, &d); err == nil {
-			err = applyDrill(ctx, tx, d)
+			err = queueDrill(b, d)
 		}
 	case itemCheckpoint:
 		var cp sharedCheckpoint
 		if err = json.Unmarshal(it.Payload, &cp); err == nil {
-			_, err = tx.Exec(ctx, `INSERT INTO team_checkpoints (machine_id, log_id, size, root, verifier_key, checkpoint, signature)
+			b.Queue(`INSERT INTO team_checkpoints (machine_id, log_id, size, root, verifier_key, checkpoint, signature)
 				VALUES (current_user, $1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, cp.LogID, cp.Size, cp.Root, cp.VerifierKey, cp.Checkpoint, cp.Signature)
 		}
 	case itemCosignature:
 		var cs sharedCosignature
 		if err = json.Unmarshal(it.Payload, &cs); err == nil {
-			_, err = tx.Exec(ctx, `INSERT INTO team_cosignatures (machine_id, log_id, size, witness, cosignature, signature)
+			b.Queue(`INSERT INTO team_cosignatures (machine_id, log_id, size, witness, cosignature, signature)
 				VALUES (current_user, $1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, cs.LogID, cs.Size, cs.Witness, cs.Cosignature, cs.Signature)
 		}
 	case itemAnswer:
 		var a answer
 		if err = json.Unmarshal(it.Payload, &a); err == nil {
-			_, err = tx.Exec(ctx, `UPDATE team_revocation_requests SET status = $1, outcome_json = $2, answered_at = now(), answer_signature = $3
+			b.Queue(`UPDATE team_revocation_requests SET status = $1, outcome_json = $2, answered_at = now(), answer_signature = $3
 				WHERE request_uid = $4 AND status = 'pending'`, a.Status, string(a.Outcome), a.Signature, a.UID)
 		}
 	default:
@@ -237,16 +244,16 @@ func (s *Syncer) apply(ctx context.Context, tx pgx.Tx, base int64, it item) erro
 	return err
 }
 
-func applyRow(ctx context.Context, tx pgx.Tx, seq int64, r sharedRow) error {
+func queueRow(b *pgx.Batch, seq int64, r sharedRow) {
 	if r.Deleted {
-		_, err := tx.Exec(ctx, `INSERT INTO team_rows (machine_id, row_id, seq, deleted, kind, name, provider, account_ref, environment, owner,
+		b.Queue(`INSERT INTO team_rows (machine_id, row_id, seq, deleted, kind, name, provider, account_ref, environment, owner,
 			backup_revoker, state, controlled, drill_every_days, drill_kind, row_json, signature)
 			VALUES (current_user, $1, $2, true, '', '', '', '', '', '', '', '', false, 0, '', '{}', $3)
 			ON CONFLICT (machine_id, row_id) DO UPDATE SET seq = excluded.seq, deleted = true, signature = excluded.signature, updated_at = now()
 			WHERE team_rows.seq < excluded.seq`, r.RowID, seq, r.Signature)
-		return err
+		return
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO team_rows (machine_id, row_id, seq, deleted, kind, name, provider, account_ref, environment, owner,
+	b.Queue(`INSERT INTO team_rows (machine_id, row_id, seq, deleted, kind, name, provider, account_ref, environment, owner,
 		backup_revoker, state, controlled, review_by, next_drill, drill_every_days, drill_kind, last_drill_at, last_drill_passed, row_json, signature)
 		VALUES (current_user, $1, $2, false, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 		ON CONFLICT (machine_id, row_id) DO UPDATE SET seq = excluded.seq, deleted = false, kind = excluded.kind, name = excluded.name,
@@ -258,16 +265,15 @@ func applyRow(ctx context.Context, tx pgx.Tx, seq int64, r sharedRow) error {
 		WHERE team_rows.seq < excluded.seq`,
 		r.RowID, seq, r.Kind, r.Name, r.Provider, r.AccountRef, r.Environment, r.Owner, r.BackupRevoker, r.State, r.Controlled,
 		r.ReviewBy, r.NextDrill, r.DrillEveryDays, r.DrillKind, r.LastDrillAt, r.LastDrillPassed, string(r.RowJSON), r.Signature)
-	return err
 }
 
-func applyDrill(ctx context.Context, tx pgx.Tx, d sharedDrill) error {
+func queueDrill(b *pgx.Batch, d sharedDrill) error {
 	var h sharedReport
 	if err := json.Unmarshal(d.Report, &h); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO team_drill_reports (machine_id, drill_id, row_id, kind, trigger, passed, started_at, finished_at, report_json, signature)
+	b.Queue(`INSERT INTO team_drill_reports (machine_id, drill_id, row_id, kind, trigger, passed, started_at, finished_at, report_json, signature)
 		VALUES (current_user, $1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
 		h.ID, h.AuthorizationID, h.Kind, h.Trigger, h.Passed, h.StartedAt, h.FinishedAt, string(d.Report), d.Signature)
-	return err
+	return nil
 }

@@ -251,26 +251,28 @@ func (s *Syncer) collectOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	queued := false
+	var pass []queued
+	add := func(kind, key string, rec signable) error {
+		rec.sign(s.creds.key, s.creds.TeamID, s.creds.Machine)
+		body, err := json.Marshal(rec)
+		pass = append(pass, queued{kind, key, body})
+		return err
+	}
 	for _, r := range rows {
 		rec, err := rowRecord(r)
 		if err != nil {
 			return err
 		}
 		delete(known, r.ID)
-		q, err := s.queue(itemRow, r.ID, &rec)
-		if err != nil {
+		if err := add(itemRow, r.ID, &rec); err != nil {
 			return err
 		}
-		queued = queued || q
 	}
 	for id := range known {
 		gone := tombstone(id)
-		q, err := s.queue(itemRow, id, &gone)
-		if err != nil {
+		if err := add(itemRow, id, &gone); err != nil {
 			return err
 		}
-		queued = queued || q
 	}
 	drills, err := s.box.sharedKeys(itemDrill)
 	if err != nil {
@@ -284,16 +286,16 @@ func (s *Syncer) collectOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		q, err := s.queue(itemDrill, rep.ID, &d)
-		if err != nil {
+		if err := add(itemDrill, rep.ID, &d); err != nil {
 			return err
 		}
-		queued = queued || q
 	}
-	if queued {
+	n, err := s.box.queueAll(pass, s.cfg.Now())
+	if n > 0 {
+		s.setStatus(func(st *Status) { st.Waiting = s.box.waiting() })
 		s.send()
 	}
-	return nil
+	return err
 }
 
 // signable is a record the machine signs as it queues it.
