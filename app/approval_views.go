@@ -204,6 +204,11 @@ type DecisionView struct {
 	Where string `json:"where"`
 	By    string `json:"by"`
 	At    string `json:"at"`
+	// Grant says which calls the answer let through without a card until
+	// GrantUntil (RFC 3339), when the person approved calls like this one
+	// for a while; both "" for an answer that covered the card alone.
+	Grant      string `json:"grant"`
+	GrantUntil string `json:"grantUntil"`
 }
 
 // whereWords says where a card was answered, as the person reads it.
@@ -222,11 +227,15 @@ func whereWords(surface string) string {
 }
 
 func decisionView(d approval.Decision) DecisionView {
-	return DecisionView{
+	v := DecisionView{
 		ID: d.RequestID, Kind: string(d.Kind), Agent: agentView(d.Who), Change: string(d.Change), Channel: d.Channel,
 		Method: d.Method, Target: d.Target, Credential: d.Credential, Outcome: string(d.Outcome), Where: whereWords(d.Surface), By: d.By,
-		At: d.At.UTC().Format(time.RFC3339), Why: withdrawnWhy(d),
+		At: d.At.UTC().Format(time.RFC3339), Why: withdrawnWhy(d), Grant: d.Grant,
 	}
+	if d.Grant != "" {
+		v.GrantUntil = d.GrantUntil.UTC().Format(time.RFC3339)
+	}
+	return v
 }
 
 func withdrawnWhy(d approval.Decision) string {

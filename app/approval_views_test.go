@@ -111,3 +111,18 @@ func TestCardCarriesTheSSHCommand(t *testing.T) {
 		t.Fatalf("ssh card %+v", c)
 	}
 }
+
+// A card answered with a grant is confirmed as the grant, with its end;
+// one answered alone says no grant.
+func TestDecisionViewSaysTheGrant(t *testing.T) {
+	until := time.Date(2026, 12, 7, 6, 22, 0, 0, time.FixedZone("x", 3600))
+	d := approval.Decision{RequestID: "rq", Kind: approval.KindCall, Outcome: approval.OutcomeApproved, Surface: approval.SurfaceApp,
+		Grant: "POST requests to api.example.com/repos/a/…", GrantUntil: until}
+	if v := decisionView(d); v.Grant != d.Grant || v.GrantUntil != "2026-12-07T05:22:00Z" {
+		t.Fatalf("with a grant: %+v", v)
+	}
+	d.Grant, d.GrantUntil = "", time.Time{}
+	if v := decisionView(d); v.Grant != "" || v.GrantUntil != "" {
+		t.Fatalf("without one: %+v", v)
+	}
+}

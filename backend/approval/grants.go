@@ -291,6 +291,8 @@ func (b *Broker) grantLocked(p *pending, via Via) error {
 	p.via = via
 	b.finishLocked(p, nil)
 	b.decideLocked(p, OutcomeApproved, via.Surface)
+	d := &b.decisions[len(b.decisions)-1]
+	d.Grant, d.GrantUntil = g.Words, g.Until
 	b.mu.Unlock()
 	b.notify(Update{Pending: true, Sessions: true})
 	return nil

@@ -101,6 +101,12 @@ func TestGrantLetsCallsLikeItThrough(t *testing.T) {
 	if len(gs) != 1 || gs[0].SessionID != s.ID || gs[0].Until.Sub(gs[0].GivenAt) != GrantDuration || len(rec.given) != 1 {
 		t.Fatalf("grants %+v, recorded %+v", gs, rec.given)
 	}
+	// The decision the window confirms says a grant was given, not "this
+	// call, this once".
+	if ds := b.Decisions(); len(ds) == 0 || ds[0].RequestID != card.ID || ds[0].Outcome != OutcomeApproved ||
+		ds[0].Grant != card.GrantWords || !ds[0].GrantUntil.Equal(gs[0].Until) {
+		t.Fatalf("the grant's decision: %+v", ds)
+	}
 	for i, target := range []string{"api.example.com/repos/a/issues", "api.example.com/repos/a/pulls/7"} {
 		c := post
 		c.Target = target

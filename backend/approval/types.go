@@ -246,6 +246,11 @@ type Decision struct {
 	Surface string    `json:"surface,omitempty"`
 	By      string    `json:"by,omitempty"`
 	At      time.Time `json:"at"`
+	// Grant says which calls the answer let through without a card
+	// (Grant.Words) until GrantUntil, when the person approved calls like
+	// this one for a while; "" for an answer that covered the card alone.
+	Grant      string    `json:"grant,omitempty"`
+	GrantUntil time.Time `json:"grant_until,omitzero"`
 }
 
 // Update tells subscribers that pending requests or sessions changed; they

@@ -1,6 +1,7 @@
 // Keyboard only: a person who never touches the mouse creates the vault,
 // adds a credential and rotates its secret, approves a real agent's card
-// (whose call then carries the new secret), changes the passphrase, locks
+// (whose call then carries the new secret), chooses a time-boxed grant on a
+// call's card and revokes it in Sessions, changes the passphrase, locks
 // with Ctrl+L and unlocks with the new passphrase. Every step moves by Tab,
 // Shift+Tab, Enter, Esc and the app's shortcuts; the page counts pointer
 // and mouse events and the last step requires that there were none. The
@@ -18,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { writeFileSync } from 'node:fs';
+import { startAgentRun } from './agent-run.mjs';
 import { STEP_TIMEOUT, assert, axeCheck, axeSummary, byId, log, pageText, runSteps, shot, shotSizes, chooseNeverVerify } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -64,7 +66,9 @@ async function typeInto(page, testid, text) {
 function startReceiver() {
   receiver = createServer((req, res) => {
     const auth = req.headers.authorization ?? '';
-    arrivals.push({ path: req.url, first: auth === `Bearer ${FIRST}`, rotated: auth === `Bearer ${ROTATED}`, imported: auth === `Bearer ${IMPORTED}` });
+    arrivals.push({
+      path: req.url, first: auth === `Bearer ${FIRST}`, rotated: auth === `Bearer ${ROTATED}`, imported: auth === `Bearer ${IMPORTED}`, granted: auth === `Bearer ${GRANTED}`,
+    });
     req.resume();
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"received":true}');
@@ -384,6 +388,168 @@ const firstRun = {
 };
 // ---- end of First run ----
 
+// ---- A grant, from the keyboard (issue 25's test list) ----
+// A second credential for the receiver, bound to /kb-grant/ (more
+// specifically than "receiver", as the form says), asks for every write:
+// "Reads once per run, every write", chosen with the arrow keys. A real
+// agent's run POSTs there; its session card is approved with A and its
+// call's card answered with "Approve calls like this for 10 minutes",
+// reached with Tab and pressed with Enter. The run's second POST under the
+// grant's scope goes through with no card (the page itself counts every
+// card that appears); the grant is revoked in Sessions with Tab and Enter,
+// and the run's third POST asks again and is denied with D. The receiver
+// sees the first two calls, with this credential's secret, and not the
+// third. Screenshots: the form, the call card offering the grant and
+// Sessions with the grant.
+const GRANTED = `CANARY-kb-grant-${randomBytes(6).toString('hex')}`;
+const grantURL = (n) => `http://${receiverHost}/kb-grant/${n}`;
+const grantPost = (n) => ({ method: 'POST', url: grantURL(n), body: { from: 'e2e agent' }, idempotency_key: `kb-grant-${n}` });
+let grantBefore = 0;
+
+/** Counts, in the page, every approval card that appears from now on. */
+async function watchCards(page) {
+  await page.evaluate(() => {
+    window.__cardsSeen = 0;
+    window.__cardsDone = false;
+    window.__cardsWatch?.disconnect();
+    window.__cardsWatch = new MutationObserver((records) => {
+      for (const r of records) {
+        for (const n of r.addedNodes) {
+          if (n instanceof Element && (n.matches('[data-testid="approval-card"]') || n.querySelector('[data-testid="approval-card"]'))) window.__cardsSeen++;
+        }
+      }
+    });
+    window.__cardsWatch.observe(document.body, { subtree: true, childList: true });
+  });
+}
+
+/** Waits for the one waiting card to be of kind, and Ctrl+J puts focus on it. */
+async function focusCard(page, kind) {
+  await page.waitForFunction(
+    (k) => {
+      const cards = document.querySelectorAll('[data-testid="approval-card"]');
+      return cards.length === 1 && cards[0].dataset.kind === k;
+    },
+    kind,
+    { timeout: STEP_TIMEOUT },
+  );
+  await page.keyboard.press('Control+J');
+  await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'approval-card', null, { timeout: STEP_TIMEOUT });
+}
+
+const grantArrivals = () => arrivals.slice(grantBefore).map((a) => `${a.path}${a.granted ? '' : ' (without the credential)'}`);
+
+const grantSteps = [
+  ['grant: a credential asking for every write is added from the keyboard, its approval chosen with the arrow keys, and the form says it wins under /kb-grant/', async (page) => {
+    await openByShortcut(page, 'credentials');
+    await tabTo(page, 'credential-add');
+    await page.keyboard.press('Enter');
+    await byId(page, 'credential-form').waitFor({ timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'cred-name', 'the form did not put focus on its first field');
+    await page.keyboard.type('receiver-writes');
+    await typeInto(page, 'cred-secret', GRANTED);
+    await typeInto(page, 'cred-hosts', receiverHost);
+    await typeInto(page, 'cred-paths', '/kb-grant/');
+    // Tab enters the approval group at its checked radio; each arrow down
+    // moves to the next choice and chooses it.
+    await tabTo(page, 'cred-approval-session');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    const chosen = await page.evaluate(() => document.querySelector('[data-testid^="cred-approval-"]:checked')?.getAttribute('data-testid'));
+    assert(chosen === 'cred-approval-writes' && (await focused(page)) === 'cred-approval-writes', `the approval chosen is ${chosen}, focus on "${await focused(page)}"`);
+    await page.waitForFunction(() => document.querySelector('[data-testid="cred-overlap"]'), null, { timeout: STEP_TIMEOUT });
+    const overlap = await byId(page, 'cred-overlap').innerText();
+    assert(/Overlaps “receiver”.*Yett would use the new credential/.test(overlap), `the form says "${overlap}"`);
+    await axeCheck(page, 'the credential form asking for every write, with an overlap');
+    await shot(page, 'kb-06-grant-credential-form');
+    await tabTo(page, 'cred-submit');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /^Added “receiver-writes”/.test(document.querySelector('[data-testid="credential-added"]')?.textContent ?? ''), null, { timeout: STEP_TIMEOUT });
+    assert((await focused(page)) === 'credential-add', `focus after adding is on "${await focused(page)}"`);
+  }],
+
+  ['grant: a real agent POSTs; Ctrl+J and A approve its run, and on its call\'s card "Approve calls like this for 10 minutes", reached with Tab, is pressed with Enter', async (page) => {
+    grantBefore = arrivals.length;
+    agent = startAgentRun(CLI, grantURL(1), 'http.request', grantPost(1));
+    await focusCard(page, 'session');
+    await cardRead(page);
+    await page.keyboard.press('a');
+    // A write: the run's approval is not enough, the call has a card of its own.
+    await focusCard(page, 'call');
+    const card = byId(page, 'approval-card');
+    const target = (await byId(page, 'approval-target').innerText()).replace(/\s+/g, ' ');
+    assert(target.includes(`POST /kb-grant/1 on ${receiverHost}`) && target.includes('“receiver-writes”'), `the call card says "${target}"`);
+    const words = (await byId(page, 'approval-grant-words').innerText()).replace(/\s+/g, ' ');
+    assert(words.includes(`POST requests to ${receiverHost}/kb-grant/… with “receiver-writes”`) && words.includes(`(pid ${agent.proc.pid})`) && words.includes('10 minutes'),
+      `the grant offered: "${words}"`);
+    assert(arrivals.length === grantBefore, 'the call went out before its card was answered');
+    await tabTo(page, 'approval-grant');
+    assert((await page.evaluate(() => document.activeElement.closest('[data-testid="approval-card"]')?.dataset.kind)) === 'call', 'the grant reached is not the call card\'s');
+    await axeCheck(page, 'a call card offering a grant, the grant focused');
+    await shot(page, 'kb-07-grant-call-card');
+    await page.keyboard.press('Enter');
+    const reply = await agent.reply;
+    assert(!reply.error && !reply.isError, `the granted card's call failed: ${JSON.stringify(reply)}`);
+    assert(!JSON.stringify(reply).includes(GRANTED), 'the secret reached the agent');
+    await card.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    // The confirmation says what was given: the grant and its end, not "this once".
+    await page.waitForFunction(() => /^Approved calls like this until /.test(document.querySelector('[data-testid="approval-confirmation"]')?.textContent?.trim() ?? ''), null, { timeout: STEP_TIMEOUT })
+      .catch(async () => { throw new Error(`the confirmation says "${await byId(page, 'approval-confirmation').innerText().catch(() => '')}"`); });
+    const confirmed = (await byId(page, 'approval-confirmation').innerText()).replace(/\s+/g, ' ');
+    assert(confirmed.includes(`POST requests to ${receiverHost}/kb-grant/… with “receiver-writes” from`) && confirmed.includes(`(pid ${agent.proc.pid}) go without a card`) && !confirmed.includes('this once'),
+      `the confirmation says "${confirmed}"`);
+    const got = grantArrivals();
+    assert(got.length === 1 && got[0] === '/kb-grant/1', `the receiver saw ${JSON.stringify(got)}`);
+  }],
+
+  ['grant: the run\'s second POST under the grant goes through, and no card appears', async (page) => {
+    await watchCards(page);
+    const call = agent.call('http.request', grantPost(2));
+    // A card would hold the call until it timed out: fail at once instead.
+    const raised = page.waitForFunction(() => window.__cardsSeen > 0 || window.__cardsDone, null, { timeout: STEP_TIMEOUT });
+    const first = await Promise.race([call.then(() => 'reply'), raised.then(() => 'card', () => 'no reply')]);
+    const seen = await page.evaluate(() => {
+      window.__cardsDone = true;
+      window.__cardsWatch.disconnect();
+      return window.__cardsSeen;
+    });
+    await raised.catch(() => {});
+    assert(first === 'reply' && seen === 0 && (await byId(page, 'approval-card').count()) === 0, `a call under the grant raised ${seen} card(s) (first came: ${first})`);
+    const reply = await call;
+    assert(!reply.error && !reply.isError, `the call under the grant failed: ${JSON.stringify(reply)}`);
+    const got = grantArrivals();
+    assert(got.length === 2 && got[1] === '/kb-grant/2', `the receiver saw ${JSON.stringify(got)}`);
+  }],
+
+  ['grant: Sessions shows it used once; Revoke grant is reached with Tab and pressed with Enter; the third POST asks again and D denies it', async (page) => {
+    await openByShortcut(page, 'sessions');
+    const grant = byId(page, 'live-grant');
+    await grant.waitFor({ timeout: STEP_TIMEOUT });
+    const text = (await grant.innerText()).replace(/\s+/g, ' ');
+    assert(text.includes(`POST requests to ${receiverHost}/kb-grant/… with “receiver-writes”`) && text.includes('Used once'), `the grant says "${text}"`);
+    await axeCheck(page, 'Sessions with a grant');
+    await shot(page, 'kb-08-grant-sessions');
+    await tabTo(page, 'revoke-grant');
+    await page.keyboard.press('Enter');
+    await grant.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    // Focus is not lost with the button: it goes to the list's heading.
+    await page.waitForFunction(() => document.activeElement?.id === 'live-title', null, { timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Error(`after the revoke, focus is on "${await focused(page)}"`);
+    });
+    const third = agent.call('http.request', grantPost(3));
+    await focusCard(page, 'call');
+    await cardRead(page);
+    await page.keyboard.press('d');
+    const reply = await third;
+    assert(reply.isError && reply.text.includes('DENIED'), `after the revoke: ${JSON.stringify(reply)}`);
+    await byId(page, 'approval-card').waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    const got = grantArrivals();
+    assert(got.length === 2 && got.every((p, i) => p === `/kb-grant/${i + 1}`), `the receiver saw ${JSON.stringify(got)}`);
+    agent.stop();
+  }],
+];
+// ---- end of A grant ----
+
 const steps = [
   ['the page loads on a fresh vault, and pointer events are counted from now on', async (page) => {
     await page.goto(URL_, { waitUntil: 'domcontentloaded' });
@@ -526,6 +692,8 @@ const steps = [
     agent.stop();
   }],
 
+  ...grantSteps,
+
   ['the passphrase is changed from the keyboard', async (page) => {
     await openByShortcut(page, 'settings');
     await typeInto(page, 'pp-current', PASSPHRASE);
@@ -562,7 +730,7 @@ const steps = [
   ['no pointer or mouse event happened, and no secret reached the page', async (page) => {
     const n = await page.evaluate(() => window.__pointer);
     assert(n === 0, `${n} pointer or mouse events reached the page`);
-    const leaks = received.filter((f) => [FIRST, ROTATED, PASSPHRASE, NEW_PASSPHRASE].some((x) => f.includes(x)));
+    const leaks = received.filter((f) => [FIRST, ROTATED, GRANTED, PASSPHRASE, NEW_PASSPHRASE].some((x) => f.includes(x)));
     assert(leaks.length === 0, `${leaks.length} received frame(s) hold a secret or a passphrase`);
     axeSummary();
   }],

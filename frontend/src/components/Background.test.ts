@@ -98,6 +98,24 @@ describe('Yett in the background', () => {
     expect(shown.classList.contains('shown')).toBe(true);
   });
 
+  it('a card brought into view while keyboard focus is already in the panel leaves focus where the person put it', async () => {
+    // Where notifications cannot show, every new card raises the window;
+    // that event can arrive after the person reached the card (Ctrl+J) or
+    // one of its buttons, and must not pull focus back to the panel.
+    const { desktop } = await openApp([approvalCard(), approvalCard({ id: 'rq-2' })]);
+    const [first, second] = await screen.findAllByTestId('approval-card');
+    first.focus();
+    desktop.emit('app:show-card', { id: 'rq-1' });
+    await waitFor(() => expect(screen.getByTestId('card-in-view').textContent).toBe('rq-1'));
+    expect(document.activeElement).toBe(first);
+    const approve = within(second).getByTestId('approval-approve');
+    approve.focus();
+    desktop.emit('app:show-card', { id: 'rq-2' });
+    await waitFor(() => expect(screen.getByTestId('card-in-view').textContent).toBe('rq-2'));
+    expect(document.activeElement).toBe(approve);
+    expect(second.classList.contains('shown')).toBe(true);
+  });
+
   it('the first close says Yett keeps running, and Keep running hides the window', async () => {
     const { desktop } = await openApp([]);
     expect(screen.queryByTestId('close-notice')).toBeNull();

@@ -664,6 +664,13 @@ export interface DecisionView {
   where: string;
   by: string;
   at: string;
+  /**
+   * Grant says which calls the answer let through without a card until
+   * GrantUntil (RFC 3339), when the person approved calls like this one
+   * for a while; both "" for an answer that covered the card alone.
+   */
+  grant: string;
+  grantUntil: string;
 }
 
 /** DesktopSettings is what the Settings page shows. */
@@ -1524,7 +1531,7 @@ export const VIEWS = {
   ClientSetup: { what: 'a client setup', fields: { id: 's', name: 's', agent: 's', command: 's', config: 's', configFile: 's' } },
   ConnectInfo: { what: 'the agent setup', fields: { cliPath: 's', cliFound: 'b', listening: 'b', problem: 's', user: 's', clients: 'ClientSetup[]' } },
   CredentialView: { what: 'a credential', fields: { id: 's', name: 's', format: CREDENTIAL_FORMATS, headerName: 's', template: 's', username: 's', hosts: 's[]', pathPrefixes: 's[]', approval: APPROVAL_MODES, createdAt: 's', updatedAt: 's', secretSetAt: 's', version: 'n', rotateEveryDays: 'n', rotationDueAt: 's', rotationDue: 'b', overlapsWith: 's[]' } },
-  DecisionView: { what: 'a recent decision', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', channel: 's', method: 's', target: 's', credential: 's', outcome: DECISION_OUTCOMES, why: 's', where: 's', by: 's', at: 's' } },
+  DecisionView: { what: 'a recent decision', fields: { id: 's', kind: APPROVAL_KINDS, agent: 'AgentView', change: 's', channel: 's', method: 's', target: 's', credential: 's', outcome: DECISION_OUTCOMES, why: 's', where: 's', by: 's', at: 's', grant: 's', grantUntil: 's' } },
   DesktopSettings: { what: 'the background and notification settings', fields: { autostart: 'b', autostartAvailable: 'b', autostartWhere: 's', autostartProblem: 's', notifications: 'NotificationStatusView', policy: 'NotificationPolicyView', sensitive: 'SensitiveChoice[]', verification: 'VerificationView', notificationServer: 'NotificationServerView' } },
   DiscoveryView: { what: 'a provider\'s discovery document', fields: { issuer: 's', authorizationEndpoint: 's', tokenEndpoint: 's', revocationEndpoint: 's', introspectionEndpoint: 's', deviceAuthorizationEndpoint: 's', scopesSupported: 's[]', dpop: 'b', authMethods: 's[]' } },
   DrillReportView: { what: 'a drill report', fields: { id: 's', authorizationId: 's', name: 's', provider: 's', accountRef: 's', kind: 's', trigger: 's', startedAt: 's', finishedAt: 's', running: 'b', passed: 'b', steps: 'DrillStepView[]', notExercised: 's[]', notChecked: 's[]', endState: 's', resumed: 'b', advice: 's' } },

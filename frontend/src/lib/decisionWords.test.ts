@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { confirmationWords } from './decisionWords';
+import { formatTimestamp } from './time';
 import { agentView, decision } from '../test/fakeApprovals';
 
 const agent = agentView({ executable: 'claude', pid: 4242 });
@@ -21,6 +22,18 @@ describe('confirmationWords', () => {
     [{ kind: 'call', outcome: 'withdrawn', where: '', why: 'the agent exited' }, ''],
   ] as const)('%o', (over, want) => {
     expect(confirmationWords(decision({ agent, where: 'in the window', ...over }))).toBe(want);
+  });
+
+  it('confirms a grant as the grant: which calls go without a card, and until when', () => {
+    const until = '2026-11-29T18:11:00Z';
+    const words = confirmationWords(decision({
+      agent, where: 'in the window', kind: 'call', outcome: 'approved', method: 'POST', target: 'api.github.com/repos/a/issues', credential: 'github',
+      grant: 'POST requests to api.github.com/repos/a/…', grantUntil: until,
+    }));
+    expect(words).toBe(
+      `Approved calls like this until ${formatTimestamp(until)}: POST requests to api.github.com/repos/a/… with “github” from claude (pid 4242) go without a card, this call included.`,
+    );
+    expect(words).not.toContain('this once');
   });
 
   it('says where an answer came from when it was not this window', () => {

@@ -3,6 +3,7 @@
 // confirmation the window shows after an answer.
 
 import type { DecisionView } from './backend';
+import { formatTimestamp } from './time';
 
 /** The process that asked, as the card named it. */
 export function askerWords(d: DecisionView): string {
@@ -32,6 +33,11 @@ export function confirmationWords(d: DecisionView): string {
     case 'approved:session':
       return `Approved${where}: ${who} may use ${runWords(d)} during this run.`;
     case 'approved:call':
+      if (d.grant) {
+        // An MCP server's tool already names its server.
+        const grant = `${d.grant}${d.credential && d.channel !== 'mcp_server' ? ` with “${d.credential}”` : ''}`;
+        return `Approved calls like this until ${formatTimestamp(d.grantUntil)}${where}: ${grant} from ${who} go without a card, this call included.`;
+      }
       return `Approved this call${where}: ${who} may ${callWords(d)}, this once.`;
     case 'approved:access':
       return `Answered${where}: ${who} is told that ${d.target} is set up.`;

@@ -84,6 +84,8 @@ export function decision(over: Partial<DecisionView> = {}): DecisionView {
     where: 'from a notification',
     by: 'ana',
     at: '2026-11-29T17:59:00Z',
+    grant: '',
+    grantUntil: '',
     ...over,
   };
 }
@@ -133,7 +135,9 @@ export function installApprovals(initial: Partial<ApprovalState> = {}) {
       if (i < 0) throw 'This request is no longer waiting: it was answered, timed out or withdrawn.';
       const [card] = state.cards.splice(i, 1);
       if (!card.grantWords) throw 'This card cannot allow calls like it for a while: approve this call alone, or deny it.';
-      state.decisions.unshift(decision({ ...asked(card), outcome: 'approved', where: 'in the window' }));
+      state.decisions.unshift(decision({
+        ...asked(card), outcome: 'approved', where: 'in the window', grant: card.grantWords, grantUntil: '2026-11-29T18:11:00Z',
+      }));
       const session = state.sessions.find((s) => s.agent.pid === card.agent.pid);
       state.grants.push({
         id: `gr-${id}`, sessionId: session?.id ?? '', agent: card.agent, words: card.grantWords, credential: card.credential,

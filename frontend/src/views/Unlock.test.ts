@@ -58,6 +58,24 @@ describe('Unlock', () => {
     expect(submit.disabled).toBe(false);
   });
 
+  it('a status with no throttle arriving between the clock\'s ticks leaves the button usable', async () => {
+    // The countdown's clock ticks every 250 ms; a status pushed just after
+    // a tick (the lock's own event, a Touch's) must not count as a wait
+    // until the next one: the button stays enabled, no wait is shown, and
+    // Enter submits.
+    vi.useFakeTimers();
+    const { bridge, pass, submit } = await locked();
+    await fireEvent.input(pass, { target: { value: 'wrong one' } });
+    await vi.advanceTimersByTimeAsync(260);
+    await vi.advanceTimersByTimeAsync(100);
+    bridge.emit(vaultStatus({ state: 'locked', epoch: 3 }));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(submit.disabled).toBe(false);
+    expect(screen.queryByTestId('unlock-wait')).toBeNull();
+    await fireEvent.submit(screen.getByTestId('unlock-screen'));
+    expect(bridge.VaultService.Unlock).toHaveBeenCalledWith('wrong one');
+  });
+
   it('honours a throttle already running when the screen opens', async () => {
     const { pass, submit } = await locked({ retryAfterMs: 60_000 });
     await fireEvent.input(pass, { target: { value: 'right passphrase 1' } });
