@@ -69,7 +69,11 @@ func outboxHistory() []store.Migration {
 
 // outbox is the local, durable, ordered queue of what this machine shares.
 type outbox struct {
-	db *gorm.DB
+	// db prepares each statement once: a pass over the inventory runs the
+	// same few statements for every row, and parsing them again cost more
+	// than running them.
+	db  *gorm.DB
+	raw *gorm.DB
 }
 
 // item is one queued record.
@@ -89,7 +93,7 @@ func openOutbox(dataDir string, c *Credentials) (*outbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("team: the outbox: %w", err)
 	}
-	o := &outbox{db: db}
+	o := &outbox{db: db.Session(&gorm.Session{PrepareStmt: true}), raw: db}
 	err = db.Transaction(func(tx *gorm.DB) error {
 		var team, machine string
 		tx.Raw(`SELECT team_id, machine FROM sync_state WHERE id = 1`).Row().Scan(&team, &machine)
@@ -111,7 +115,12 @@ func openOutbox(dataDir string, c *Credentials) (*outbox, error) {
 	return o, nil
 }
 
-func (o *outbox) close() error { return store.Close(o.db) }
+func (o *outbox) close() error {
+	if p, ok := o.db.Statement.ConnPool.(*gorm.PreparedStmtDB); ok {
+		p.Close()
+	}
+	return store.Close(o.raw)
+}
 
 func digest(b []byte) string {
 	sum := sha256.Sum256(b)
@@ -139,11 +148,17 @@ func (o *outbox) queueAll(items []queued, now time.Time) (int, error) {
 	n := 0
 	err := o.db.Transaction(func(tx *gorm.DB) error {
 		n = 0
+		var rows []struct{ Kind, Key, Digest string }
+		if err := tx.Raw(`SELECT kind, key, digest FROM shared`).Scan(&rows).Error; err != nil {
+			return err
+		}
+		last := make(map[[2]string]string, len(rows))
+		for _, r := range rows {
+			last[[2]string{r.Kind, r.Key}] = r.Digest
+		}
 		for _, it := range items {
 			d := digest(it.payload)
-			var old string
-			tx.Raw(`SELECT digest FROM shared WHERE kind = ? AND key = ?`, it.kind, it.key).Row().Scan(&old)
-			if old == d {
+			if last[[2]string{it.kind, it.key}] == d {
 				continue
 			}
 			if it.kind == itemRow {
