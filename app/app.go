@@ -108,6 +108,9 @@ type App struct {
 	// MCP is the upstream MCP servers (backend/upstream, run by the
 	// keeper where the gateway runs).
 	MCP *MCPService
+	// Team is this machine's team membership and, for a lead, the team's
+	// inventory (backend/team).
+	Team *TeamService
 
 	keeper  *keeper.Keeper
 	keeping keeping
@@ -183,6 +186,7 @@ func New(cfg Config) (*App, error) {
 	a.SSH.inventory = a.Inventory
 	a.MCP = newMCPService(v, k, a.events, cfg.Log)
 	a.MCP.inventory = a.Inventory
+	a.Team = newTeamService(v, cfg.DataDir, k.Team, a.Inventory, cfg.Log)
 	a.Connect = newConnectService(cfg.CLIPath, func() (bool, string) {
 		st := k.State()
 		return st.SocketPath != "", st.GatewayProblem
@@ -208,7 +212,7 @@ func (a *App) Options(assets fs.FS) *options.App {
 		OnBeforeClose:    a.beforeClose,
 		StartHidden:      a.cfg.Background,
 		Menu:             a.appMenu(),
-		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect, a.Desktop, a.Inventory, a.SSH, a.MCP},
+		Bind:             []interface{}{a.Vault, a.Audit, a.Approvals, a.OAuth, a.Connect, a.Desktop, a.Inventory, a.SSH, a.MCP, a.Team},
 		Linux:            &linux.Options{ProgramName: "yett"},
 	}
 }

@@ -44,6 +44,7 @@ var paramEnums = map[string]string{
 	"InventoryService.SetDrillSchedule.kind": "DrillKind",
 	"InventoryService.RunDrill.kind":         "DrillKind",
 	"InventoryService.Export.format":         "ExportFormat",
+	"TeamService.Export.format":              "ExportFormat",
 	"ConnectService.PlanAgent.client":        "AgentClientID",
 	"ConnectService.ApplyAgent.client":       "AgentClientID",
 }

@@ -36,7 +36,7 @@ import (
 // boundServices are the services main.go binds, the roots of the views.
 func boundServices() []any {
 	return []any{&VaultService{}, &AuditService{}, &ApprovalService{}, &OAuthService{}, &ConnectService{},
-		&DesktopService{}, &InventoryService{}, &SSHService{}, &MCPService{}}
+		&DesktopService{}, &InventoryService{}, &SSHService{}, &MCPService{}, &TeamService{}}
 }
 
 // eventViews are views sent as event payloads and not returned by a method.
@@ -92,6 +92,8 @@ var enumSets = []enumSet{
 	{"MCPServerState", "mcpStates", mcpStates},
 	{"ImportFormat", "credimport.Formats", names(credimport.Formats...)},
 	{"ImportValueKind", "credimport.Kinds", names(credimport.Kinds...)},
+	{"TeamRole", "team.Kind*", teamRoles},
+	{"TeamRequestStatus", "team.Status*", teamRequestStatuses},
 }
 
 // windowContract is contract.gen.ts: the closed sets, then the views.

@@ -29,7 +29,7 @@ type known struct {
 
 // packagePrefix is "vault: ", "sshhost: ssh: "…: how a Go error names its
 // package, not words for a person.
-var packagePrefix = regexp.MustCompile(`\b(vault|oauth|operation|inventory|sshhost|ssh|providers|approval|target|upstream): `)
+var packagePrefix = regexp.MustCompile(`\b(vault|oauth|operation|inventory|sshhost|ssh|providers|approval|target|upstream|team): `)
 
 // publicError chooses the one text the window shows for err: a shown
 // error as it is, the first of table's errors it wraps in that entry's

@@ -11,6 +11,7 @@ import type * as DesktopService from './wailsjs/go/app/DesktopService';
 import type * as InventoryService from './wailsjs/go/app/InventoryService';
 import type * as SSHService from './wailsjs/go/app/SSHService';
 import type * as MCPService from './wailsjs/go/app/MCPService';
+import type * as TeamService from './wailsjs/go/app/TeamService';
 
 /** The bound Go services of package app, as Wails generates them (./wailsjs/go/app). */
 export interface Services {
@@ -23,6 +24,7 @@ export interface Services {
   InventoryService: typeof InventoryService;
   SSHService: typeof SSHService;
   MCPService: typeof MCPService;
+  TeamService: typeof TeamService;
 }
 
 // ---- VaultService ----
@@ -720,6 +722,63 @@ export function mcpServers(): Promise<V.MCPServerView[]> {
  */
 export function mcpUpdateServer(id: string, settings: V.MCPSettingsForm): Promise<V.MCPServerView> {
   return call(async () => parseView('MCPServerView', await service('MCPService').UpdateServer(id, settings)));
+}
+
+// ---- TeamService ----
+
+/**
+ * Checkpoints lists each machine's newest audit checkpoint and what a
+ * witness cosigned of it.
+ */
+export function teamCheckpoints(): Promise<V.TeamCheckpointView[]> {
+  return call(async () => parseViews('TeamCheckpointView', await service('TeamService').Checkpoints()));
+}
+
+/**
+ * Export saves every team row that passes the filter (all pages) as CSV
+ * or JSON where the person chooses. Rows hold no secret and no token, so
+ * neither does the file.
+ */
+export function teamExport(format: V.ExportFormat, f: V.TeamFilter): Promise<V.ExportResult> {
+  return call(async () => parseView('ExportResult', await service('TeamService').Export(format, f)));
+}
+
+/** Machines lists every member's machines, removed ones too. */
+export function teamMachines(): Promise<V.TeamMachineView[]> {
+  return call(async () => parseViews('TeamMachineView', await service('TeamService').Machines()));
+}
+
+/**
+ * RequestRevocation asks machine to revoke its row, for reason; the
+ * window asks the person to confirm first. The machine acts at once when
+ * it is connected, and when it next connects otherwise.
+ */
+export function teamRequestRevocation(machine: string, rowID: string, reason: string): Promise<V.TeamRequestView> {
+  return call(async () => parseView('TeamRequestView', await service('TeamService').RequestRevocation(machine, rowID, reason)));
+}
+
+/**
+ * Requests lists the revocation requests, newest first, with their
+ * outcome.
+ */
+export function teamRequests(): Promise<V.TeamRequestView[]> {
+  return call(async () => parseViews('TeamRequestView', await service('TeamService').Requests()));
+}
+
+/**
+ * Rows reads one page of the team's rows that pass the filter, by name,
+ * from cursor ("" for the first page; each page names the next).
+ */
+export function teamRows(f: V.TeamFilter, cursor: string): Promise<V.TeamRowsPage> {
+  return call(async () => parseView('TeamRowsPage', await service('TeamService').Rows(f, cursor)));
+}
+
+/**
+ * Status says whether this machine is in a team, as what, and when what
+ * it shares last reached the team database.
+ */
+export function teamStatus(): Promise<V.TeamStatusView> {
+  return call(async () => parseView('TeamStatusView', await service('TeamService').Status()));
 }
 
 // ---- Events (app.Event*): each on… returns its unsubscribe function ----

@@ -126,6 +126,14 @@ export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 export const IMPORT_VALUE_KINDS = ['text', 'url', 'number', 'flag', 'empty', 'unknown'] as const;
 export type ImportValueKind = (typeof IMPORT_VALUE_KINDS)[number];
 
+/** team.Kind* */
+export const TEAM_ROLES = ['', 'lead', 'member'] as const;
+export type TeamRole = (typeof TEAM_ROLES)[number];
+
+/** team.Status* */
+export const TEAM_REQUEST_STATUSS = ['pending', 'done', 'incomplete', 'failed', 'refused'] as const;
+export type TeamRequestStatus = (typeof TEAM_REQUEST_STATUSS)[number];
+
 /** ActivityItem is one line of the Activity view: a call or an authority event. */
 export interface ActivityItem {
   /** "call" or "authority" */
@@ -1270,6 +1278,118 @@ export interface ShowCard {
 }
 
 /**
+ * TeamCheckpointView is a machine's newest published audit checkpoint and
+ * the newest size a witness cosigned.
+ */
+export interface TeamCheckpointView {
+  machine: string;
+  hostname: string;
+  size: number;
+  published: string;
+  /** Verified: the checkpoint carries its machine's signature. */
+  verified: boolean;
+  cosignedSize: number;
+  witness: string;
+  /**
+   * Refused: the witness has not cosigned the newest checkpoint (a log
+   * truncated or rewritten is refused; a new one may be on its way).
+   */
+  refused: boolean;
+  /** Words say it for a person. */
+  words: string;
+}
+
+/** TeamMachineView is one machine of the team. */
+export interface TeamMachineView {
+  id: string;
+  hostname: string;
+  member: string;
+  kind: string;
+  /** LastSeen is the machine's last sync ("": never). */
+  lastSeen: string;
+  /** Removed is when the lead removed it ("": a member still). */
+  removed: string;
+  /**
+   * Clock says how far off the machine's clock was at its last sync,
+   * when more than a minute ("" otherwise).
+   */
+  clock: string;
+  rows: number;
+  fingerprint: string;
+}
+
+/** TeamRequestView is a revocation request and its outcome. */
+export interface TeamRequestView {
+  id: string;
+  hostname: string;
+  member: string;
+  rowId: string;
+  rowName: string;
+  reason: string;
+  requestedBy: string;
+  requestedAt: string;
+  status: TeamRequestStatus;
+  /** Outcome is the machine's answer in words ("" while pending). */
+  outcome: string;
+  answeredAt: string;
+  /** Verified: the answer carries the machine's signature. */
+  verified: boolean;
+  /**
+   * Waiting says, while pending, where, since when and the backup
+   * revoker.
+   */
+  waiting: string;
+}
+
+/** TeamRowView is one inventory row of one machine. */
+export interface TeamRowView {
+  machine: string;
+  hostname: string;
+  member: string;
+  /** Removed: the machine was removed from the team. */
+  removed: boolean;
+  /** Verified: the row carries its machine's signature. */
+  verified: boolean;
+  updated: string;
+  row: InventoryRowView;
+}
+
+/**
+ * TeamRowsPage is one page of the team's rows; Next is the cursor of the
+ * next page ("" after the last).
+ */
+export interface TeamRowsPage {
+  rows: TeamRowView[];
+  next: string;
+}
+
+/** TeamStatusView is this machine's place in a team and its sharing. */
+export interface TeamStatusView {
+  /** InTeam: the vault holds a team membership (false while it is locked). */
+  inTeam: boolean;
+  teamName: string;
+  role: TeamRole;
+  /** Machine is this machine's host name in the team. */
+  machine: string;
+  member: string;
+  /**
+   * Sharing: this Yett's syncer runs (the vault is unlocked and this
+   * process serves agents).
+   */
+  sharing: boolean;
+  connected: boolean;
+  /**
+   * LastSynced is when everything queued had reached the database ("":
+   * never).
+   */
+  lastSynced: string;
+  /** Waiting counts the records queued and not yet sent. */
+  waiting: number;
+  /** Problem says why the database is not connected. */
+  problem: string;
+}
+
+/**
  * VaultStatus is what the UI knows about the vault. It carries no key
  * material and no secret.
  */
@@ -1508,6 +1628,16 @@ export interface SSHHostForm {
   environment: string;
 }
 
+/**
+ * TeamFilter narrows the team's rows as the Inventory's filter does, and
+ * to one machine (its id or host name, "" for all).
+ */
+export interface TeamFilter {
+  text: string;
+  state: InventoryStateFilter;
+  machine: string;
+}
+
 /** How each view's fields are checked: 's' string, 'n' number, 'b' boolean, a
  * view's name, a closed set; '[]' a list (null reads as empty), '?' may be
  * absent (reads as empty). */
@@ -1578,6 +1708,12 @@ export const VIEWS = {
   SessionsView: { what: 'a sessions page', fields: { readable: 'b', note: 's', sessions: 'LoggedSession[]', more: 'b', next: 'n' } },
   SettingsView: { what: 'OAuth settings', fields: { blockUncontrolled: 'b' } },
   ShowCard: { what: 'a show card', fields: { id: 's' } },
+  TeamCheckpointView: { what: 'a team checkpoint', fields: { machine: 's', hostname: 's', size: 'n', published: 's', verified: 'b', cosignedSize: 'n', witness: 's', refused: 'b', words: 's' } },
+  TeamMachineView: { what: 'a team machine', fields: { id: 's', hostname: 's', member: 's', kind: 's', lastSeen: 's', removed: 's', clock: 's', rows: 'n', fingerprint: 's' } },
+  TeamRequestView: { what: 'a team request', fields: { id: 's', hostname: 's', member: 's', rowId: 's', rowName: 's', reason: 's', requestedBy: 's', requestedAt: 's', status: TEAM_REQUEST_STATUSS, outcome: 's', answeredAt: 's', verified: 'b', waiting: 's' } },
+  TeamRowView: { what: 'a team row', fields: { machine: 's', hostname: 's', member: 's', removed: 'b', verified: 'b', updated: 's', row: 'InventoryRowView' } },
+  TeamRowsPage: { what: 'a team rows page', fields: { rows: 'TeamRowView[]', next: 's' } },
+  TeamStatusView: { what: 'a team status', fields: { inTeam: 'b', teamName: 's', role: TEAM_ROLES, machine: 's', member: 's', sharing: 'b', connected: 'b', lastSynced: 's', waiting: 'n', problem: 's' } },
   VaultStatus: { what: 'a vault status', fields: { state: VAULT_STATES, epoch: 'n', keyringEnabled: 'b', keyringAvailable: 'b', keyringNote: 's', autoLockMinutes: 'n', lockDeadline: 's', damaged: 's', retryAfterMs: 'n', kdf: 's', rotationsDue: 'n', lastBackupAt: 's', lastBackupPath: 's', backupReminderDays: 'n', backupDue: 'b' } },
   VerificationView: { what: 'a verification', fields: { mode: VERIFICATION_MODES, why: 's', available: 'b', problem: 's', editable: 'b' } },
 } as const;
@@ -1650,6 +1786,12 @@ export interface Views {
   SessionsView: SessionsView;
   SettingsView: SettingsView;
   ShowCard: ShowCard;
+  TeamCheckpointView: TeamCheckpointView;
+  TeamMachineView: TeamMachineView;
+  TeamRequestView: TeamRequestView;
+  TeamRowView: TeamRowView;
+  TeamRowsPage: TeamRowsPage;
+  TeamStatusView: TeamStatusView;
   VaultStatus: VaultStatus;
   VerificationView: VerificationView;
 }

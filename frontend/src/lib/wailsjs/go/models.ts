@@ -302,6 +302,8 @@ export namespace app {
 	    where: string;
 	    by: string;
 	    at: string;
+	    grant: string;
+	    grantUntil: string;
 	}
 	export interface NotificationServerView {
 	    current: string;
@@ -761,6 +763,73 @@ export namespace app {
 	}
 	export interface SettingsView {
 	    blockUncontrolled: boolean;
+	}
+	export interface TeamCheckpointView {
+	    machine: string;
+	    hostname: string;
+	    size: number;
+	    published: string;
+	    verified: boolean;
+	    cosignedSize: number;
+	    witness: string;
+	    refused: boolean;
+	    words: string;
+	}
+	export interface TeamFilter {
+	    text: string;
+	    state: string;
+	    machine: string;
+	}
+	export interface TeamMachineView {
+	    id: string;
+	    hostname: string;
+	    member: string;
+	    kind: string;
+	    lastSeen: string;
+	    removed: string;
+	    clock: string;
+	    rows: number;
+	    fingerprint: string;
+	}
+	export interface TeamRequestView {
+	    id: string;
+	    hostname: string;
+	    member: string;
+	    rowId: string;
+	    rowName: string;
+	    reason: string;
+	    requestedBy: string;
+	    requestedAt: string;
+	    status: string;
+	    outcome: string;
+	    answeredAt: string;
+	    verified: boolean;
+	    waiting: string;
+	}
+	export interface TeamRowView {
+	    machine: string;
+	    hostname: string;
+	    member: string;
+	    removed: boolean;
+	    verified: boolean;
+	    updated: string;
+	    row: InventoryRowView;
+	}
+	export interface TeamRowsPage {
+	    rows: TeamRowView[];
+	    next: string;
+	}
+	export interface TeamStatusView {
+	    inTeam: boolean;
+	    teamName: string;
+	    role: string;
+	    machine: string;
+	    member: string;
+	    sharing: boolean;
+	    connected: boolean;
+	    lastSynced: string;
+	    waiting: number;
+	    problem: string;
 	}
 	
 
