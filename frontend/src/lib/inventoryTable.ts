@@ -4,6 +4,7 @@
 // table holds the rows on screen), and the edit of one cell.
 
 import type { InventoryField, InventoryRowView, InventoryStateFilter } from './backend';
+import { formatAge, formatWhen } from './time';
 
 export type SortKey =
   | 'name'
@@ -293,4 +294,31 @@ export function dayText(rfc3339: string): string {
   const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(rfc3339);
   if (!m) return rfc3339 === '' ? '—' : rfc3339;
   return dayFormat.format(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+}
+
+/** A cell's text, as the Inventory and the Team view draw it; now is the clock's time for "how long ago". */
+export function columnText(r: InventoryRowView, key: SortKey, now: number): string {
+  switch (key) {
+    case 'connectedAt':
+    case 'lastRefresh':
+      return whenText(r[key]);
+    case 'lastUsed':
+      // How long ago, or how soon (nextDrill) fits a narrow column; the
+      // details give the time.
+      return r.lastUsed === '' ? 'never' : formatAge(r.lastUsed, now);
+    case 'nextDrill':
+      // A revoked or disabled row is drilled no more until it is reconnected.
+      return r.nextDrill === '' ? (r.drillable ? 'none until reconnected' : '—') : formatWhen(r.nextDrill, now);
+    case 'reviewBy':
+      return dayText(r[key]);
+    case 'lastDrillAt':
+      return r.lastDrillAt ? `${dayText(r.lastDrillAt)}, ${word(r.lastDrillKind)} ${r.lastDrillPassed ? 'passed' : 'failed'}` : 'never';
+    case 'createdVia':
+    case 'state':
+      return word(r[key]);
+    case 'controlled':
+      return r.controlled ? 'yes' : 'no';
+    default:
+      return (r[key] as string) || '—';
+  }
 }
