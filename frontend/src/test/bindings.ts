@@ -11,6 +11,7 @@ import type * as InventoryService from '../lib/wailsjs/go/app/InventoryService';
 import type * as MCPService from '../lib/wailsjs/go/app/MCPService';
 import type * as OAuthService from '../lib/wailsjs/go/app/OAuthService';
 import type * as SSHService from '../lib/wailsjs/go/app/SSHService';
+import type * as TeamService from '../lib/wailsjs/go/app/TeamService';
 import type * as VaultService from '../lib/wailsjs/go/app/VaultService';
 
 // A fake's parameter may be the window's narrower type (a union where Go
@@ -30,3 +31,4 @@ export type FakeInventoryService = Fake<typeof InventoryService>;
 export type FakeOAuthService = Fake<typeof OAuthService>;
 export type FakeSSHService = Fake<typeof SSHService>;
 export type FakeMCPService = Fake<typeof MCPService>;
+export type FakeTeamService = Fake<typeof TeamService>;
