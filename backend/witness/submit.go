@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -23,6 +26,11 @@ const (
 	// EdgeFile is the tree's edge at that checkpoint's size (audit.Edge),
 	// a cache: the next proof reads only the records after it.
 	EdgeFile = "edge"
+	// RefusedFile is the last refusal recorded in the log (JSON
+	// audit.WitnessFacts without a size), so that a refusal is recorded
+	// once across restarts of Yett too, not once per unlock; removed by
+	// the next cosignature.
+	RefusedFile = "refused"
 )
 
 // DefaultRetry is how long Run waits before it tries a witness it could
@@ -52,8 +60,12 @@ type Submitter struct {
 	// Cosigned is told each checkpoint newly cosigned, in order: the team
 	// core publishes it. Called outside any lock of the Submitter's.
 	Cosigned func(cosigned []byte)
-	// Retry: see DefaultRetry.
-	Retry time.Duration
+	// Retry is Run's first wait after the witness could not be reached,
+	// doubled at each failure up to MaxRetry: see DefaultRetry and
+	// DefaultMaxRetry.
+	Retry, MaxRetry time.Duration
+	// Logger is told each change of Run's outcome; nil logs nothing.
+	Logger *slog.Logger
 
 	mu sync.Mutex
 	// refused is the last refusal recorded, so that one refusal is
@@ -137,6 +149,9 @@ func (s *Submitter) submit(ctx context.Context) (cosigned []byte, fresh bool, er
 		return out, true, err
 	}
 	s.refused = audit.WitnessFacts{}
+	if err := os.Remove(filepath.Join(s.stateDir(), RefusedFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return out, true, err
+	}
 	return out, true, nil
 }
 
@@ -178,6 +193,9 @@ func (s *Submitter) refuse(ctx context.Context, cp audit.Checkpoint, witnessSize
 	// cut stays cut, and a record per checkpoint would make checkpoints.
 	seen := facts
 	seen.Size = 0
+	if s.refused == (audit.WitnessFacts{}) {
+		s.refused = s.loadRefused()
+	}
 	if s.Log == nil || s.refused == seen {
 		return err
 	}
@@ -185,7 +203,33 @@ func (s *Submitter) refuse(ctx context.Context, cp audit.Checkpoint, witnessSize
 		return errors.Join(err, fmt.Errorf("witness: recording the refusal: %w", rerr))
 	}
 	s.refused = seen
+	if rerr := s.saveRefused(seen); rerr != nil {
+		return errors.Join(err, fmt.Errorf("witness: keeping the refusal recorded: %w", rerr))
+	}
 	return err
+}
+
+// loadRefused reads the last refusal recorded; none if the file is
+// missing or unreadable (the refusal is then recorded again, never lost).
+func (s *Submitter) loadRefused() audit.WitnessFacts {
+	var f audit.WitnessFacts
+	b, err := os.ReadFile(filepath.Join(s.stateDir(), RefusedFile))
+	if err != nil || json.Unmarshal(b, &f) != nil {
+		return audit.WitnessFacts{}
+	}
+	return f
+}
+
+func (s *Submitter) saveRefused(f audit.WitnessFacts) error {
+	dir := s.stateDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return audit.WriteFileAtomic(dir, RefusedFile, b)
 }
 
 // load reads the cosigned checkpoint and the edge kept; missing or
@@ -233,9 +277,17 @@ func (s *Submitter) Latest() []byte {
 	return b
 }
 
+// DefaultMaxRetry bounds Run's backoff: a witness down for a day is tried
+// every quarter of an hour, and at once after each new checkpoint.
+const DefaultMaxRetry = 15 * time.Minute
+
 // Run submits once at start (a checkpoint may have waited since the last
-// run) and after every checkpoint log signs, and again after Retry while the
-// witness cannot be reached, until ctx ends.
+// run) and after every checkpoint log signs. While the witness cannot be
+// reached it tries again after Retry, doubling the wait up to MaxRetry; a
+// new checkpoint tries at once. Nothing is lost meanwhile: the newest
+// checkpoint's proof covers every one before it. Each change of outcome
+// is logged once (unreachable, reachable again, another error), not each
+// attempt. Until ctx ends.
 func (s *Submitter) Run(ctx context.Context, log *audit.Log) {
 	wake := make(chan struct{}, 1)
 	wake <- struct{}{}
@@ -250,7 +302,14 @@ func (s *Submitter) Run(ctx context.Context, log *audit.Log) {
 	if retry <= 0 {
 		retry = DefaultRetry
 	}
+	maxRetry := s.MaxRetry
+	if maxRetry <= 0 {
+		maxRetry = DefaultMaxRetry
+	}
+	maxRetry = max(maxRetry, retry)
+	wait := retry
 	var again <-chan time.Time
+	var last string
 	for {
 		select {
 		case <-ctx.Done():
@@ -259,9 +318,43 @@ func (s *Submitter) Run(ctx context.Context, log *audit.Log) {
 		case <-again:
 		}
 		_, err := s.Submit(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		last = s.report(last, err)
 		again = nil
 		if errors.Is(err, ErrUnreachable) {
-			again = time.After(retry)
+			again = time.After(wait)
+			wait = min(2*wait, maxRetry)
+		} else {
+			wait = retry
 		}
 	}
+}
+
+// report logs an outcome of Run's that differs from the last one (its
+// kind: every unreachable attempt is one), and returns its kind.
+func (s *Submitter) report(last string, err error) string {
+	kind := "ok"
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return last // a log that has signed no checkpoint yet: nothing to say
+	case errors.Is(err, ErrUnreachable):
+		kind = "unreachable"
+	case err != nil:
+		kind = err.Error()
+	}
+	if kind == last || s.Logger == nil {
+		return kind
+	}
+	witness := s.Client.Witness.Name()
+	switch {
+	case kind == "unreachable":
+		s.Logger.Warn("the team's witness cannot be reached; the audit checkpoints wait and are submitted when it answers", "witness", witness, "err", err)
+	case err != nil:
+		s.Logger.Warn("the team's witness did not cosign this machine's audit checkpoint", "witness", witness, "err", err)
+	case last != "":
+		s.Logger.Info("the team's witness cosigns this machine's audit checkpoints again", "witness", witness)
+	}
+	return kind
 }

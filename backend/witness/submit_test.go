@@ -156,7 +156,8 @@ func TestSubmitterCosignsEachCheckpoint(t *testing.T) {
 // back together) is refused: while it is smaller than what the witness
 // cosigned (a conflict naming the larger size), and once it grew past it
 // (the proof cannot hold). Each refusal is recorded once in its log, and
-// the witness keeps them as evidence.
+// the witness keeps them as evidence; a restart does not record the same
+// refusal again.
 func TestSubmitterRestoredMachineIsRefused(t *testing.T) {
 	m := newMachine(t)
 	store := NewMemStore()
@@ -189,6 +190,13 @@ func TestSubmitterRestoredMachineIsRefused(t *testing.T) {
 		if _, err := s.Submit(ctx); !errors.Is(err, ErrRollback) {
 			t.Fatalf("restored, smaller: %v", err)
 		}
+	}
+	// Yett restarted (a new Submitter): the same refusal is not recorded
+	// again (RefusedFile).
+	s = &Submitter{Dir: m.dir, Client: w.client, Log: m.log}
+	m.record(1)
+	if _, err := s.Submit(ctx); !errors.Is(err, ErrRollback) {
+		t.Fatalf("restored, smaller, after a restart: %v", err)
 	}
 	for range 2 {
 		m.record(40)
