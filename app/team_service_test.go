@@ -271,3 +271,23 @@ func TestTeamServiceWithoutATeam(t *testing.T) {
 		t.Fatalf("machines in no team: %v", err)
 	}
 }
+
+// TestTeamCheckpointWords: each state of a machine's checkpoint is said
+// in words, and one the witness has not cosigned is flagged.
+func TestTeamCheckpointWords(t *testing.T) {
+	for _, c := range []struct {
+		cp      team.CheckpointView
+		refused bool
+		words   string
+	}{
+		{team.CheckpointView{Hostname: "mia-desktop", Size: 40, Verified: true, CosignedSize: 40, Witness: "w1"}, false, "Witnessed at 40 records by w1."},
+		{team.CheckpointView{Hostname: "mia-desktop", Size: 40, Verified: true}, true, "Not witnessed: no witness has cosigned mia-desktop's log"},
+		{team.CheckpointView{Hostname: "mia-desktop", Size: 40, Verified: true, CosignedSize: 30, Witness: "w1"}, true, "Not witnessed at 40 records: the witness cosigned up to 30."},
+		{team.CheckpointView{Hostname: "mia-desktop", Size: 40, CosignedSize: 40}, false, "does not carry mia-desktop's signature"},
+	} {
+		v := teamCheckpointView(c.cp)
+		if v.Refused != c.refused || !strings.Contains(v.Words, c.words) {
+			t.Errorf("%+v: refused %v, %q; want %v, %q", c.cp, v.Refused, v.Words, c.refused, c.words)
+		}
+	}
+}

@@ -91,8 +91,9 @@ type TeamCheckpointView struct {
 	Verified     bool   `json:"verified"`
 	CosignedSize int64  `json:"cosignedSize"`
 	Witness      string `json:"witness"`
-	// Refused: the witness has not cosigned the newest checkpoint (a log
-	// truncated or rewritten is refused; a new one may be on its way).
+	// Refused: no witness cosigned the newest checkpoint (the team
+	// database records cosignatures, not refusals: a log truncated or
+	// rewritten never gets one, and a new checkpoint may be on its way).
 	Refused bool `json:"refused"`
 	// Words say it for a person.
 	Words string `json:"words"`
@@ -161,7 +162,7 @@ func teamCheckpointView(c team.CheckpointView) TeamCheckpointView {
 	case c.CosignedSize == 0:
 		v.Words = fmt.Sprintf("Not witnessed: no witness has cosigned %s's log (newest checkpoint at %d records).", c.Hostname, c.Size)
 	case v.Refused:
-		v.Words = fmt.Sprintf("Not witnessed: the witness cosigned up to %d records, not the newest checkpoint at %d; a log truncated or rewritten is refused.", c.CosignedSize, c.Size)
+		v.Words = fmt.Sprintf("Not witnessed at %d records: the witness cosigned up to %d. It refuses a log that was truncated or rewritten; a checkpoint just published may still be on its way.", c.Size, c.CosignedSize)
 	default:
 		v.Words = fmt.Sprintf("Witnessed at %d records by %s.", c.CosignedSize, c.Witness)
 	}

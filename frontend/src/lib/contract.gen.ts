@@ -1291,8 +1291,9 @@ export interface TeamCheckpointView {
   cosignedSize: number;
   witness: string;
   /**
-   * Refused: the witness has not cosigned the newest checkpoint (a log
-   * truncated or rewritten is refused; a new one may be on its way).
+   * Refused: no witness cosigned the newest checkpoint (the team
+   * database records cosignatures, not refusals: a log truncated or
+   * rewritten never gets one, and a new checkpoint may be on its way).
    */
   refused: boolean;
   /** Words say it for a person. */
