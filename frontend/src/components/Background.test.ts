@@ -6,6 +6,7 @@ import { installBridge, vaultStatus } from '../test/fakeBridge';
 import { approvalCard, decision, installApprovals } from '../test/fakeApprovals';
 import { installDesktop } from '../test/fakeDesktop';
 import type { DesktopSettings } from '../lib/backend';
+import { formatTimestamp } from '../lib/time';
 
 async function openApp(cards = [approvalCard()], desktop: Partial<DesktopSettings> = {}, decisions = [decision()]) {
   installBridge(vaultStatus({ state: 'unlocked' }));
@@ -52,6 +53,19 @@ describe('the card, finished', () => {
 });
 
 describe('recent decisions', () => {
+  it('a card answered with a grant says so, and until when', async () => {
+    await openApp([], {}, [
+      decision({ id: 'rq-g', kind: 'call', method: 'POST', target: 'api.example.com/v1/x', grant: 'POST requests to api.example.com/v1/…', grantUntil: '2026-11-29T18:11:00Z' }),
+    ]);
+    await userEvent.click(screen.getByTestId('nav-sessions'));
+    const list = await screen.findByTestId('recent-decisions');
+    const [row] = within(list).getAllByTestId('recent-decision');
+    expect(row.dataset.outcome).toBe('approved');
+    expect(within(row).getByTestId('decision-what').textContent).toContain(
+      `POST api.example.com/v1/x, and calls like it for a while: POST requests to api.example.com/v1/… until ${formatTimestamp('2026-11-29T18:11:00Z')}`,
+    );
+  });
+
   it('lists who answered what, where, newest first, and adds the window’s own answers', async () => {
     await openApp([approvalCard()], {}, [
       decision({ id: 'rq-a', outcome: 'approved', where: 'from a notification', by: 'ana' }),
@@ -65,6 +79,7 @@ describe('recent decisions', () => {
     expect(within(rows[0]).getByTestId('decision-what').textContent).toContain('claude (pid 48192)');
     expect(within(rows[1]).getByTestId('decision-outcome').textContent?.trim()).toBe('No answer in time');
     expect(within(rows[1]).getByTestId('decision-what').textContent).toContain('POST api.example.com/v1/x');
+    expect(within(rows[1]).getByTestId('decision-what').textContent).not.toContain('calls like it');
     await userEvent.click(screen.getByTestId('approval-deny'));
     await waitFor(() => expect(within(list).getAllByTestId('recent-decision')).toHaveLength(3));
     rows = within(list).getAllByTestId('recent-decision');
