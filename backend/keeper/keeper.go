@@ -99,6 +99,9 @@ type Config struct {
 	// Getenv reads the front end's environment (which desktop this is, for
 	// the default verification); nil is os.Getenv.
 	Getenv func(string) string
+	// WitnessRetry is the first wait before an unreachable team witness
+	// is tried again (tests); 0 is witness.DefaultRetry.
+	WitnessRetry time.Duration
 }
 
 // State is what front ends read. Broker, OAuth and Operations are nil while

@@ -19,6 +19,9 @@ import (
 type teamPart struct {
 	syncer   *team.Syncer // k.mu
 	unsubCPs func()
+	// witnessing submits the checkpoints to the team's witness, nil
+	// while the membership names none.
+	witnessing *witnessing
 }
 
 // startTeamLocked starts the syncer if this vault belongs to a team.
@@ -52,6 +55,7 @@ func (k *Keeper) startTeamLocked() {
 	if k.audit != nil {
 		k.team.unsubCPs = k.audit.SubscribeCheckpoints(s.PublishCheckpoint)
 	}
+	k.startWitnessingLocked(creds.Witness, s)
 }
 
 // stopTeamLocked stops the syncer (what it has not sent waits in its
@@ -65,6 +69,8 @@ func (k *Keeper) stopTeamLocked(cp *audit.Checkpoint) {
 	if cp != nil {
 		s.PublishCheckpoint(*cp)
 	}
+	// Before the syncer closes: the lock's cosignature goes out with it.
+	k.stopWitnessingLocked(cp != nil)
 	if k.team.unsubCPs != nil {
 		k.team.unsubCPs()
 		k.team.unsubCPs = nil

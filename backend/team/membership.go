@@ -30,6 +30,9 @@ type Membership struct {
 	// created the team ("" elsewhere).
 	AdminRole string    `json:"admin_role,omitempty"`
 	JoinedAt  time.Time `json:"joined_at"`
+	// Witness is the team's witness this machine asks to cosign its audit
+	// checkpoints (SetWitness); nil: none.
+	Witness *WitnessSettings `json:"witness,omitempty"`
 }
 
 // Names of the secrets in the vault's team record.
