@@ -171,10 +171,17 @@ describe('Team', () => {
 
   it('shows the database error and no rows when it cannot be reached', async () => {
     const msg = 'The team database cannot be reached (no connection to the server); showing nothing rather than something stale.';
-    await openTeam({ failure: msg });
-    expect((await screen.findByTestId('team-error')).textContent).toBe(msg);
+    const team = await openTeam({ failure: msg });
+    expect((await screen.findByTestId('team-error')).textContent).toContain(msg);
     expect(screen.queryByTestId('team-row')).toBeNull();
     expect(screen.getAllByRole('alert')).toHaveLength(1);
     expect(screen.getByTestId('team-status').textContent).toContain('platform');
+    // Nothing claims there are no requests or checkpoints: nothing was read.
+    expect(screen.queryByTestId('team-no-requests')).toBeNull();
+    expect(screen.queryByTestId('team-no-checkpoints')).toBeNull();
+    team.state.failure = '';
+    await fireEvent.click(screen.getByTestId('team-retry'));
+    await screen.findByTestId('team-rows');
+    expect(screen.queryByTestId('team-error')).toBeNull();
   });
 });
