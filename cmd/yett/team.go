@@ -19,7 +19,7 @@ import (
 func init() {
 	commands["team"] = command{
 		usage:   teamUsage,
-		summary: "create a team, invite, join, leave, remove, ask a member's machine to revoke, or show the team",
+		summary: "create a team, invite, join, leave, remove, ask a member's machine to revoke, name the witness, or show the team",
 		run:     runTeam,
 	}
 }
@@ -31,6 +31,7 @@ const teamUsage = `usage: yett team create --database postgres://ROLE@HOST[:PORT
        yett team remove MACHINE|MEMBER
        yett team revoke MACHINE ROW [--reason TEXT]
        yett team leave
+       yett team witness --url URL --key VKEY | --none
 
 Team mode shares this machine's owner inventory (every row, with its owner,
 backup revoker, review date and drill schedule), its drill reports (each
@@ -71,7 +72,14 @@ machine's membership: its vault drops the team's credentials and keys, and
 the machine shares nothing more (ask the lead to remove it, so its role
 stops logging in too).
 
-create, invite and join ask for the vault passphrase every time; status,
+witness names the team's witness (yett witness serve; --key is what yett
+witness key prints, --url where this machine reaches it, usually a tunnel
+to its loopback address) or, with --none, forgets it. The app or yett serve
+then submits this machine's audit checkpoints to it by itself, after each
+checkpoint the log signs and at each vault lock; a witness that cannot be
+reached is tried again, less and less often, and nothing is lost meanwhile.
+
+create, invite, join and witness ask for the vault passphrase every time; status,
 remove, revoke and leave open the vault with the kernel keyring when it
 holds the key. Every command refuses while the app or yett serve runs, and unless
 standard input is your own controlling terminal, except status, which only
@@ -82,7 +90,7 @@ unlocked; these commands only set it up and ask.
 func runTeam(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, teamUsage)
-		return withExitCode(2, errors.New("team: say create, invite, join, status, remove, revoke or leave"))
+		return withExitCode(2, errors.New("team: say create, invite, join, status, remove, revoke, leave or witness"))
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -106,6 +114,8 @@ func runTeam(ctx context.Context, env *Env, args []string) error {
 			return withExitCode(2, errors.New("team leave: takes no argument"))
 		}
 		return teamLeave(ctx, env)
+	case "witness":
+		return teamWitness(ctx, env, rest)
 	case "-h", "--help", "help":
 		fmt.Fprint(env.Stdout, teamUsage)
 		return nil

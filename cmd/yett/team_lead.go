@@ -39,6 +39,11 @@ func teamStatus(ctx context.Context, env *Env) error {
 		synced = st.LastSynced.Local().Format("2006-01-02 15:04:05")
 	}
 	fmt.Fprintf(env.Stdout, "Last synced %s; %d records wait to be sent.\n", synced, st.Waiting)
+	if c.Witness != nil {
+		fmt.Fprintf(env.Stdout, "Audit checkpoints are submitted to the witness %s at %s.\n", c.Witness.Key, c.Witness.URL)
+	} else {
+		fmt.Fprintln(env.Stdout, "No witness is named (yett team witness).")
+	}
 	if !c.Lead() {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/yettdev/yett/backend/witness"
 	"github.com/yettdev/yett/internal/testsupport/pgtest"
 )
 
@@ -21,7 +22,8 @@ const teamAdminPassword = "CANARY-cli-team-admin-3e9d"
 // administrative password typed, never in the URL), invites a member
 // (the code shown at the terminal), the member joins by pasting it at a
 // prompt (never as an argument), the code is worthless afterwards, the
-// lead's status lists both machines, and the lead removes the member.
+// lead's status lists both machines, the member names the team's witness
+// (and its status says so), and the lead removes the member.
 func TestTeamCommands(t *testing.T) {
 	pg := pgtest.Start(t)
 	ctx := context.Background()
@@ -76,8 +78,25 @@ func TestTeamCommands(t *testing.T) {
 	if exit := r.wait(t); exit == 0 {
 		t.Fatal("a used code joined a second machine")
 	}
+	wkey, err := witness.NewKey("witness.test/team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]string{{"--url", "http://127.0.0.1:7380"}, {"--none", "--key", wkey.VerifierKey()}, {"--url", "127.0.0.1:7380", "--key", wkey.VerifierKey()}} {
+		if out, exit := run(t, member, append([]string{"team", "witness"}, bad...)...); exit != 2 {
+			t.Fatalf("team witness %v: exit %d, %s", bad, exit, out)
+		}
+	}
+	screen = runSetup(t, member, nil, "team", "witness", "--url", "http://127.0.0.1:7380", "--key", wkey.VerifierKey())
+	if !strings.Contains(screen, "submits this machine's audit checkpoints to "+wkey.VerifierKey()) {
+		t.Fatalf("team witness:\n%s", screen)
+	}
+	screen = runSetup(t, member, nil, "team", "status")
+	if !strings.Contains(screen, "submitted to the witness "+wkey.VerifierKey()+" at http://127.0.0.1:7380") {
+		t.Fatalf("the member's status lacks the witness:\n%s", screen)
+	}
 	screen = runSetup(t, lead, nil, "team", "status")
-	for _, want := range []string{`Team "platform"`, "lead of lea", "MACHINE", " mia ", " lea ", "No revocation requests."} {
+	for _, want := range []string{`Team "platform"`, "lead of lea", "No witness is named", "MACHINE", " mia ", " lea ", "No revocation requests."} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("status lacks %q:\n%s", want, screen)
 		}
