@@ -186,7 +186,7 @@ func New(cfg Config) (*App, error) {
 	a.SSH.inventory = a.Inventory
 	a.MCP = newMCPService(v, k, a.events, cfg.Log)
 	a.MCP.inventory = a.Inventory
-	a.Team = newTeamService(v, cfg.DataDir, k.Team, a.Inventory, cfg.Log)
+	a.Team = newTeamService(v, cfg.DataDir, k.Team, a.Inventory, a.events, cfg.Log)
 	a.Connect = newConnectService(cfg.CLIPath, func() (bool, string) {
 		st := k.State()
 		return st.SocketPath != "", st.GatewayProblem
@@ -281,6 +281,7 @@ func (a *App) Close() {
 	a.Inventory.close()
 	a.SSH.close()
 	a.MCP.close()
+	a.Team.close()
 	a.Approvals.close()
 	a.Vault.close()
 	if a.vault != nil {

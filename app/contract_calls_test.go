@@ -35,6 +35,7 @@ var windowEvents = []struct {
 	{"SSHChanged", EventSSHChanged, nil},
 	{"MCPChanged", EventMCPChanged, nil},
 	{"MCPConnect", EventMCPConnect, MCPConnectResult{}},
+	{"TeamChanged", EventTeamChanged, nil},
 }
 
 // paramEnums are the closed sets that plain string parameters take.

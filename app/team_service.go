@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/yettdev/yett/backend/inventory"
@@ -31,10 +32,69 @@ type TeamService struct {
 	// save writes an export where the person chooses, through the
 	// Inventory's save dialog.
 	save func(title, name string, b []byte) (ExportResult, error)
+
+	announce  *announcer // EventTeamChanged
+	unsub     func()
+	mu        sync.Mutex
+	following *team.Syncer // the syncer whose status is followed
+	unfollow  func()
 }
 
-func newTeamService(v *vault.Vault, dataDir string, syncer func() *team.Syncer, inv *InventoryService, log *slog.Logger) *TeamService {
-	return &TeamService{vault: v, dataDir: dataDir, log: log, syncer: syncer, save: inv.save}
+// EventTeamChanged has no payload: the membership changed (joined, left),
+// the vault locked or unlocked, or the syncer's status moved (connected,
+// synced); the UI reads the status again.
+const EventTeamChanged = "team:changed"
+
+// teamEventSpacing bounds how often the syncer's status moves reach the
+// window: it changes with every record queued and sent.
+const teamEventSpacing = time.Second
+
+func newTeamService(v *vault.Vault, dataDir string, syncer func() *team.Syncer, inv *InventoryService, events *eventSink, log *slog.Logger) *TeamService {
+	s := &TeamService{vault: v, dataDir: dataDir, log: log, syncer: syncer, save: inv.save}
+	s.announce = newAnnouncer(teamEventSpacing, func() { events.send(EventTeamChanged, nil) })
+	// The keeper subscribed to the vault first and starts or stops the
+	// syncer in its turn, so the syncer read here is the new one.
+	s.unsub = v.Subscribe(func(e vault.Event) {
+		if e.Kind != vault.EventChanged || strings.HasPrefix(string(e.Change), "team_") {
+			s.follow()
+			s.announce.changed()
+		}
+	})
+	s.follow()
+	return s
+}
+
+// follow subscribes to the running syncer's status, if it is another one
+// than before.
+func (s *TeamService) follow() {
+	sy := s.syncer()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sy == s.following {
+		return
+	}
+	if s.unfollow != nil {
+		s.unfollow()
+		s.unfollow = nil
+	}
+	s.following = sy
+	if sy != nil {
+		s.unfollow = sy.Subscribe(func(team.Status) { s.announce.changed() })
+	}
+}
+
+func (s *TeamService) close() {
+	if s == nil {
+		return
+	}
+	s.unsub()
+	s.mu.Lock()
+	if s.unfollow != nil {
+		s.unfollow()
+		s.unfollow = nil
+	}
+	s.mu.Unlock()
+	s.announce.close()
 }
 
 // teamTimeout bounds one call's work at the team database.

@@ -120,6 +120,10 @@ func TestTeamServiceAsLead(t *testing.T) {
 	lea.Inventory.setSaveDialog(func(_, name string) (string, error) { return filepath.Join(exports, name), nil })
 
 	waitTeam(t, "both syncers", func() bool { return lea.keeper.Team() != nil && mia.keeper.Team() != nil })
+	// Each window was told: the membership came while the app ran.
+	waitTeam(t, "team:changed in both windows", func() bool {
+		return lea.countEvents(EventTeamChanged) > 0 && mia.countEvents(EventTeamChanged) > 0
+	})
 	st, err := lea.Team.Status()
 	lea.show(st)
 	if err != nil || !st.InTeam || st.Role != team.KindLead || st.TeamName != "platform" || st.Machine != "lea-laptop" || !st.Sharing {
@@ -269,6 +273,15 @@ func TestTeamServiceWithoutATeam(t *testing.T) {
 	}
 	if _, err := o.Team.Machines(); err == nil || err.Error() != string(errNoTeamHere) {
 		t.Fatalf("machines in no team: %v", err)
+	}
+	if err := o.vault.Lock("test"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := o.Team.Status(); err != nil || st.InTeam {
+		t.Fatalf("locked: %+v, %v", st, err)
+	}
+	if _, err := o.Team.Rows(TeamFilter{}, ""); err == nil || !strings.Contains(err.Error(), "Unlock the vault") {
+		t.Fatalf("rows while locked: %v", err)
 	}
 }
 

@@ -834,3 +834,7 @@ export function onMCPChanged(onEvent: () => void): () => void {
 export function onMCPConnect(onEvent: (v: V.MCPConnectResult) => void, onError: (e: BackendError) => void = () => {}): () => void {
   return subscribe('mcp:connect', (v) => parseView('MCPConnectResult', v), onEvent, onError);
 }
+
+export function onTeamChanged(onEvent: () => void): () => void {
+  return subscribe('team:changed', () => undefined, onEvent, () => {});
+}

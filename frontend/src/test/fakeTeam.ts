@@ -116,5 +116,23 @@ export function installTeam(initial: Initial = {}) {
     ),
   } satisfies FakeTeamService;
   (window.go.app as Record<string, unknown>).TeamService = TeamService;
-  return { TeamService, state };
+
+  type Listener = (...data: unknown[]) => void;
+  const listeners = new Set<Listener>();
+  const runtime = window.runtime!;
+  const eventsOn = runtime.EventsOn;
+  runtime.EventsOn = vi.fn((name: string, cb: Listener) => {
+    if (name !== 'team:changed') return eventsOn(name, cb);
+    listeners.add(cb);
+    return () => listeners.delete(cb);
+  });
+
+  return {
+    TeamService,
+    state,
+    /** As the Go side's EventsEmit("team:changed"). */
+    changed: () => {
+      for (const cb of listeners) cb();
+    },
+  };
 }

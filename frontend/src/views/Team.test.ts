@@ -51,6 +51,24 @@ describe('Team', () => {
     expect(screen.queryByTestId('nav-team')).toBeNull();
   });
 
+  it('comes into the sidebar when this machine joins a team, and its status line follows the syncer', async () => {
+    installBridge(vaultStatus({ state: 'unlocked', epoch: 3 }));
+    installInventory();
+    const team = installTeam({ status: teamStatusView({ inTeam: false, teamName: '', role: '' }) });
+    render(App);
+    await waitFor(() => expect(team.TeamService.Status).toHaveBeenCalled());
+    expect(screen.queryByTestId('nav-team')).toBeNull();
+
+    team.state.status = teamStatusView({ role: 'member', machine: 'mia-desktop', member: 'mia', waiting: 0 });
+    team.changed();
+    await fireEvent.click(await screen.findByTestId('nav-team'));
+    expect((await screen.findByTestId('team-status')).textContent).not.toContain('wait');
+    team.state.status = { ...team.state.status, waiting: 4, connected: false, problem: 'The team database cannot be reached; what this machine shares waits.' };
+    team.changed();
+    await waitFor(() => expect(screen.getByTestId('team-status').textContent).toContain('4 records wait to be sent'));
+    expect(screen.getByTestId('team-problem').textContent).toContain('waits');
+  });
+
   it('shows a member only its status, and asks the database for nothing more', async () => {
     const team = await openTeam({ status: teamStatusView({ role: 'member', machine: 'mia-desktop', member: 'mia', waiting: 3 }) });
     const status = screen.getByTestId('team-status').textContent ?? '';
