@@ -152,8 +152,10 @@ describe('Team', () => {
     const confirm = screen.getByTestId('team-request-confirm');
     expect(confirm.textContent).toContain('mia-desktop');
     expect(confirm.textContent).toContain('bob');
-    await fireEvent.click(screen.getByTestId('team-request-cancel'));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('team-request-reason')));
+    await fireEvent.keyDown(screen.getByTestId('team-request-reason'), { key: 'Escape' });
     expect(screen.queryByTestId('team-request-confirm')).toBeNull();
+    expect(document.activeElement).toBe(screen.getByTestId('team-request'));
     expect(team.TeamService.RequestRevocation).not.toHaveBeenCalled();
 
     await fireEvent.click(screen.getByTestId('team-request'));
