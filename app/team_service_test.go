@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/yettdev/yett/backend/team"
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/internal/testsupport/pgtest"
@@ -22,28 +20,6 @@ const (
 	teamSecretCanary = "CANARY-team-view-http-secret-3e8a"
 	teamAdminCanary  = "CANARY-team-view-admin-password-c41f"
 )
-
-// teamDatabaseFor makes an empty database owned by a plain administrative
-// role (LOGIN CREATEROLE, the role a team's creator is given) on pg.
-func teamDatabaseFor(t *testing.T, pg *pgtest.Server) (team.Database, string) {
-	t.Helper()
-	ctx := context.Background()
-	su, err := pgx.Connect(ctx, pg.SuperuserURL(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer su.Close(ctx)
-	admin, name := "yett_admin_view", "team_view"
-	for _, stmt := range []string{
-		`CREATE ROLE ` + admin + ` LOGIN CREATEROLE PASSWORD '` + teamAdminCanary + `'`,
-		`CREATE DATABASE ` + name + ` OWNER ` + admin,
-	} {
-		if _, err := su.Exec(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return team.Database{Host: pg.Host, Port: pg.Port, Name: name, SSLMode: "disable"}, admin
-}
 
 // waitTeam polls cond for up to 60 s: the syncers share on their own
 // time; a generous bound, never a figure.
@@ -64,7 +40,8 @@ func waitTeam(t *testing.T, what string, cond func() bool) {
 func teamApps(t *testing.T) (pg *pgtest.Server, lea, mia *oauthApp) {
 	t.Helper()
 	pg = pgtest.Start(t)
-	db, admin := teamDatabaseFor(t, pg)
+	admin, name := pg.OwnedDatabase(t, teamAdminCanary)
+	db := team.Database{Host: pg.Host, Port: pg.Port, Name: name, SSLMode: "disable"}
 	lea, mia = newOAuthApp(t), newOAuthApp(t)
 	lea.create(t)
 	mia.create(t)

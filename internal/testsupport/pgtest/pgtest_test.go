@@ -49,3 +49,34 @@ func TestStartStopRestart(t *testing.T) {
 		t.Fatalf("after the restart: %d, %v", v, err)
 	}
 }
+
+// TestOwnedDatabase: the role logs in to its database with its password,
+// owns it (creates a table and a role there), is no superuser, and a
+// password with a quote in it is taken as written.
+func TestOwnedDatabase(t *testing.T) {
+	s := Start(t)
+	const pw = "it's-a-test-password"
+	role, db := s.OwnedDatabase(t, pw)
+	role2, db2 := s.OwnedDatabase(t, pw)
+	if role == role2 || db == db2 {
+		t.Fatalf("two calls made the same names: %s %s", role, db)
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, s.URL(role, pw, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var super bool
+	if err := c.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super); err != nil || super {
+		t.Fatalf("superuser %v, %v", super, err)
+	}
+	for _, stmt := range []string{`CREATE TABLE t (x int)`, `CREATE ROLE ` + role + `_m LOGIN`} {
+		if _, err := c.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if _, err := pgx.Connect(ctx, s.URL(role, "wrong", db)); err == nil {
+		t.Fatal("a wrong password logged in")
+	}
+}
