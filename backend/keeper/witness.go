@@ -45,6 +45,7 @@ func (k *Keeper) startWitnessingLocked(w *team.WitnessSettings, s *team.Syncer) 
 		Dir:    k.dir,
 		Client: &witness.Client{URL: w.URL, Witness: v, HTTP: &http.Client{Timeout: witnessHTTPTimeout}},
 		Log:    k.audit, Retry: k.cfg.WitnessRetry, Logger: k.log,
+		Refused: s.PublishRefusal,
 		Cosigned: func(cosigned []byte) {
 			if err := s.PublishCosigned(cosigned); err != nil {
 				k.log.Warn("a cosigned checkpoint could not be queued for the team", "err", err)

@@ -54,6 +54,7 @@ const (
 	domainCosign     = "cosignature"
 	domainRequest    = "revocation-request"
 	domainAnswer     = "revocation-answer"
+	domainRefusal    = "witness-refusal"
 )
 
 // signed is the message a signature covers: Yett's team context, the

@@ -114,6 +114,18 @@ type CheckpointView struct {
 	// Witness.
 	CosignedSize int64  `json:"cosigned_size"`
 	Witness      string `json:"witness"`
+	// Refused is the newest refusal of this log a witness made and the
+	// machine published ("" none): "rollback" (the log is smaller than
+	// what the witness cosigned) or "fork" (another history), of a
+	// checkpoint of RefusedSize by RefusedBy, who had cosigned
+	// RefusedWitnessSize; RefusedAt is the database's time it arrived and
+	// RefusalVerified says the machine's signature holds.
+	Refused            string    `json:"refused"`
+	RefusedBy          string    `json:"refused_by"`
+	RefusedSize        int64     `json:"refused_size"`
+	RefusedWitnessSize int64     `json:"refused_witness_size"`
+	RefusedAt          time.Time `json:"refused_at"`
+	RefusalVerified    bool      `json:"refusal_verified"`
 }
 
 // Checkpoints lists each machine's newest checkpoint and cosignature.
@@ -121,17 +133,28 @@ func (l *Lead) Checkpoints(ctx context.Context) ([]CheckpointView, error) {
 	rows, err := l.c.Query(ctx, `SELECT DISTINCT ON (c.machine_id) c.machine_id, m.hostname, m.public_key, c.log_id, c.size, c.checkpoint,
 		c.signature, c.published_at,
 		coalesce((SELECT max(s.size) FROM team_cosignatures s WHERE s.machine_id = c.machine_id AND s.log_id = c.log_id), 0),
-		coalesce((SELECT s.witness FROM team_cosignatures s WHERE s.machine_id = c.machine_id AND s.log_id = c.log_id ORDER BY s.size DESC LIMIT 1), '')
+		coalesce((SELECT s.witness FROM team_cosignatures s WHERE s.machine_id = c.machine_id AND s.log_id = c.log_id ORDER BY s.size DESC LIMIT 1), ''),
+		coalesce(r.reason, ''), coalesce(r.witness, ''), coalesce(r.size, 0), coalesce(r.witness_size, 0), r.received_at,
+		coalesce(r.checkpoint, ''), coalesce(r.signature, '')
 		FROM team_checkpoints c JOIN team_machines m ON m.machine_id = c.machine_id
+		LEFT JOIN LATERAL (SELECT * FROM team_witness_refusals r WHERE r.machine_id = c.machine_id AND r.log_id = c.log_id
+			ORDER BY r.received_at DESC, r.witness_size DESC LIMIT 1) r ON true
 		ORDER BY c.machine_id, c.size DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("team: %w", err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (CheckpointView, error) {
 		var v CheckpointView
-		var key, text, sig string
-		err := row.Scan(&v.Machine, &v.Hostname, &key, &v.LogID, &v.Size, &text, &sig, &v.PublishedAt, &v.CosignedSize, &v.Witness)
+		var key, text, sig, refusedCP, refusedSig string
+		var refusedAt *time.Time
+		err := row.Scan(&v.Machine, &v.Hostname, &key, &v.LogID, &v.Size, &text, &sig, &v.PublishedAt, &v.CosignedSize, &v.Witness,
+			&v.Refused, &v.RefusedBy, &v.RefusedSize, &v.RefusedWitnessSize, &refusedAt, &refusedCP, &refusedSig)
 		v.Verified = verify(key, sig, l.creds.TeamID, domainCheckpoint, v.Machine, v.LogID, fmt.Sprint(v.Size), text)
+		if refusedAt != nil {
+			v.RefusedAt = *refusedAt
+			v.RefusalVerified = verify(key, refusedSig, l.creds.TeamID, domainRefusal, v.Machine, v.LogID, v.RefusedBy,
+				fmt.Sprint(v.RefusedWitnessSize), v.Refused, fmt.Sprint(v.RefusedSize), refusedCP)
+		}
 		return v, err
 	})
 }

@@ -27,6 +27,7 @@ const (
 	itemCheckpoint  = "checkpoint"
 	itemCosignature = "cosignature"
 	itemAnswer      = "answer"
+	itemRefusal     = "witness-refusal"
 )
 
 func outboxHistory() []store.Migration {

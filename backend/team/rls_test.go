@@ -113,6 +113,9 @@ func TestRowLevelSecurity(t *testing.T) {
 		_, err = miaC.Exec(ctx, `INSERT INTO team_cosignatures (machine_id, log_id, size, witness, cosignature, signature)
 			VALUES ($1, 'log', 10, 'w', 'c', 's')`, ned.Machine)
 		refused(t, "a cosignature as ned", err)
+		_, err = miaC.Exec(ctx, `INSERT INTO team_witness_refusals (machine_id, log_id, witness, witness_size, reason, size, checkpoint, signature)
+			VALUES ($1, 'log', 'w', 40, 'rollback', 20, 'c', 's')`, ned.Machine)
+		refused(t, "a witness's refusal as ned", err)
 	})
 	t.Run("lead reads every row and asks only as itself", func(t *testing.T) {
 		if n := count(ctx, t, leadC, `SELECT count(*) FROM team_rows`); n != 2 {

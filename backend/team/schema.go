@@ -25,6 +25,7 @@ var migrations = []migration{
 	{1, "team, machines and invitations", joiningSchema},
 	{2, "shared inventory, drills and checkpoints", sharedSchema},
 	{3, "revocation requests", requestSchema},
+	{4, "witness refusals", refusalSchema},
 }
 
 // migrate brings the database up to SchemaVersion (or to upto, when it is

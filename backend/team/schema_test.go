@@ -82,7 +82,7 @@ func TestMigrateAnEmptyDatabase(t *testing.T) {
 			t.Errorf("%s: row-level security enabled %v, forced %v", name, on, forced)
 		}
 	}
-	if seen != 8 {
+	if seen != 9 {
 		t.Fatalf("%d team tables", seen)
 	}
 }
@@ -100,7 +100,7 @@ func TestMigrateFromThePreviousVersion(t *testing.T) {
 	if v, _ := databaseVersion(ctx, c); v != prev {
 		t.Fatalf("left at %d, want %d", v, prev)
 	}
-	if tables(ctx, t, c)["team_revocation_requests"] {
+	if tables(ctx, t, c)["team_witness_refusals"] {
 		t.Fatal("the previous version already has the last step's table")
 	}
 	for _, stmt := range []string{
@@ -120,7 +120,7 @@ func TestMigrateFromThePreviousVersion(t *testing.T) {
 	if v, _ := databaseVersion(ctx, c); v != SchemaVersion {
 		t.Fatalf("after migrating: version %d", v)
 	}
-	if !tables(ctx, t, c)["team_revocation_requests"] {
+	if !tables(ctx, t, c)["team_witness_refusals"] {
 		t.Fatal("the last step's table is missing")
 	}
 	if n := count(ctx, t, c, `SELECT count(*) FROM team_rows WHERE machine_id = 'm1' AND row_id = 'az-1'`); n != 1 {
@@ -128,7 +128,11 @@ func TestMigrateFromThePreviousVersion(t *testing.T) {
 	}
 	if _, err := c.Exec(ctx, `INSERT INTO team_revocation_requests (request_uid, machine_id, row_id, row_connected_at, reason, request_signature)
 		VALUES ('u', 'm1', 'az-1', now(), 'r', 's')`); err != nil {
-		t.Fatalf("the new table takes a request for the old machine: %v", err)
+		t.Fatalf("a request for the old machine: %v", err)
+	}
+	if _, err := c.Exec(ctx, `INSERT INTO team_witness_refusals (machine_id, log_id, witness, witness_size, reason, size, checkpoint, signature)
+		VALUES ('m1', 'log', 'w', 40, 'rollback', 20, 'c', 's')`); err != nil {
+		t.Fatalf("the new table takes a refusal of the old machine's log: %v", err)
 	}
 }
 

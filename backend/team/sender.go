@@ -232,6 +232,12 @@ func queueItem(b *pgx.Batch, base int64, it item) error {
 			b.Queue(`INSERT INTO team_cosignatures (machine_id, log_id, size, witness, cosignature, signature)
 				VALUES (current_user, $1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, cs.LogID, cs.Size, cs.Witness, cs.Cosignature, cs.Signature)
 		}
+	case itemRefusal:
+		var r sharedRefusal
+		if err = json.Unmarshal(it.Payload, &r); err == nil {
+			b.Queue(`INSERT INTO team_witness_refusals (machine_id, log_id, witness, witness_size, reason, size, checkpoint, signature)
+				VALUES (current_user, $1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`, r.LogID, r.Witness, r.WitnessSize, r.Reason, r.Size, r.Checkpoint, r.Signature)
+		}
 	case itemAnswer:
 		var a answer
 		if err = json.Unmarshal(it.Payload, &a); err == nil {

@@ -268,7 +268,8 @@ func TestWitnessDownThenUp(t *testing.T) {
 // TestRestoredLogIsRefusedAndRecorded: the machine's data directory put
 // back to an older copy (entries the witness cosigned are gone) gets no
 // cosignature again, the refusal is recorded once in the machine's log as
-// checkpoint_refused, and the witness keeps it for the lead.
+// checkpoint_refused, the witness keeps it, and the lead's view says so,
+// signed by the machine.
 func TestRestoredLogIsRefusedAndRecorded(t *testing.T) {
 	_, mia, w, lead, logs := witnessedPair(t)
 	first := checkpoint(t, mia, 1)
@@ -317,6 +318,23 @@ func TestRestoredLogIsRefusedAndRecorded(t *testing.T) {
 	}
 	if got := leadCosigned(t, lead, mia); got < big.Size || got > top {
 		t.Fatalf("the lead sees %d cosigned, the witness %d", got, top)
+	}
+	var seen team.CheckpointView
+	waitFor(t, "the refusal at the lead", func() bool {
+		cps, err := lead.Checkpoints(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cps {
+			if c.Hostname == mia.host {
+				seen = c
+			}
+		}
+		return seen.Refused != ""
+	})
+	if seen.Refused != "rollback" || seen.RefusedWitnessSize != top || seen.RefusedSize != rs[0].Size || seen.RefusedBy != "witness.test/team" ||
+		!seen.RefusalVerified || seen.RefusedAt.IsZero() {
+		t.Fatalf("the lead's view of mia's checkpoints: %+v", seen)
 	}
 }
 

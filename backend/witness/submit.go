@@ -60,6 +60,10 @@ type Submitter struct {
 	// Cosigned is told each checkpoint newly cosigned, in order: the team
 	// core publishes it. Called outside any lock of the Submitter's.
 	Cosigned func(cosigned []byte)
+	// Refused is told each refusal as it is recorded in Log (once per
+	// refusal), with the checkpoint refused: the team core publishes it.
+	// Called with the Submitter's lock held: it must not call back.
+	Refused func(cp audit.Checkpoint, f audit.WitnessFacts)
 	// Retry is Run's first wait after the witness could not be reached,
 	// doubled at each failure up to MaxRetry: see DefaultRetry and
 	// DefaultMaxRetry.
@@ -203,6 +207,9 @@ func (s *Submitter) refuse(ctx context.Context, cp audit.Checkpoint, witnessSize
 		return errors.Join(err, fmt.Errorf("witness: recording the refusal: %w", rerr))
 	}
 	s.refused = seen
+	if s.Refused != nil {
+		s.Refused(cp, facts)
+	}
 	if rerr := s.saveRefused(seen); rerr != nil {
 		return errors.Join(err, fmt.Errorf("witness: keeping the refusal recorded: %w", rerr))
 	}

@@ -184,7 +184,14 @@ func TestSubmitterRestoredMachineIsRefused(t *testing.T) {
 	}
 	copyDir(t, backup, m.dir)
 	m.open()
-	s = &Submitter{Dir: m.dir, Client: w.client, Log: m.log}
+	var told []audit.WitnessFacts
+	refused := func(cp audit.Checkpoint, f audit.WitnessFacts) {
+		if cp.Size != f.Size {
+			t.Errorf("told the refusal of %d with the checkpoint of %d", f.Size, cp.Size)
+		}
+		told = append(told, f)
+	}
+	s = &Submitter{Dir: m.dir, Client: w.client, Log: m.log, Refused: refused}
 	for range 2 {
 		m.record(1)
 		if _, err := s.Submit(ctx); !errors.Is(err, ErrRollback) {
@@ -193,7 +200,7 @@ func TestSubmitterRestoredMachineIsRefused(t *testing.T) {
 	}
 	// Yett restarted (a new Submitter): the same refusal is not recorded
 	// again (RefusedFile).
-	s = &Submitter{Dir: m.dir, Client: w.client, Log: m.log}
+	s = &Submitter{Dir: m.dir, Client: w.client, Log: m.log, Refused: refused}
 	m.record(1)
 	if _, err := s.Submit(ctx); !errors.Is(err, ErrRollback) {
 		t.Fatalf("restored, smaller, after a restart: %v", err)
@@ -207,6 +214,9 @@ func TestSubmitterRestoredMachineIsRefused(t *testing.T) {
 	got := m.refusals()
 	if len(got) != 2 || got[0].Reason != "rollback" || got[1].Reason != "fork" || got[0].Witness != "witness.test/team" {
 		t.Fatalf("recorded refusals %+v, want one rollback then one fork", got)
+	}
+	if len(told) != 2 || told[0] != got[0] || told[1] != got[1] {
+		t.Fatalf("Refused was told %+v, the log recorded %+v", told, got)
 	}
 	witnessed, _ := store.Latest(ctx, originOf(t, m.vkey()))
 	if got[0].WitnessSize != witnessed.Tree.N || got[1].WitnessSize != witnessed.Tree.N {
