@@ -79,6 +79,7 @@ export function installTeam(initial: Initial = {}) {
   };
   const passes = (r: TeamRowView, f: TeamFilter) => {
     const hay = [r.row.name, r.row.owner, r.row.backupRevoker, r.hostname, r.member, r.row.state].join(' ').toLowerCase();
+    if (f.machine !== '' && r.machine !== f.machine && r.hostname !== f.machine) return false;
     if (!f.text.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w))) return false;
     if (f.state === 'not_under_control') return !r.row.controlled;
     if (f.state === 'drill_overdue') return r.row.drillOverdue;

@@ -115,6 +115,9 @@ describe('Team', () => {
     expect(within(mail).getByText('review due')).toBeTruthy();
     expect(within(mail).getByText('overdue')).toBeTruthy();
 
+    await fireEvent.change(screen.getByTestId('team-machine-filter'), { target: { value: 'm-mia' } });
+    await waitFor(() => expect(team.TeamService.Rows).toHaveBeenLastCalledWith({ text: 'mail', state: 'review_due', machine: 'm-mia' }, ''), PATIENT);
+
     await fireEvent.input(screen.getByTestId('team-filter'), { target: { value: 'nothing like it' } });
     await screen.findByTestId('team-no-rows', {}, PATIENT);
   });
