@@ -3,7 +3,6 @@
 package team_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +21,7 @@ import (
 	"github.com/yettdev/yett/backend/vault"
 	"github.com/yettdev/yett/backend/witness"
 	"github.com/yettdev/yett/internal/testsupport/pgtest"
+	"github.com/yettdev/yett/internal/testsupport/syncbuf"
 )
 
 // A running Yett submits its checkpoints to the team's witness by itself
@@ -142,28 +141,10 @@ func leadCosigned(t *testing.T, lead *team.Lead, m *machine) int64 {
 	return 0
 }
 
-// syncBuffer is a log destination goroutines write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // restartKeeper closes m's keeper (which locks the vault), calls between
 // with the data directory at rest, and opens a keeper with a short witness
 // retry and its log in logs, then unlocks.
-func (m *machine) restartKeeper(logs *syncBuffer, between func()) {
+func (m *machine) restartKeeper(logs *syncbuf.Buffer, between func()) {
 	m.t.Helper()
 	m.k.Close()
 	if between != nil {
@@ -181,14 +162,14 @@ func (m *machine) restartKeeper(logs *syncBuffer, between func()) {
 
 // witnessedPair is a founding lead and a member whose membership names a
 // witness that trusts the member's log.
-func witnessedPair(t *testing.T) (lea, mia *machine, w *teamWitness, lead *team.Lead, logs *syncBuffer) {
+func witnessedPair(t *testing.T) (lea, mia *machine, w *teamWitness, lead *team.Lead, logs *syncbuf.Buffer) {
 	t.Helper()
 	db, admin := teamDatabase(t, pgtest.Shared(t))
 	lea, mia = newMachine(t, "lea-laptop"), newMachine(t, "mia-desktop")
 	createTeam(t, lea, db, admin)
 	invite(t, lea, mia, "mia")
 	w = newTeamWitness(t, mia.k.AuditLog().VerifierKey())
-	logs = &syncBuffer{}
+	logs = &syncbuf.Buffer{}
 	mia.restartKeeper(logs, nil)
 	if err := team.SetWitness(mia.v.Team(), w.settings()); err != nil {
 		t.Fatal(err)
