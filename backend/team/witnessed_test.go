@@ -412,3 +412,16 @@ func TestWitnessSettingsCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestResetStopsSharing: a vault reset while unlocked (no lock announced)
+// stops the syncer and the submitter with it: the old vault's membership
+// and the log set aside share nothing more.
+func TestResetStopsSharing(t *testing.T) {
+	_, mia, w, _, _ := witnessedPair(t)
+	first := checkpoint(t, mia, 1)
+	waitFor(t, "the first cosignature", func() bool { return w.size(t, mia) >= first.Size })
+	if err := mia.v.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "mia's syncer to stop at the reset", func() bool { return mia.k.Team() == nil })
+}
