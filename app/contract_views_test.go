@@ -94,6 +94,7 @@ var enumSets = []enumSet{
 	{"ImportValueKind", "credimport.Kinds", names(credimport.Kinds...)},
 	{"TeamRole", "team.Kind*", teamRoles},
 	{"TeamRequestStatus", "team.Status*", teamRequestStatuses},
+	{"TeamRefusal", "team_witness_refusals.reason", teamRefusals},
 }
 
 // windowContract is contract.gen.ts: the closed sets, then the views.

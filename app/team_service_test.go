@@ -197,7 +197,7 @@ func TestTeamServiceAsLead(t *testing.T) {
 		t.Fatalf("checkpoints: %v", err)
 	}
 	for _, c := range cps {
-		if c.Refused != (c.CosignedSize < c.Size) || c.Words == "" {
+		if c.Refused || c.Words == "" {
 			t.Errorf("checkpoint %+v", c)
 		}
 	}
@@ -263,21 +263,34 @@ func TestTeamServiceWithoutATeam(t *testing.T) {
 }
 
 // TestTeamCheckpointWords: each state of a machine's checkpoint is said
-// in words, and one the witness has not cosigned is flagged.
+// in words: witnessed, not yet, never, a refusal (either reason, with its
+// signature or not), a checkpoint without its machine's signature.
 func TestTeamCheckpointWords(t *testing.T) {
+	at := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	base := team.CheckpointView{Hostname: "mia-desktop", Size: 40, Verified: true, CosignedSize: 40, Witness: "w1"}
+	with := func(edit func(*team.CheckpointView)) team.CheckpointView { c := base; edit(&c); return c }
 	for _, c := range []struct {
-		cp      team.CheckpointView
-		refused bool
-		words   string
+		cp                 team.CheckpointView
+		witnessed, refused bool
+		words              string
 	}{
-		{team.CheckpointView{Hostname: "mia-desktop", Size: 40, Verified: true, CosignedSize: 40, Witness: "w1"}, false, "Witnessed at 40 records by w1."},
-		{team.CheckpointView{Hostname: "mia-desktop", Size: 40, Verified: true}, true, "Not witnessed: no witness has cosigned mia-desktop's log"},
-		{team.CheckpointView{Hostname: "mia-desktop", Size: 40, Verified: true, CosignedSize: 30, Witness: "w1"}, true, "Not witnessed at 40 records: the witness cosigned up to 30."},
-		{team.CheckpointView{Hostname: "mia-desktop", Size: 40, CosignedSize: 40}, false, "does not carry mia-desktop's signature"},
+		{base, true, false, "Its newest checkpoint, 40 records, is witnessed by w1."},
+		{with(func(c *team.CheckpointView) { c.CosignedSize, c.Witness = 0, "" }), false, false, "No witness has cosigned mia-desktop's log"},
+		{with(func(c *team.CheckpointView) { c.CosignedSize = 30 }), false, false, "Not yet witnessed at 40 records: the witness cosigned up to 30."},
+		{with(func(c *team.CheckpointView) {
+			c.Refused, c.RefusedBy, c.RefusedSize, c.RefusedWitnessSize, c.RefusedAt, c.RefusalVerified = "rollback", "w1", 12, 40, at, true
+		}), true, true, "Refused by w1: mia-desktop's log was cut back (a checkpoint at 12 records, where the witness had cosigned 40)."},
+		{with(func(c *team.CheckpointView) {
+			c.Refused, c.RefusedBy, c.RefusedSize, c.RefusedWitnessSize, c.RefusedAt = "fork", "w1", 50, 40, at
+		}), true, true, "log was rewritten (its checkpoint at 50 records does not extend the 40 the witness had cosigned). The refusal does not carry"},
+		{with(func(c *team.CheckpointView) { c.Verified = false }), true, false, "does not carry mia-desktop's signature"},
 	} {
 		v := teamCheckpointView(c.cp)
-		if v.Refused != c.refused || !strings.Contains(v.Words, c.words) {
-			t.Errorf("%+v: refused %v, %q; want %v, %q", c.cp, v.Refused, v.Words, c.refused, c.words)
+		if v.Witnessed != c.witnessed || v.Refused != c.refused || !strings.Contains(v.Words, c.words) {
+			t.Errorf("%+v: witnessed %v, refused %v, %q; want %v, %v, %q", c.cp, v.Witnessed, v.Refused, v.Words, c.witnessed, c.refused, c.words)
+		}
+		if v.Refused && (v.Refusal != c.cp.Refused || v.RefusedAt != "2026-12-07T06:00:00Z") {
+			t.Errorf("the refusal: %+v", v)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/yettdev/yett/backend/team"
@@ -80,8 +81,9 @@ type TeamFilter struct {
 	Machine string `json:"machine"`
 }
 
-// TeamCheckpointView is a machine's newest published audit checkpoint and
-// the newest size a witness cosigned.
+// TeamCheckpointView is a machine's newest published audit checkpoint,
+// the newest size a witness cosigned, and the newest refusal a witness
+// made of its log.
 type TeamCheckpointView struct {
 	Machine   string `json:"machine"`
 	Hostname  string `json:"hostname"`
@@ -91,11 +93,15 @@ type TeamCheckpointView struct {
 	Verified     bool   `json:"verified"`
 	CosignedSize int64  `json:"cosignedSize"`
 	Witness      string `json:"witness"`
-	// Refused: no witness cosigned the newest checkpoint (the team
-	// database records cosignatures, not refusals: a log truncated or
-	// rewritten never gets one, and a new checkpoint may be on its way).
-	Refused bool `json:"refused"`
-	// Words say it for a person.
+	// Witnessed: a witness cosigned the newest checkpoint.
+	Witnessed bool `json:"witnessed"`
+	// Refused: a witness refused a checkpoint of this log, the machine
+	// recorded it and published it; Refusal says why: rollback (the log
+	// was cut back) or fork (it was rewritten).
+	Refused   bool   `json:"refused"`
+	Refusal   string `json:"refusal" enum:"TeamRefusal"`
+	RefusedAt string `json:"refusedAt"`
+	// Words say it all for a person.
 	Words string `json:"words"`
 }
 
@@ -123,6 +129,7 @@ type TeamRequestView struct {
 // teamRoles and teamRequestStatuses are the closed sets of the views.
 var (
 	teamRoles           = []string{"", team.KindLead, team.KindMember}
+	teamRefusals        = []string{"", "rollback", "fork"}
 	teamRequestStatuses = []string{team.StatusPending, team.StatusDone, team.StatusIncomplete, team.StatusFailed, team.StatusRefused}
 )
 
@@ -155,17 +162,35 @@ func teamRowView(r team.TeamRow) TeamRowView {
 
 func teamCheckpointView(c team.CheckpointView) TeamCheckpointView {
 	v := TeamCheckpointView{Machine: c.Machine, Hostname: c.Hostname, Size: c.Size, Published: rfc3339(c.PublishedAt),
-		Verified: c.Verified, CosignedSize: c.CosignedSize, Witness: c.Witness, Refused: c.CosignedSize < c.Size}
-	switch {
-	case !c.Verified:
-		v.Words = fmt.Sprintf("The checkpoint at %d records does not carry %s's signature.", c.Size, c.Hostname)
-	case c.CosignedSize == 0:
-		v.Words = fmt.Sprintf("Not witnessed: no witness has cosigned %s's log (newest checkpoint at %d records).", c.Hostname, c.Size)
-	case v.Refused:
-		v.Words = fmt.Sprintf("Not witnessed at %d records: the witness cosigned up to %d. It refuses a log that was truncated or rewritten; a checkpoint just published may still be on its way.", c.Size, c.CosignedSize)
-	default:
-		v.Words = fmt.Sprintf("Witnessed at %d records by %s.", c.CosignedSize, c.Witness)
+		Verified: c.Verified, CosignedSize: c.CosignedSize, Witness: c.Witness, Witnessed: c.CosignedSize >= c.Size && c.CosignedSize > 0,
+		Refused: c.Refused != "", Refusal: c.Refused, RefusedAt: rfc3339(c.RefusedAt)}
+	var words []string
+	if !c.Verified {
+		words = append(words, fmt.Sprintf("The checkpoint at %d records does not carry %s's signature.", c.Size, c.Hostname))
 	}
+	switch c.Refused {
+	case "rollback":
+		words = append(words, fmt.Sprintf("Refused by %s: %s's log was cut back (a checkpoint at %d records, where the witness had cosigned %d).",
+			c.RefusedBy, c.Hostname, c.RefusedSize, c.RefusedWitnessSize))
+	case "fork":
+		words = append(words, fmt.Sprintf("Refused by %s: %s's log was rewritten (its checkpoint at %d records does not extend the %d the witness had cosigned).",
+			c.RefusedBy, c.Hostname, c.RefusedSize, c.RefusedWitnessSize))
+	case "":
+	default:
+		words = append(words, fmt.Sprintf("Refused by %s (%s).", c.RefusedBy, c.Refused))
+	}
+	if v.Refused && !c.RefusalVerified {
+		words = append(words, "The refusal does not carry the machine's signature.")
+	}
+	switch {
+	case v.Witnessed:
+		words = append(words, fmt.Sprintf("Its newest checkpoint, %d records, is witnessed by %s.", c.Size, c.Witness))
+	case c.CosignedSize == 0:
+		words = append(words, fmt.Sprintf("No witness has cosigned %s's log (newest checkpoint at %d records).", c.Hostname, c.Size))
+	default:
+		words = append(words, fmt.Sprintf("Not yet witnessed at %d records: the witness cosigned up to %d.", c.Size, c.CosignedSize))
+	}
+	v.Words = strings.Join(words, " ")
 	return v
 }
 

@@ -134,6 +134,10 @@ export type TeamRole = (typeof TEAM_ROLES)[number];
 export const TEAM_REQUEST_STATUSS = ['pending', 'done', 'incomplete', 'failed', 'refused'] as const;
 export type TeamRequestStatus = (typeof TEAM_REQUEST_STATUSS)[number];
 
+/** team_witness_refusals.reason */
+export const TEAM_REFUSALS = ['', 'rollback', 'fork'] as const;
+export type TeamRefusal = (typeof TEAM_REFUSALS)[number];
+
 /** ActivityItem is one line of the Activity view: a call or an authority event. */
 export interface ActivityItem {
   /** "call" or "authority" */
@@ -1278,8 +1282,9 @@ export interface ShowCard {
 }
 
 /**
- * TeamCheckpointView is a machine's newest published audit checkpoint and
- * the newest size a witness cosigned.
+ * TeamCheckpointView is a machine's newest published audit checkpoint,
+ * the newest size a witness cosigned, and the newest refusal a witness
+ * made of its log.
  */
 export interface TeamCheckpointView {
   machine: string;
@@ -1290,13 +1295,17 @@ export interface TeamCheckpointView {
   verified: boolean;
   cosignedSize: number;
   witness: string;
+  /** Witnessed: a witness cosigned the newest checkpoint. */
+  witnessed: boolean;
   /**
-   * Refused: no witness cosigned the newest checkpoint (the team
-   * database records cosignatures, not refusals: a log truncated or
-   * rewritten never gets one, and a new checkpoint may be on its way).
+   * Refused: a witness refused a checkpoint of this log, the machine
+   * recorded it and published it; Refusal says why: rollback (the log
+   * was cut back) or fork (it was rewritten).
    */
   refused: boolean;
-  /** Words say it for a person. */
+  refusal: TeamRefusal;
+  refusedAt: string;
+  /** Words say it all for a person. */
   words: string;
 }
 
@@ -1709,7 +1718,7 @@ export const VIEWS = {
   SessionsView: { what: 'a sessions page', fields: { readable: 'b', note: 's', sessions: 'LoggedSession[]', more: 'b', next: 'n' } },
   SettingsView: { what: 'OAuth settings', fields: { blockUncontrolled: 'b' } },
   ShowCard: { what: 'a show card', fields: { id: 's' } },
-  TeamCheckpointView: { what: 'a team checkpoint', fields: { machine: 's', hostname: 's', size: 'n', published: 's', verified: 'b', cosignedSize: 'n', witness: 's', refused: 'b', words: 's' } },
+  TeamCheckpointView: { what: 'a team checkpoint', fields: { machine: 's', hostname: 's', size: 'n', published: 's', verified: 'b', cosignedSize: 'n', witness: 's', witnessed: 'b', refused: 'b', refusal: TEAM_REFUSALS, refusedAt: 's', words: 's' } },
   TeamMachineView: { what: 'a team machine', fields: { id: 's', hostname: 's', member: 's', kind: 's', lastSeen: 's', removed: 's', clock: 's', rows: 'n', fingerprint: 's' } },
   TeamRequestView: { what: 'a team request', fields: { id: 's', hostname: 's', member: 's', rowId: 's', rowName: 's', reason: 's', requestedBy: 's', requestedAt: 's', status: TEAM_REQUEST_STATUSS, outcome: 's', answeredAt: 's', verified: 'b', waiting: 's' } },
   TeamRowView: { what: 'a team row', fields: { machine: 's', hostname: 's', member: 's', removed: 'b', verified: 'b', updated: 's', row: 'InventoryRowView' } },

@@ -40,7 +40,8 @@ export function teamRow(over: Partial<TeamRowView> = {}): TeamRowView {
 export function teamCheckpoint(over: Partial<TeamCheckpointView> = {}): TeamCheckpointView {
   return {
     machine: 'm-mia', hostname: 'mia-desktop', size: 120, published: '2026-12-07T05:00:00Z', verified: true, cosignedSize: 120,
-    witness: 'witness.example', refused: false, words: 'Witnessed at 120 records by witness.example.', ...over,
+    witness: 'witness.example', witnessed: true, refused: false, refusal: '', refusedAt: '',
+    words: 'Its newest checkpoint, 120 records, is witnessed by witness.example.', ...over,
   };
 }
 

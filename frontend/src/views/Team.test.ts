@@ -92,7 +92,7 @@ describe('Team', () => {
     const outcome = screen.getByTestId('team-request-outcome').textContent ?? '';
     expect(outcome).toContain('pending at mia-desktop since');
     expect(outcome).toContain('backup revoker: bob');
-    expect(screen.getByTestId('team-checkpoint-words').textContent).toContain('Witnessed at 120 records');
+    expect(screen.getByTestId('team-checkpoint-words').textContent).toContain('is witnessed by witness.example');
   });
 
   it('sends the Inventory filter to the service and pages on', async () => {
@@ -132,20 +132,25 @@ describe('Team', () => {
     expect(screen.queryAllByTestId('team-cell-provider')).toHaveLength(0);
   });
 
-  it('says a refused checkpoint in words, not only in colour', async () => {
+  it('says a refused checkpoint and one not yet witnessed in words, not only in colour', async () => {
     await openTeam({
       checkpoints: [
         teamCheckpoint(),
         teamCheckpoint({
-          machine: 'm-noa', hostname: 'noa-laptop', size: 90, cosignedSize: 140, refused: true,
-          words: 'Not witnessed: the witness cosigned up to 140 records, not the newest checkpoint at 90; a log truncated or rewritten is refused.',
+          machine: 'm-noa', hostname: 'noa-laptop', size: 12, cosignedSize: 140, witnessed: false, refused: true, refusal: 'rollback',
+          refusedAt: '2026-12-07T05:10:00Z',
+          words: "Refused by witness.example: noa-laptop's log was cut back (a checkpoint at 12 records, where the witness had cosigned 140).",
         }),
+        teamCheckpoint({ machine: 'm-ida', hostname: 'ida-laptop', size: 60, cosignedSize: 50, witnessed: false, words: 'Not yet witnessed at 60 records: the witness cosigned up to 50.' }),
       ],
     });
     const items = await screen.findAllByTestId('team-checkpoint');
-    expect(items[0].textContent).not.toContain('not witnessed');
-    expect(items[1].textContent).toContain('not witnessed');
-    expect(items[1].textContent).toContain('truncated or rewritten is refused');
+    expect(items[0].textContent).not.toMatch(/refused|not witnessed/);
+    expect(items[0].textContent).toContain('is witnessed by witness.example');
+    expect(items[1].textContent).toContain('refused by the witness');
+    expect(items[1].textContent).toContain('log was cut back');
+    expect(items[2].textContent).toContain('not witnessed');
+    expect(items[2].textContent).not.toContain('refused');
   });
 
   it('asks for a revocation only after the confirm step, with the reason', async () => {

@@ -772,7 +772,10 @@ export namespace app {
 	    verified: boolean;
 	    cosignedSize: number;
 	    witness: string;
+	    witnessed: boolean;
 	    refused: boolean;
+	    refusal: string;
+	    refusedAt: string;
 	    words: string;
 	}
 	export interface TeamFilter {
