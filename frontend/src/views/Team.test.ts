@@ -173,6 +173,11 @@ describe('Team', () => {
     expect(team.TeamService.RequestRevocation).toHaveBeenCalledWith('m-mia', 'az-1', 'mia left the project');
     expect(screen.getByTestId('team-asked').textContent).toContain('pending at mia-desktop since');
     await waitFor(() => expect(screen.getByTestId('team-request-outcome').textContent).toContain('backup revoker: bob'));
+
+    // The machine answers; the lead reads the team again and sees how.
+    team.state.requests[0] = { ...team.state.requests[0], status: 'done', waiting: '', verified: true, outcome: 'tracker is disabled on mia-desktop, revoked at the provider.' };
+    await fireEvent.click(screen.getByTestId('team-reload'));
+    await waitFor(() => expect(screen.getByTestId('team-request-outcome').textContent).toBe('tracker is disabled on mia-desktop, revoked at the provider.'));
   });
 
   it('shows why a request was refused by the service', async () => {
