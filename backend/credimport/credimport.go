@@ -361,7 +361,9 @@ func valueEntry(e Entry, v []byte) Entry {
 	e.Kind = kindOf(v)
 	e.Length = utf8.RuneCount(v)
 	switch {
-	case len(v) == 0:
+	case len(bytes.TrimSpace(v)) == 0:
+		// Blanks alone are no secret (kindOf calls them empty too): a
+		// password field holding a space is an item with no password.
 		e.Problem = problemEmpty
 	case len(v) > vault.MaxSecretLen:
 		e.Problem = problemTooLong

@@ -61,6 +61,7 @@ func TestEnvValues(t *testing.T) {
 		{"a value starting with #", "A=#" + canaryA, []want{{name: "A", line: 1, value: "#" + canaryA}}},
 		{"a comment where the value would be", "A= # nothing yet", []want{{name: "A", line: 1, problem: problemEmpty, kind: KindEmpty}}},
 		{"empty", "A=\n", []want{{name: "A", line: 1, problem: problemEmpty, kind: KindEmpty}}},
+		{"blanks in quotes are no value", "A=\" \t \"\nB=' '", []want{{name: "A", line: 1, problem: problemEmpty, kind: KindEmpty}, {name: "B", line: 2, problem: problemEmpty, kind: KindEmpty}}},
 		{"single quotes are literal", `A='` + canaryA + ` $x\n #y'`, []want{{name: "A", line: 1, value: canaryA + ` $x\n #y`}}},
 		{"single quotes escape \\ and '", `A='it\'s \\ \t'`, []want{{name: "A", line: 1, value: `it's \ \t`}}},
 		{"double quotes", `A="` + canaryA + ` \"q\" \\ \t \x" # c`, []want{{name: "A", line: 1, value: canaryA + " \"q\" \\ \t \\x"}}},
