@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 // longer than that pause on a loaded machine.
 const PATIENT = { timeout: 5000 };
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
 import App from '../App.svelte';
 import { installBridge, vaultStatus } from '../test/fakeBridge';
 import { installInventory, inventoryRow } from '../test/fakeInventory';
@@ -67,6 +68,14 @@ describe('Team', () => {
     team.changed();
     await waitFor(() => expect(screen.getByTestId('team-status').textContent).toContain('4 records wait to be sent'));
     expect(screen.getByTestId('team-problem').textContent).toContain('waits');
+  });
+
+  it('comes last in the sidebar, so joining a team moves no view\'s Ctrl+number', async () => {
+    await openTeam({ status: teamStatusView({ role: 'member', machine: 'mia-desktop', member: 'mia' }) });
+    const nav = screen.getAllByRole('link').concat(screen.queryAllByRole('button')).filter((e) => e.dataset.testid?.startsWith('nav-'));
+    expect(nav.map((e) => e.dataset.testid).at(-1)).toBe('nav-team');
+    await userEvent.keyboard('{Control>}7{/Control}');
+    await screen.findByTestId('view-sessions');
   });
 
   it('shows a member only its status, and asks the database for nothing more', async () => {
