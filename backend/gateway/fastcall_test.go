@@ -8,10 +8,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yettdev/yett/backend/toolargs"
+	"github.com/yettdev/yett/backend/vault"
 )
 
 // dynamic are the parts of an answer that differ from one call to the
@@ -24,7 +26,12 @@ var dynamic = regexp.MustCompile(`(q|yk|s|r)-[A-Za-z0-9_-]{6,}|\d{4}-\d\d-\d\dT[
 // raises, and returns each answer with its dynamic parts masked.
 func answersOf(t *testing.T, sdkOnly, newProtocol bool, lines func(w *world) []string) ([]string, int64) {
 	t.Helper()
-	w := newWorld(t, worldOpts{})
+	return answersIn(t, newWorld(t, worldOpts{}), sdkOnly, newProtocol, lines)
+}
+
+// answersIn is answersOf in a world the caller made.
+func answersIn(t *testing.T, w *world, sdkOnly, newProtocol bool, lines func(w *world) []string) ([]string, int64) {
+	t.Helper()
 	w.gw.sdkOnly = sdkOnly
 	s := startRawShim(t, w.runDir)
 	if !newProtocol {
@@ -95,6 +102,92 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			for i := range sdk {
 				if sdk[i] != fast[i] {
 					t.Errorf("call %d answered differently\n  sdk:  %s\n  fast: %s", 10+i, sdk[i], fast[i])
+				}
+			}
+		})
+	}
+}
+
+// The fast path takes the calls of upstream servers' tools too (route
+// names their pipeline), and answers them as the SDK does: a server's
+// content of every kind (text with characters JSON escapes, an image,
+// annotations, structured content), the server's own error, a tool the
+// server does not list, and refusals of bad arguments, under both
+// protocols.
+func TestFastPathAnswersUpstreamAsTheSDK(t *testing.T) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"progressToken":"p1"}`
+	session := map[string]vault.Approval{}
+	for _, n := range []string{"echo", "get-sum", "get-tiny-image", "get-annotated-message", "get-structured-content"} {
+		session[n] = vault.ApprovalSession
+	}
+	// The audit entry a result names is its number in the log, which
+	// depends on when the server's start was recorded.
+	entry := regexp.MustCompile(`audit entry \d+`)
+	for _, newProtocol := range []bool{false, true} {
+		t.Run(fmt.Sprintf("newProtocol=%v", newProtocol), func(t *testing.T) {
+			lines := func(w *world) []string {
+				m := ""
+				if newProtocol {
+					m = "," + meta
+				}
+				call := func(id int, name, args string) string {
+					return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s%s}}`, id, name, args, m)
+				}
+				return []string{
+					call(10, "everything.echo", `{"message":"<b>&amp; \"quoted\" \u2028 é ✓","idempotency_key":"fast-up-1"}`),
+					call(11, "everything.get-sum", `{"a":1.5,"b":2}`),
+					call(12, "everything.get-tiny-image", `{}`),
+					call(13, "everything.get-annotated-message", `{"messageType":"error","includeImage":true}`),
+					call(14, "everything.get-structured-content", `{"location":"Chicago"}`),
+					call(15, "everything.echo", `{}`),                                                // the server refuses its arguments
+					call(16, "everything.echo", `[1]`),                                               // not an object: refused before it leaves
+					call(17, "everything.echo", `{"idempotency_key":7}`),                             // a key that is not a string
+					call(18, "everything.no-such-tool", `{}`),                                        // a tool the server does not list
+					call(19, "everything.echo", `{"message":"again","idempotency_key":"fast-up-1"}`), // a key used before
+					call(20, "yett.status", `{"idempotency_key":"fast-up-1"}`),
+				}
+			}
+			run := func(sdkOnly bool) ([]string, int64) {
+				w := newWorld(t, worldOpts{upstream: true})
+				addEverything(t, w, session)
+				deadline := time.Now().Add(testWait)
+				for {
+					if _, ok := w.upstream.Lookup("everything.get-structured-content"); ok {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("the server's tools were never listed")
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				out, n := answersIn(t, w, sdkOnly, newProtocol, lines)
+				for i := range out {
+					out[i] = entry.ReplaceAllString(out[i], "audit entry …")
+				}
+				return out, n
+			}
+			sdk, sdkFast := run(true)
+			fast, served := run(false)
+			if sdkFast != 0 {
+				t.Fatalf("the SDK-only gateway took %d calls on the fast path", sdkFast)
+			}
+			// Every call, but under the newer protocol the first, which
+			// begins the session in the SDK.
+			want := int64(len(fast))
+			if newProtocol {
+				want--
+			}
+			if served != want {
+				t.Fatalf("the fast path took %d calls, want %d", served, want)
+			}
+			for i := range sdk {
+				if sdk[i] != fast[i] {
+					t.Errorf("call %d answered differently\n  sdk:  %s\n  fast: %s", 10+i, sdk[i], fast[i])
+				}
+			}
+			for i, want := range map[int]string{0: `\u003cb\u003e\u0026amp;`, 2: `"type":"image"`, 3: `"annotations"`, 4: `"structuredContent"`} {
+				if !strings.Contains(fast[i], want) {
+					t.Errorf("call %d lacks %s: %s", 10+i, want, fast[i])
 				}
 			}
 		})
