@@ -183,3 +183,40 @@ func TestHelpOfEveryCommand(t *testing.T) {
 		})
 	}
 }
+
+// A command that reads the vault, run before there is one, says so and
+// leaves nothing behind: no data directory, no database, no runtime
+// directory (yett init makes them).
+func TestReadBeforeInitCreatesNothing(t *testing.T) {
+	for _, args := range [][]string{
+		{"credential", "list"}, {"credential", "show", "x"}, {"ssh-host", "list"}, {"mcp-server", "list"},
+		{"accounts", "list"}, {"operation", "list"}, {"team", "status"}, {"witness", "key"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			data, run := filepath.Join(dir, "data"), filepath.Join(dir, "run")
+			getenv := func(k string) string {
+				switch k {
+				case "YETT_DATA_DIR":
+					return data
+				case "YETT_RUNTIME_DIR", "XDG_RUNTIME_DIR":
+					return run
+				case "HOME":
+					return dir
+				}
+				return ""
+			}
+			var stdout, stderr bytes.Buffer
+			env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: getenv}
+			code := Run(context.Background(), env, args)
+			if code == 0 || !strings.Contains(stderr.String(), "there is no vault yet: run yett init first") {
+				t.Errorf("yett %s: exit %d, stderr %q", strings.Join(args, " "), code, stderr.String())
+			}
+			for _, d := range []string{data, run} {
+				if _, err := os.Stat(d); err == nil {
+					t.Errorf("yett %s before yett init created %s", strings.Join(args, " "), d)
+				}
+			}
+		})
+	}
+}

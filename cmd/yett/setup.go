@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -103,6 +105,11 @@ func (s *setup) open(env *Env, wantVault bool) error {
 	run, err := userdir.RuntimeDir(env.Getenv)
 	if err != nil {
 		return err
+	}
+	// Before yett init there is nothing to read or change, and nothing is
+	// made: no directory, no database (TestReadBeforeInitCreatesNothing).
+	if _, err := os.Lstat(filepath.Join(s.dataDir, vault.FileName)); wantVault && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: there is no vault yet: run yett init first", s.name)
 	}
 	for _, d := range []string{s.dataDir, run} {
 		if err := userdir.Ensure(d); err != nil {
