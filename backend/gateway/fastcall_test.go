@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -54,22 +53,50 @@ func answersIn(t *testing.T, w *world, sdkOnly, newProtocol bool, lines func(w *
 	return out, w.gw.fastServed.Load()
 }
 
+// callFrame returns a maker of tools/call frames; under the newer protocol
+// each carries the client's facts in its _meta.
+func callFrame(newProtocol bool) func(id int, name, args string) string {
+	m := ""
+	if newProtocol {
+		m = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"progressToken":"p1"}`
+	}
+	return func(id int, name, args string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s%s}}`, id, name, args, m)
+	}
+}
+
+// sameAnswers checks that the SDK-only gateway took no call on the fast
+// path, the other took every call but notTaken (and, under the newer
+// protocol, the first, which begins the session in the SDK), and both
+// answered each call alike.
+func sameAnswers(t *testing.T, newProtocol bool, sdk, fast []string, sdkFast, served int64, notTaken int) {
+	t.Helper()
+	if sdkFast != 0 {
+		t.Fatalf("the SDK-only gateway took %d calls on the fast path", sdkFast)
+	}
+	want := int64(len(fast) - notTaken)
+	if newProtocol {
+		want--
+	}
+	if served != want {
+		t.Fatalf("the fast path took %d calls, want %d", served, want)
+	}
+	for i := range sdk {
+		if sdk[i] != fast[i] {
+			t.Errorf("call %d answered differently\n  sdk:  %s\n  fast: %s", 10+i, sdk[i], fast[i])
+		}
+	}
+}
+
 // The fast path answers every call as the SDK does: the same JSON, key for
 // key, for a call that goes through, a refusal, bad arguments, a status
 // query and a tool no one serves, under the protocol of an initialized
 // session and under the newer one whose calls carry the client in _meta.
 func TestFastPathAnswersAsTheSDK(t *testing.T) {
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"progressToken":"p1"}`
 	for _, newProtocol := range []bool{false, true} {
 		t.Run(fmt.Sprintf("newProtocol=%v", newProtocol), func(t *testing.T) {
 			lines := func(w *world) []string {
-				m := ""
-				if newProtocol {
-					m = "," + meta
-				}
-				call := func(id int, name, args string) string {
-					return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s%s}}`, id, name, args, m)
-				}
+				call := callFrame(newProtocol)
 				req, _ := json.Marshal(w.req("conformance"))
 				other := strings.Replace(string(req), "conformance", "conformance-2", -1)
 				return []string{
@@ -86,24 +113,9 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			}
 			sdk, sdkFast := answersOf(t, true, newProtocol, lines)
 			fast, served := answersOf(t, false, newProtocol, lines)
-			if sdkFast != 0 {
-				t.Fatalf("the SDK-only gateway took %d calls on the fast path", sdkFast)
-			}
-			// Every call but the one the policy point refuses (a key twice),
-			// the unknown tool, and under the newer protocol the first call,
-			// which begins the session in the SDK.
-			want := int64(len(fast) - 2)
-			if newProtocol {
-				want--
-			}
-			if served != want {
-				t.Fatalf("the fast path took %d calls, want %d", served, want)
-			}
-			for i := range sdk {
-				if sdk[i] != fast[i] {
-					t.Errorf("call %d answered differently\n  sdk:  %s\n  fast: %s", 10+i, sdk[i], fast[i])
-				}
-			}
+			// Every call but the one the policy point refuses (a key twice)
+			// and the unknown tool.
+			sameAnswers(t, newProtocol, sdk, fast, sdkFast, served, 2)
 		})
 	}
 }
@@ -115,7 +127,6 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 // server does not list, and refusals of bad arguments, under both
 // protocols.
 func TestFastPathAnswersUpstreamAsTheSDK(t *testing.T) {
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"progressToken":"p1"}`
 	session := map[string]vault.Approval{}
 	for _, n := range []string{"echo", "get-sum", "get-tiny-image", "get-annotated-message", "get-structured-content"} {
 		session[n] = vault.ApprovalSession
@@ -126,13 +137,7 @@ func TestFastPathAnswersUpstreamAsTheSDK(t *testing.T) {
 	for _, newProtocol := range []bool{false, true} {
 		t.Run(fmt.Sprintf("newProtocol=%v", newProtocol), func(t *testing.T) {
 			lines := func(w *world) []string {
-				m := ""
-				if newProtocol {
-					m = "," + meta
-				}
-				call := func(id int, name, args string) string {
-					return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s%s}}`, id, name, args, m)
-				}
+				call := callFrame(newProtocol)
 				return []string{
 					call(10, "everything.echo", `{"message":"<b>&amp; \"quoted\" \u2028 é ✓","idempotency_key":"fast-up-1"}`),
 					call(11, "everything.get-sum", `{"a":1.5,"b":2}`),
@@ -150,16 +155,7 @@ func TestFastPathAnswersUpstreamAsTheSDK(t *testing.T) {
 			run := func(sdkOnly bool) ([]string, int64) {
 				w := newWorld(t, worldOpts{upstream: true})
 				addEverything(t, w, session)
-				deadline := time.Now().Add(testWait)
-				for {
-					if _, ok := w.upstream.Lookup("everything.get-structured-content"); ok {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatal("the server's tools were never listed")
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
+				waitLookup(t, w, "everything.get-structured-content")
 				out, n := answersIn(t, w, sdkOnly, newProtocol, lines)
 				for i := range out {
 					out[i] = entry.ReplaceAllString(out[i], "audit entry …")
@@ -168,23 +164,7 @@ func TestFastPathAnswersUpstreamAsTheSDK(t *testing.T) {
 			}
 			sdk, sdkFast := run(true)
 			fast, served := run(false)
-			if sdkFast != 0 {
-				t.Fatalf("the SDK-only gateway took %d calls on the fast path", sdkFast)
-			}
-			// Every call, but under the newer protocol the first, which
-			// begins the session in the SDK.
-			want := int64(len(fast))
-			if newProtocol {
-				want--
-			}
-			if served != want {
-				t.Fatalf("the fast path took %d calls, want %d", served, want)
-			}
-			for i := range sdk {
-				if sdk[i] != fast[i] {
-					t.Errorf("call %d answered differently\n  sdk:  %s\n  fast: %s", 10+i, sdk[i], fast[i])
-				}
-			}
+			sameAnswers(t, newProtocol, sdk, fast, sdkFast, served, 0)
 			for i, want := range map[int]string{0: `\u003cb\u003e\u0026amp;`, 2: `"type":"image"`, 3: `"annotations"`, 4: `"structuredContent"`} {
 				if !strings.Contains(fast[i], want) {
 					t.Errorf("call %d lacks %s: %s", 10+i, want, fast[i])

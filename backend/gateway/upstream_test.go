@@ -84,6 +84,21 @@ func waitListed(t *testing.T, a *tsAgent, names ...string) map[string]listedTool
 	}
 }
 
+// waitLookup waits until the gateway's upstream manager lists the tool.
+func waitLookup(t testing.TB, w *world, name string) {
+	t.Helper()
+	deadline := time.Now().Add(testWait)
+	for {
+		if _, ok := w.upstream.Lookup(name); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was never listed", name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func argsDigest(v any) string {
 	b, _ := json.Marshal(v)
 	sum := sha256.Sum256(b)
@@ -304,16 +319,7 @@ func BenchmarkUpstreamCallVsDirect(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer direct.Close()
-	deadline := time.Now().Add(testWait)
-	for {
-		if _, ok := w.upstream.Lookup("everything.echo"); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("echo never listed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitLookup(b, w, "everything.echo")
 	call := func(s *mcp.ClientSession, name string, i int) {
 		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"message": fmt.Sprintf("bench %d", i)}})
 		if err != nil || res.IsError {

@@ -151,22 +151,28 @@ func TestREADMENamesEveryCommand(t *testing.T) {
 // print, on stdout, exactly the usage text the man page renders for NAME,
 // and exit 0. Nothing else happens: with the data and runtime directories
 // pointed at places that do not exist, nothing is created there.
+// emptyHome is a home, data and runtime directory that do not exist yet,
+// and an environment that names them and nothing else.
+func emptyHome(t *testing.T) (data, run string, getenv func(string) string) {
+	dir := t.TempDir()
+	data, run = filepath.Join(dir, "data"), filepath.Join(dir, "run")
+	return data, run, func(k string) string {
+		switch k {
+		case "YETT_DATA_DIR":
+			return data
+		case "YETT_RUNTIME_DIR", "XDG_RUNTIME_DIR":
+			return run
+		case "HOME":
+			return dir
+		}
+		return ""
+	}
+}
+
 func TestHelpOfEveryCommand(t *testing.T) {
 	for name := range commands {
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			data, run := filepath.Join(dir, "data"), filepath.Join(dir, "run")
-			getenv := func(k string) string {
-				switch k {
-				case "YETT_DATA_DIR":
-					return data
-				case "YETT_RUNTIME_DIR", "XDG_RUNTIME_DIR":
-					return run
-				case "HOME":
-					return dir
-				}
-				return ""
-			}
+			data, run, getenv := emptyHome(t)
 			for _, args := range [][]string{{"help", name}, {name, "--help"}, {name, "-h"}} {
 				var stdout, stderr bytes.Buffer
 				env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: getenv}
@@ -193,19 +199,7 @@ func TestReadBeforeInitCreatesNothing(t *testing.T) {
 		{"accounts", "list"}, {"operation", "list"}, {"team", "status"}, {"witness", "key"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			dir := t.TempDir()
-			data, run := filepath.Join(dir, "data"), filepath.Join(dir, "run")
-			getenv := func(k string) string {
-				switch k {
-				case "YETT_DATA_DIR":
-					return data
-				case "YETT_RUNTIME_DIR", "XDG_RUNTIME_DIR":
-					return run
-				case "HOME":
-					return dir
-				}
-				return ""
-			}
+			data, run, getenv := emptyHome(t)
 			var stdout, stderr bytes.Buffer
 			env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: getenv}
 			code := Run(context.Background(), env, args)
