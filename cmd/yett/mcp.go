@@ -72,13 +72,12 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	if len(args) != 0 {
 		return withExitCode(2, errors.New("mcp: takes no arguments; configure the agent to run `yett mcp`"))
 	}
-	// Two copies, one message at a time each, and a processor for each: a
-	// copy waits for the agent in a plain read of stdin, which holds its
-	// processor until the scheduler's monitor takes it back, so with one
-	// processor the gateway's answer waited for that (BenchmarkShimRoundTrip:
-	// 214-227 µs a round trip with one, 28-33 µs with two, and less CPU);
-	// more than two would only have more of the scheduler looking for work.
-	runtime.GOMAXPROCS(2)
+	// Two copies, one message at a time each, waiting in the poller
+	// (pollableStdio): a second processor only has more of the scheduler
+	// looking for work, and under 16 agents took CPU from the gateway
+	// (BenchmarkVsAgentVault: 16 agents fell from 0.58-0.69 of agent-vault's
+	// rate to 0.51-0.53 with two).
+	runtime.GOMAXPROCS(1)
 	conn, err := dialGateway(ctx, env.Getenv)
 	if err != nil {
 		return answerNotRunning(env, err)
@@ -112,12 +111,14 @@ func pipe(ctx context.Context, env *Env, conn net.Conn) error {
 	defer conn.Close()
 	stdinDone := make(chan error, 1)
 	gatewayDone := make(chan error, 1)
+	in, out, restore := pollableStdio(env)
+	defer restore()
 	go func() {
-		_, err := io.Copy(conn, env.Stdin)
+		_, err := io.Copy(conn, in)
 		stdinDone <- err
 	}()
 	go func() {
-		_, err := io.Copy(env.Stdout, conn)
+		_, err := io.Copy(out, conn)
 		gatewayDone <- err
 	}()
 	select {
