@@ -148,8 +148,16 @@ func (r Request) changeWords() (headline, text string) {
 	case ChangeFirst:
 		return "New agent", "This process has not been approved before. Approve it " + use
 	case ChangeAgentRestarted:
+		// The detail, when there is one, already says which run ended and
+		// when; the sentence does not say it again.
+		if r.ChangeDetail != "" {
+			return "The agent restarted", "Approve this newly started process " + use
+		}
 		return "The agent restarted", "An earlier run of this program ended. Approve this newly started process " + use
 	case ChangeAnotherRun:
+		if r.ChangeDetail != "" {
+			return "Another run of this agent", "Each process needs its own approval. Approve this one " + use
+		}
 		return "Another run of this agent", "This is another process of a program you approved; each process needs its own approval. Approve this one " + use
 	case ChangeGatewayRestarted:
 		return "Yett restarted", "Approvals do not survive a restart of Yett. Approve this newly connected process " + use

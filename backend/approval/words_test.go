@@ -47,6 +47,26 @@ func TestChangeSentences(t *testing.T) {
 	}
 }
 
+// A card whose continuity detail already says what changed ("an earlier
+// run of this program (pid 4242) ended at 14:03:02 (it exited)") does not
+// say it again in its sentence: the sentence only says what approving does.
+func TestChangeSentencesAfterADetail(t *testing.T) {
+	for _, tt := range []struct {
+		change       Change
+		detail, want string
+	}{
+		{ChangeAgentRestarted, "an earlier run of this program (pid 4242) ended at 14:03:02 (it exited). This is a new process",
+			"Approve this newly started process to use git.example.com during this run."},
+		{ChangeAnotherRun, "another run of this program (pid 4243, approved at 14:01:00) is live. This is a separate process",
+			"Each process needs its own approval. Approve this one to use git.example.com during this run."},
+	} {
+		r := Request{Kind: KindSession, Change: tt.change, ChangeDetail: tt.detail, Target: "git.example.com"}
+		if got := r.Sentence(); got != tt.want {
+			t.Errorf("%s: sentence\n got %q\nwant %q", tt.change, got, tt.want)
+		}
+	}
+}
+
 func TestCallWords(t *testing.T) {
 	r := Request{Kind: KindCall, Method: "DELETE", Target: "api.example.com/v1/repos/x", Credential: "deploy-key",
 		Who: Requester{Name: "node", Executable: "/usr/bin/node", PID: 7}}

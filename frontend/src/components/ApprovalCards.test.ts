@@ -32,9 +32,12 @@ describe('approval cards', () => {
       q.getByTestId('approval-detail').compareDocumentPosition(q.getByTestId('approval-sentence')) &
         Node.DOCUMENT_POSITION_FOLLOWING,
     ).toBeTruthy();
+    // The detail says which run ended and when; the sentence says only
+    // what approving does (issue 25: the card said it twice).
     expect(q.getByTestId('approval-sentence').textContent).toBe(
-      'An earlier run of this program ended. Approve this newly started process to use api.example.com during this run.',
+      'Approve this newly started process to use api.example.com during this run.',
     );
+    expect(card.textContent?.match(/earlier run/gi)?.length).toBe(1);
     expect(q.getByTestId('agent-executable').textContent).toBe('claude');
     expect(q.getByTestId('agent-pid').textContent).toBe('48192');
     expect(q.getByTestId('agent-signer').textContent?.trim()).toBe('unsigned');

@@ -41,7 +41,7 @@ export function approvalCard(over: Partial<ApprovalCard> = {}): ApprovalCard {
     change: 'agent restarted',
     headline: 'The agent restarted',
     detail: 'An earlier run of this program (pid 4242) ended at 14:03:02 (it exited). This is a new process.',
-    sentence: 'An earlier run of this program ended. Approve this newly started process to use api.example.com during this run.',
+    sentence: 'Approve this newly started process to use api.example.com during this run.',
     channel: 'http',
     target: 'api.example.com',
     method: '',
