@@ -147,10 +147,6 @@ func TestREADMENamesEveryCommand(t *testing.T) {
 	}
 }
 
-// TestHelpOfEveryCommand: `yett help NAME` and `yett NAME --help` (and -h)
-// print, on stdout, exactly the usage text the man page renders for NAME,
-// and exit 0. Nothing else happens: with the data and runtime directories
-// pointed at places that do not exist, nothing is created there.
 // emptyHome is a home, data and runtime directory that do not exist yet,
 // and an environment that names them and nothing else.
 func emptyHome(t *testing.T) (data, run string, getenv func(string) string) {
@@ -169,6 +165,10 @@ func emptyHome(t *testing.T) (data, run string, getenv func(string) string) {
 	}
 }
 
+// TestHelpOfEveryCommand: `yett help NAME` and `yett NAME --help` (and -h)
+// print, on stdout, exactly the usage text the man page renders for NAME,
+// and exit 0. Nothing else happens: with the data and runtime directories
+// pointed at places that do not exist, nothing is created there.
 func TestHelpOfEveryCommand(t *testing.T) {
 	for name := range commands {
 		t.Run(name, func(t *testing.T) {

@@ -15,36 +15,46 @@ import (
 // plain read of stdin holding it, an answer that came back from the gateway
 // within the first tens of microseconds waited until the scheduler's
 // monitor took the processor back (BenchmarkShimRoundTrip). Anything else
-// (a terminal, a file, /dev/null) is returned as it is: its blocking mode
-// is shared with whoever else has it open. restore puts the blocking mode
-// back, for whoever reads the pipe after the shim.
-func pollable(f any) (rw any, restore func()) {
-	file, ok := f.(*os.File)
-	if !ok {
-		return f, func() {}
-	}
+// (a terminal, a file, /dev/null) is left as it is (ok false): its
+// blocking mode is shared with whoever else has it open. restore puts the
+// blocking mode back, for whoever reads the pipe after the shim.
+func pollable(f *os.File) (dup *os.File, restore func(), ok bool) {
+	fd := int(f.Fd())
 	var st unix.Stat_t
-	if unix.Fstat(int(file.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO && st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-		return f, func() {}
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO && st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return nil, nil, false
 	}
-	fd, err := unix.Dup(int(file.Fd()))
+	nfd, err := unix.Dup(fd)
 	if err != nil {
-		return f, func() {}
+		return nil, nil, false
 	}
-	unix.CloseOnExec(fd)
-	if unix.SetNonblock(fd, true) != nil {
-		unix.Close(fd)
-		return f, func() {}
+	unix.CloseOnExec(nfd)
+	if unix.SetNonblock(nfd, true) != nil {
+		unix.Close(nfd)
+		return nil, nil, false
 	}
 	// NewFile of a non-blocking descriptor registers it with the poller.
-	dup := os.NewFile(uintptr(fd), file.Name())
-	return dup, func() { unix.SetNonblock(fd, false) }
+	return os.NewFile(uintptr(nfd), f.Name()), func() { unix.SetNonblock(nfd, false) }, true
 }
 
 // pollableStdio is env's stdin and stdout, each made pollable where it can
 // be.
 func pollableStdio(env *Env) (in io.Reader, out io.Writer, restore func()) {
-	r, restoreIn := pollable(env.Stdin)
-	w, restoreOut := pollable(env.Stdout)
-	return r.(io.Reader), w.(io.Writer), func() { restoreIn(); restoreOut() }
+	in, out = env.Stdin, env.Stdout
+	var undo []func()
+	if f, ok := in.(*os.File); ok {
+		if dup, r, ok := pollable(f); ok {
+			in, undo = dup, append(undo, r)
+		}
+	}
+	if f, ok := out.(*os.File); ok {
+		if dup, r, ok := pollable(f); ok {
+			out, undo = dup, append(undo, r)
+		}
+	}
+	return in, out, func() {
+		for _, r := range undo {
+			r()
+		}
+	}
 }

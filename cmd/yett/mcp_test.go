@@ -210,7 +210,7 @@ func TestMCPNotRunningRaw(t *testing.T) {
 }
 
 // gatewayListener listens on <dir>/gateway.sock like the real gateway.
-func gatewayListener(t *testing.T) (string, *net.UnixListener) {
+func gatewayListener(t testing.TB) (string, *net.UnixListener) {
 	t.Helper()
 	dir := t.TempDir()
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, gatewaySocketName), Net: "unix"})

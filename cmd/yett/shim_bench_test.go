@@ -143,12 +143,7 @@ var benchFrame = []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":
 // echoGatewayDir is a runtime directory whose gateway socket echoes every
 // line of every connection at once.
 func echoGatewayDir(b *testing.B) string {
-	dir := b.TempDir()
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, gatewaySocketName), Net: "unix"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
+	dir, ln := gatewayListener(b)
 	go echoEvery(ln)
 	return dir
 }
