@@ -283,7 +283,7 @@ func clientCredentialsWorld(t *testing.T, secret string) (*oauthtest.Provider, *
 }
 
 // waitFor polls cond until it holds, for at most testWait.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(testWait)
 	for !cond() {
