@@ -63,7 +63,7 @@ func TestCarriedCopiesLeaveOnlyAfterTheAuditSync(t *testing.T) {
 	// The audit log's sync fails: the copies stay.
 	j.CarrySync(func() error { return errors.New("disk gone") })
 	j.mu.Lock()
-	err = j.wal.rewrite(nil)
+	err = j.wal.rewrite(nil, nil)
 	j.mu.Unlock()
 	if err == nil {
 		t.Fatal("a rewrite went on after the audit log could not sync")
@@ -74,7 +74,7 @@ func TestCarriedCopiesLeaveOnlyAfterTheAuditSync(t *testing.T) {
 	synced := 0
 	j.CarrySync(func() error { synced++; return nil })
 	j.mu.Lock()
-	err = j.wal.rewrite(nil)
+	err = j.wal.rewrite(nil, nil)
 	j.mu.Unlock()
 	if err != nil || synced != 1 {
 		t.Fatalf("rewrite: %v, audit syncs %d", err, synced)
@@ -99,7 +99,7 @@ func TestCarriedCopiesLeaveOnlyAfterTheAuditSync(t *testing.T) {
 	}
 	j2.CarrySync(func() error { return nil })
 	j2.mu.Lock()
-	j2.wal.rewrite(nil)
+	j2.wal.rewrite(nil, nil)
 	j2.mu.Unlock()
 	if got, _ := ReadCarried(dir); len(got) != 0 {
 		t.Fatalf("left copies after an audit log attached: %d", len(got))

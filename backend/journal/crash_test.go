@@ -176,7 +176,7 @@ func TestTornLogTail(t *testing.T) {
 	// Close folds q1's call only once it is final; kill the journal
 	// instead by leaving it open and copying the files as a crash would.
 	fr, _ := frame(&Entry{Intent: intent("q2", "k2", "B1"), State: StateDispatched})
-	j.wal.f.Write(fr[:len(fr)-5]) // a torn frame
+	j.wal.f.WriteAt(fr[:len(fr)-5], j.wal.end) // a torn frame
 	crashed := t.TempDir()
 	for _, name := range []string{FileName, FileName + "-wal", FileName + "-shm", LogName} {
 		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {

@@ -3,6 +3,7 @@ package journal
 import (
 	"fmt"
 	"hash/fnv"
+	"os"
 	"strings"
 	"time"
 )
@@ -66,6 +67,14 @@ func (j *Journal) fold(all bool) error {
 		j.mu.Unlock()
 		return err
 	}
+	// The next log's room is made before the lock the calls take.
+	var next *os.File
+	if all || j.wal.sizeNow() >= foldThreshold {
+		var err error
+		if next, err = j.wal.newLogFile(); err != nil {
+			return err
+		}
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for _, e := range batch {
@@ -81,7 +90,10 @@ func (j *Journal) fold(all bool) error {
 			j.seen = append(j.seen, k)
 		}
 	}
-	if j.wal.sizeNow() < foldThreshold && !all {
+	if j.wal.sizeNow() < foldThreshold && !all || next == nil {
+		// Under the threshold, or past it only since the room was made:
+		// the next fold rewrites it.
+		dropLogFile(next)
 		return nil
 	}
 	// The snapshot and the rewrite happen under j.mu, which every append
@@ -91,7 +103,7 @@ func (j *Journal) fold(all bool) error {
 	for _, e := range j.live {
 		rest = append(rest, e)
 	}
-	return j.wal.rewrite(rest)
+	return j.wal.rewrite(rest, next)
 }
 
 // archive writes entries to the database, a few rows per statement: enough

@@ -27,6 +27,14 @@ const LogName = "journal.log"
 // once a successful fsync covers it; so after a crash the file is a run of
 // whole records, possibly followed by a torn one that nobody was told
 // about, which replay cuts off.
+//
+// The file is longer than its records: zeros follow them (the room, about
+// logRoom), written and made durable ahead of the records that will
+// overwrite them. A record written into the room leaves the file's size and
+// blocks as they were, so its fdatasync is the data and a cache flush, not
+// the size's metadata too (on this project's ext4 disk 160 µs against
+// 230 µs at p50: BenchmarkLogSync). A length of zero where a record would
+// start ends the log: records are never empty.
 const (
 	frameHeader = 8
 	// maxRecordBytes bounds a payload: an entry is a few hundred bytes, a
@@ -36,6 +44,14 @@ const (
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// logRoom is how much room, in zeros, the log keeps made ahead past its
+// records: the log is rewritten once it holds 1 MiB (foldThreshold), so one
+// rewrite's room usually lasts until the next. A variable for the tests.
+var logRoom int64 = 1 << 20
+
+// zeros is what room is written with, a block at a time.
+var zeros [64 << 10]byte
 
 // logRecord is one entry as written to the log.
 type logRecord struct {
@@ -62,9 +78,11 @@ var errTorn = errors.New("journal: torn record at the end of the log")
 
 // readFrames calls fn for every whole entry record of r, carried for every
 // carried audit record (with its whole frame), and returns the offset just
-// past the last one. A frame that is cut short, too long, or whose checksum
-// or payload is wrong ends the replay there with errTorn: only the last,
-// unacknowledged write can look like that.
+// past the last one. The end of r or a zero length ends it (the room
+// follows the records); a frame that is cut short, too long, or whose
+// checksum or payload is wrong ends the replay there with errTorn: only the
+// last, unacknowledged write can look like that. Whether bytes other than
+// zeros follow a zero length is replay's to check (roomIsClean).
 func readFrames(r io.Reader, fn func(*Entry), carried func(c Carried, frame []byte)) (int64, error) {
 	var off int64
 	var hdr [frameHeader]byte
@@ -79,7 +97,10 @@ func readFrames(r io.Reader, fn func(*Entry), carried func(c Carried, frame []by
 			return off, err
 		}
 		n := binary.BigEndian.Uint32(hdr[:4])
-		if n == 0 || n > maxRecordBytes {
+		if n == 0 {
+			return off, nil
+		}
+		if n > maxRecordBytes {
 			return off, errTorn
 		}
 		payload := make([]byte, n)
@@ -118,17 +139,21 @@ type walFile struct {
 	dir  string
 	path string
 
-	mu      sync.Mutex
-	cond    sync.Cond
-	f       *os.File
-	buf     []byte
-	spare   []byte
-	size    int64  // bytes on disk or in buf
-	seq     uint64 // frames appended
-	durable uint64 // frames covered by a successful fsync
-	syncing bool
-	broken  error
-	syncs   int64
+	mu    sync.Mutex
+	cond  sync.Cond
+	f     *os.File
+	buf   []byte
+	spare []byte
+	size  int64 // bytes of records written or in buf
+	// end is where the next write goes (the bytes of records written) and
+	// room the file's size, zeros from end on. Only the group's leader
+	// (syncing) or a holder of mu with no leader running touches them.
+	end, room int64
+	seq       uint64 // frames appended
+	durable   uint64 // frames covered by a successful fsync
+	syncing   bool
+	broken    error
+	syncs     int64
 
 	// Records queued without a wait (soon) are made durable by the next
 	// group commit, or by the flush armed for resultDelay after them.
@@ -155,7 +180,7 @@ var ErrBroken = errors.New("journal: the log failed earlier and refuses writes u
 
 func openWAL(dir string, resultDelay time.Duration) (*walFile, error) {
 	path := filepath.Join(dir, LogName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal: open log: %w", err)
 	}
@@ -164,30 +189,88 @@ func openWAL(dir string, resultDelay time.Duration) (*walFile, error) {
 	return w, nil
 }
 
-// replay reads the log and cuts off a torn tail. The cut is made durable
-// before anything is appended after it.
+// replay reads the log, cuts off a torn tail and makes the room. What
+// follows the last whole record must be zeros: bytes of a torn group
+// commit can lie there, even past zeros (the kernel writes a group's pages
+// back in any order), and a later, shorter record written over their start
+// could line up with one of them and bring an unacknowledged record back.
+// So anything but zeros past the end is cut, and the cut is made durable
+// before anything is written after it. cut counts the bytes that were not
+// zeros.
 func (w *walFile) replay(fn func(*Entry)) (cut int64, err error) {
 	fi, err := w.f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("journal: %w", err)
 	}
-	end, rerr := readFrames(io.NewSectionReader(w.f, 0, fi.Size()), fn, func(_ Carried, frame []byte) {
+	size := fi.Size()
+	end, rerr := readFrames(io.NewSectionReader(w.f, 0, size), fn, func(_ Carried, frame []byte) {
 		w.leftover = append(w.leftover, frame)
 	})
-	switch {
-	case errors.Is(rerr, errTorn):
+	if rerr != nil && !errors.Is(rerr, errTorn) {
+		return 0, fmt.Errorf("journal: read log: %w", rerr)
+	}
+	if cut, err = lastNonZero(w.f, end, size); err != nil {
+		return 0, fmt.Errorf("journal: read log: %w", err)
+	}
+	if cut > 0 {
+		cut -= end
 		if err := w.f.Truncate(end); err != nil {
 			return 0, fmt.Errorf("journal: cut torn log tail: %w", err)
 		}
 		if err := w.f.Sync(); err != nil {
 			return 0, fmt.Errorf("journal: cut torn log tail: %w", err)
 		}
-		cut = fi.Size() - end
-	case rerr != nil:
-		return 0, fmt.Errorf("journal: read log: %w", rerr)
+		size = end
 	}
-	w.size = end
+	w.size, w.end, w.room = end, end, size
+	if w.room-w.end < logRoom/4 {
+		if err := w.makeRoom(end); err != nil {
+			return 0, fmt.Errorf("journal: make room in the log: %w", err)
+		}
+		if err := dataSync(w.f); err != nil {
+			return 0, fmt.Errorf("journal: make room in the log: %w", err)
+		}
+	}
 	return cut, nil
+}
+
+// lastNonZero returns the offset just past the last byte of f in
+// [from, to) that is not zero, or 0 when they all are.
+func lastNonZero(f *os.File, from, to int64) (int64, error) {
+	var last int64
+	buf := make([]byte, len(zeros))
+	for off := from; off < to; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), to-off)], off)
+		for i := n - 1; i >= 0; i-- {
+			if buf[i] != 0 {
+				last = off + int64(i) + 1
+				break
+			}
+		}
+		off += int64(n)
+		if err != nil {
+			if err == io.EOF {
+				break
+			}
+			return 0, err
+		}
+	}
+	return last, nil
+}
+
+// makeRoom writes zeros from the larger of w.room and from up to logRoom
+// past from, and moves w.room there. The caller syncs.
+func (w *walFile) makeRoom(from int64) error {
+	want := from + logRoom
+	for off := max(w.room, from); off < want; {
+		n, err := w.f.WriteAt(zeros[:min(int64(len(zeros)), want-off)], off)
+		if err != nil {
+			return err
+		}
+		off += int64(n)
+	}
+	w.room = max(w.room, want)
+	return nil
 }
 
 // append queues a frame and returns its sequence number for wait.
@@ -228,9 +311,18 @@ func (w *walFile) wait(seq uint64) error {
 	return nil
 }
 
-// writeAndSync writes a group's frames with one write and fsyncs them.
+// writeAndSync writes a group's frames with one write at the log's end and
+// fsyncs them. When the room left after them is under a quarter of
+// logRoom, more is made first, and the same fsync covers it (one group in
+// about a thousand calls pays for it, unless a rewrite came first).
 func (w *walFile) writeAndSync(data []byte) error {
-	_, err := w.f.Write(data)
+	_, err := w.f.WriteAt(data, w.end)
+	if err == nil {
+		w.end += int64(len(data))
+		if w.room-w.end < logRoom/4 {
+			err = w.makeRoom(w.end)
+		}
+	}
 	if err == nil && w.hookBeforeSync != nil {
 		w.hookBeforeSync()
 	}
@@ -316,14 +408,58 @@ func (w *walFile) flushLocked() error {
 	return w.broken
 }
 
+// newLogFile is the next log, before rewrite fills it: a temporary file
+// holding logRoom zeros, made durable. It is made before the rewrite takes
+// its locks (fold), so the calls that wait on a rewrite do not wait for the
+// room's megabyte to reach the disk too.
+func (w *walFile) newLogFile() (*os.File, error) {
+	tmp, err := os.CreateTemp(w.dir, "."+LogName+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("journal: rewrite log: %w", err)
+	}
+	next := &walFile{f: tmp}
+	err = next.makeRoom(0)
+	if err == nil {
+		err = tmp.Chmod(0o600)
+	}
+	if err == nil {
+		err = dataSync(tmp)
+	}
+	if err != nil {
+		dropLogFile(tmp)
+		return nil, fmt.Errorf("journal: rewrite log: %w", err)
+	}
+	return tmp, nil
+}
+
+// dropLogFile closes and removes a next log that was not used.
+func dropLogFile(f *os.File) {
+	if f != nil {
+		f.Close()
+		os.Remove(f.Name())
+	}
+}
+
 // rewrite replaces the log with the frames of entries (the calls not yet in
-// the database): write a temporary file, fsync it, rename it over the log,
-// fsync the directory. A crash at any point leaves the old log or the new
-// one, each of which replays to the same calls. Appends wait meanwhile.
-// Carried audit records are dropped once the audit log has made its file
-// durable (beforeDrop); the ones an earlier process left stay until an
-// audit log attaches.
-func (w *walFile) rewrite(entries []*Entry) error {
+// the database): write them at the start of tmp (from newLogFile; nil makes
+// one here), fsync it, rename it over the log, fsync the directory. A crash
+// at any point leaves the old log or the new one, each of which replays to
+// the same calls. Appends wait meanwhile. Carried audit records are dropped
+// once the audit log has made its file durable (beforeDrop); the ones an
+// earlier process left stay until an audit log attaches. rewrite owns tmp.
+func (w *walFile) rewrite(entries []*Entry, tmp *os.File) error {
+	ok := false
+	defer func() {
+		if !ok {
+			dropLogFile(tmp)
+		}
+	}()
+	if tmp == nil {
+		var err error
+		if tmp, err = w.newLogFile(); err != nil {
+			return err
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.syncing {
@@ -342,38 +478,30 @@ func (w *walFile) rewrite(entries []*Entry) error {
 			return fmt.Errorf("journal: rewrite log: the audit log could not make its carried records durable: %w", err)
 		}
 	}
-	tmp, err := os.CreateTemp(w.dir, "."+LogName+".tmp*")
-	if err != nil {
-		return fmt.Errorf("journal: rewrite log: %w", err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	var size int64
+	// The frames go over the new file's zeros, as appends do; a snapshot
+	// larger than the room grows the file, and more room follows it.
+	next := &walFile{f: tmp, room: logRoom}
+	var snap []byte
 	for _, fr := range w.leftover {
-		if _, err := tmp.Write(fr); err != nil {
-			return fmt.Errorf("journal: rewrite log: %w", err)
-		}
-		size += int64(len(fr))
+		snap = append(snap, fr...)
 	}
 	for _, e := range entries {
 		fr, err := frame(e)
 		if err != nil {
 			return err
 		}
-		if _, err := tmp.Write(fr); err != nil {
-			return fmt.Errorf("journal: rewrite log: %w", err)
-		}
-		size += int64(len(fr))
+		snap = append(snap, fr...)
 	}
-	if err := tmp.Chmod(0o600); err != nil {
+	if _, err := tmp.WriteAt(snap, 0); err != nil {
 		return fmt.Errorf("journal: rewrite log: %w", err)
 	}
-	if err := tmp.Sync(); err != nil {
+	next.end = int64(len(snap))
+	if next.room-next.end < logRoom/4 {
+		if err := next.makeRoom(next.end); err != nil {
+			return fmt.Errorf("journal: rewrite log: %w", err)
+		}
+	}
+	if err := dataSync(tmp); err != nil {
 		return fmt.Errorf("journal: rewrite log: %w", err)
 	}
 	// Closed before the rename: Windows refuses to replace an open file.
@@ -382,25 +510,24 @@ func (w *walFile) rewrite(entries []*Entry) error {
 	}
 	w.f.Close()
 	renameErr := os.Rename(tmp.Name(), w.path)
-	f, err := os.OpenFile(w.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(w.path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
+		os.Remove(tmp.Name())
 		w.broken = fmt.Errorf("%w: reopen log: %w", ErrBroken, err)
 		return w.broken
 	}
 	w.f = f
+	ok = true // tmp is closed; what is left of it is handled here
 	if renameErr != nil {
 		os.Remove(tmp.Name())
-		if fi, err := f.Stat(); err == nil {
-			w.size = fi.Size()
-		}
-		// The old log is still in place and whole: appends go on there.
+		// The old log is still in place and whole: appends go on there,
+		// at its end as before.
 		return fmt.Errorf("journal: rewrite log: %w", renameErr)
 	}
-	ok = true
 	// Without this the rename may not survive a crash: the old log then
 	// comes back, which replays to the same calls, so it is safe either way.
 	_ = syncDir(w.dir)
-	w.size = size
+	w.size, w.end, w.room = next.end, next.end, next.room
 	return nil
 }
 
