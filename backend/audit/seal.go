@@ -144,7 +144,7 @@ func openSegment(rec Record, identity age.Identity) (*segmentKey, error) {
 // with its checksums, and returns it with its leaf hash. It needs no lock:
 // appenders seal in parallel once they hold their index.
 func sealedEntry(seg *segmentKey, id LogID, index int64, e *Event) ([]byte, [32]byte, error) {
-	pt, err := json.Marshal(e)
+	pt, err := encodeEvent(e)
 	if err != nil {
 		return nil, [32]byte{}, fmt.Errorf("audit: encode event: %w", err)
 	}
