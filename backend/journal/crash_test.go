@@ -177,12 +177,7 @@ func TestTornLogTail(t *testing.T) {
 	// instead by leaving it open and copying the files as a crash would.
 	fr, _ := frame(&Entry{Intent: intent("q2", "k2", "B1"), State: StateDispatched})
 	j.wal.f.WriteAt(fr[:len(fr)-5], j.wal.end) // a torn frame
-	crashed := t.TempDir()
-	for _, name := range []string{FileName, FileName + "-wal", FileName + "-shm", LogName} {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
-			os.WriteFile(filepath.Join(crashed, name), b, 0o600)
-		}
-	}
+	crashed := crashCopy(t, dir)
 	j.Close()
 	j2, err := Open(filepath.Join(crashed, FileName))
 	if err != nil {
@@ -195,6 +190,20 @@ func TestTornLogTail(t *testing.T) {
 	if _, err := j2.Lookup(ctx, "sha256:aa", "k2"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("the torn record was read: %v", err)
 	}
+}
+
+// crashCopy copies the journal's files in dir, as a crash of a process
+// that holds them open would leave them (what the page cache holds), to a
+// new directory it returns.
+func crashCopy(t *testing.T, dir string) string {
+	t.Helper()
+	crashed := t.TempDir()
+	for _, name := range []string{FileName, FileName + "-wal", FileName + "-shm", LogName} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			os.WriteFile(filepath.Join(crashed, name), b, 0o600)
+		}
+	}
+	return crashed
 }
 
 // soonHelper makes soonCalls calls one after another, each a Dispatch and a

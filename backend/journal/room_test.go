@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -40,22 +41,31 @@ func recordsEnd(t *testing.T, b []byte) int64 {
 	return end
 }
 
+// journalWithACall opens a journal in a new directory and dispatches one
+// call with key (its id is q- and the key's number); it returns the
+// directory, the database's path and the journal.
+func journalWithACall(t *testing.T, key string) (dir, path string, j *Journal) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, FileName)
+	j, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Dispatch(context.Background(), intent("q-"+strings.TrimPrefix(key, "k-"), key, "B1")); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path, j
+}
+
 // TestLogRecordsLandInItsRoom: the log is kept longer than its records,
 // zeros made durable ahead, and records are written over them: the file's
 // size does not move from call to call (so an fdatasync has no size to
 // write), the room follows the records, and a reopened journal reads every
 // call back.
 func TestLogRecordsLandInItsRoom(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, FileName)
-	j, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, path, j := journalWithACall(t, "k-0")
 	ctx := context.Background()
-	if _, err := j.Dispatch(ctx, intent("q-0", "k-0", "B1")); err != nil {
-		t.Fatal(err)
-	}
 	b := logBytes(t, dir)
 	size := int64(len(b))
 	end := recordsEnd(t, b)
@@ -72,7 +82,7 @@ func TestLogRecordsLandInItsRoom(t *testing.T) {
 		}
 	}
 	j.Close()
-	j, err = Open(path)
+	j, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,16 +153,8 @@ func TestLogRoomRunsOutAndGrows(t *testing.T) {
 // it, and must clear it: a later record written over the zeros could end
 // exactly where it starts and bring it back.
 func TestBytesPastTheLogsEndAreCleared(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, FileName)
-	j, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, _, j := journalWithACall(t, "k-1")
 	ctx := context.Background()
-	if _, err := j.Dispatch(ctx, intent("q-1", "k-1", "B1")); err != nil {
-		t.Fatal(err)
-	}
 	stale, _ := frame(&Entry{Intent: intent("q-ghost", "k-ghost", "B1"), State: StateDispatched})
 	// The frames of this group's first calls never reached the disk: gap
 	// zeros, then the last call's record.
@@ -161,12 +163,7 @@ func TestBytesPastTheLogsEndAreCleared(t *testing.T) {
 		t.Fatal(err)
 	}
 	crashLog := logBytes(t, dir)
-	crashed := t.TempDir()
-	for _, name := range []string{FileName, FileName + "-wal", FileName + "-shm", LogName} {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
-			os.WriteFile(filepath.Join(crashed, name), b, 0o600)
-		}
-	}
+	crashed := crashCopy(t, dir)
 	j.Close()
 	j2, err := Open(filepath.Join(crashed, FileName))
 	if err != nil {
