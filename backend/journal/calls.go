@@ -243,6 +243,12 @@ func (j *Journal) move(id string, to State, set func(*Entry), wait bool) error {
 	j.live[callKey{e.Scope, e.Key}], j.byID[id] = &e, &e
 	j.seqOf[id] = seq
 	j.dirty = true
+	if j.finals++; j.finals == foldAt {
+		select {
+		case j.foldNow <- struct{}{}:
+		default:
+		}
+	}
 	j.mu.Unlock()
 	if !wait {
 		j.wal.soon()

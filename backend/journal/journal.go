@@ -56,8 +56,13 @@ type Journal struct {
 	keys  *bloom             // every (scope, key) in the database; nil until built
 	seen  []callKey          // keys folded while the bloom was being built
 	dirty bool               // a final entry waits to be folded
-	stop  chan struct{}
-	done  chan struct{}
+	// finals counts the calls that became final since the last fold; at
+	// foldAt the folder is woken (foldNow) before its next tick, so the
+	// calls held in memory stay a few hundred whatever the rate.
+	finals  int
+	foldNow chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
 
 	// foldEvery is how often final calls are folded into the database.
 	foldEvery time.Duration
@@ -101,7 +106,7 @@ func OpenWith(path string, o Options) (*Journal, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	j := &Journal{db: db, log: o.Logger, live: map[callKey]*Entry{}, byID: map[string]*Entry{}, seqOf: map[string]uint64{},
-		stop: make(chan struct{}), done: make(chan struct{}), foldEvery: o.FoldEvery}
+		foldNow: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), foldEvery: o.FoldEvery}
 	ok := false
 	defer func() {
 		if !ok {

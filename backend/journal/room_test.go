@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // logBytes reads the journal's log in dir.
@@ -255,4 +256,45 @@ func BenchmarkLogSync(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestFoldRunsOnceManyCallsAreFinal: with a fold tick far longer than the
+// test, foldAt calls becoming final wake the folder: they move to the
+// database and leave memory (all but the last, when the fold ran before
+// its record was durable: that one waits for the next), and every one is
+// still found.
+func TestFoldRunsOnceManyCallsAreFinal(t *testing.T) {
+	j, err := OpenWith(filepath.Join(t.TempDir(), FileName), Options{FoldEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	ctx := context.Background()
+	live := func() int {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return len(j.live)
+	}
+	for i := range foldAt {
+		id := fmt.Sprintf("q-%d", i)
+		if _, err := j.Dispatch(ctx, intent(id, "k-"+id, "B1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Finish(ctx, id, Result{Status: 200, Class: "success"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for live() > 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d final calls still in memory, %d after they reached foldAt", live(), foldAt)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i := range foldAt {
+		id := fmt.Sprintf("q-%d", i)
+		if e, err := j.Lookup(ctx, "sha256:aa", "k-"+id); err != nil || e.State != StateResult || e.Result.Status != 200 {
+			t.Fatalf("%s after the fold: %+v %v", id, e, err)
+		}
+	}
 }
