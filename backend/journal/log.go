@@ -45,9 +45,12 @@ const (
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// logRoom is how much room, in zeros, the log keeps made ahead past its
-// records: the log is rewritten once it holds 1 MiB (foldThreshold), so one
-// rewrite's room usually lasts until the next. A variable for the tests.
+// logRoom is how much room, in zeros, a log gets when it is opened or
+// rewritten: the log is rewritten once it holds 1 MiB (foldThreshold), so
+// one rewrite's room usually lasts until the next. When a fold is late and
+// the room runs low (under an eighth of logRoom), the group commit's leader
+// adds a quarter of it: little room is dropped unused at the next rewrite.
+// A variable for the tests.
 var logRoom int64 = 1 << 20
 
 // zeros is what room is written with, a block at a time.
@@ -224,7 +227,7 @@ func (w *walFile) replay(fn func(*Entry)) (cut int64, err error) {
 	}
 	w.size, w.end, w.room = end, end, size
 	if w.room-w.end < logRoom/4 {
-		if err := w.makeRoom(end); err != nil {
+		if err := w.makeRoom(end, logRoom); err != nil {
 			return 0, fmt.Errorf("journal: make room in the log: %w", err)
 		}
 		if err := dataSync(w.f); err != nil {
@@ -258,10 +261,10 @@ func lastNonZero(f *os.File, from, to int64) (int64, error) {
 	return last, nil
 }
 
-// makeRoom writes zeros from the larger of w.room and from up to logRoom
+// makeRoom writes zeros from the larger of w.room and from up to n bytes
 // past from, and moves w.room there. The caller syncs.
-func (w *walFile) makeRoom(from int64) error {
-	want := from + logRoom
+func (w *walFile) makeRoom(from, n int64) error {
+	want := from + n
 	for off := max(w.room, from); off < want; {
 		n, err := w.f.WriteAt(zeros[:min(int64(len(zeros)), want-off)], off)
 		if err != nil {
@@ -312,15 +315,15 @@ func (w *walFile) wait(seq uint64) error {
 }
 
 // writeAndSync writes a group's frames with one write at the log's end and
-// fsyncs them. When the room left after them is under a quarter of
-// logRoom, more is made first, and the same fsync covers it (one group in
-// about a thousand calls pays for it, unless a rewrite came first).
+// fsyncs them. When the room left after them is under an eighth of
+// logRoom, a quarter more is made first, and the same fsync covers it
+// (only when a fold is late to rewrite the log).
 func (w *walFile) writeAndSync(data []byte) error {
 	_, err := w.f.WriteAt(data, w.end)
 	if err == nil {
 		w.end += int64(len(data))
-		if w.room-w.end < logRoom/4 {
-			err = w.makeRoom(w.end)
+		if w.room-w.end < logRoom/8 {
+			err = w.makeRoom(w.end, logRoom/4)
 		}
 	}
 	if err == nil && w.hookBeforeSync != nil {
@@ -418,7 +421,7 @@ func (w *walFile) newLogFile() (*os.File, error) {
 		return nil, fmt.Errorf("journal: rewrite log: %w", err)
 	}
 	next := &walFile{f: tmp}
-	err = next.makeRoom(0)
+	err = next.makeRoom(0, logRoom)
 	if err == nil {
 		err = tmp.Chmod(0o600)
 	}
@@ -497,7 +500,7 @@ func (w *walFile) rewrite(entries []*Entry, tmp *os.File) error {
 	}
 	next.end = int64(len(snap))
 	if next.room-next.end < logRoom/4 {
-		if err := next.makeRoom(next.end); err != nil {
+		if err := next.makeRoom(next.end, logRoom); err != nil {
 			return fmt.Errorf("journal: rewrite log: %w", err)
 		}
 	}
