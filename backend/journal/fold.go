@@ -98,10 +98,9 @@ func (j *Journal) fold(all bool) error {
 			j.seen = append(j.seen, k)
 		}
 	}
-	if j.wal.sizeNow() < foldThreshold && !all || next == nil {
-		// Under the threshold, or past it only since the room was made:
-		// the next fold rewrites it.
-		dropLogFile(next)
+	if next == nil {
+		// Under the threshold (the log only grows between rewrites), or
+		// past it only since the check above: the next fold rewrites it.
 		return nil
 	}
 	// The snapshot and the rewrite happen under j.mu, which every append
