@@ -5,6 +5,7 @@
 #
 #   build/scripts/bench-peer.sh /path/to/agent-vault-checkout   (builds it)
 #   AGENT_VAULT=/path/to/agent-vault build/scripts/bench-peer.sh
+#   ROUNDS=1 WHERE=disk ...   (one round, the data on disk only)
 #
 # agent-vault is not a Go module the proxy serves, so it is built from a
 # checkout you provide (git clone https://github.com/Infisical/agent-vault),
@@ -71,7 +72,7 @@ peer() {
 ORIG_HOME=$HOME
 
 go build -o /dev/null ./cmd/yett # fail early on a broken tree
-for where in disk tmpfs; do
+for where in ${WHERE:-disk tmpfs}; do
 	case $where in
 	disk) dir=$PWD/.cache/peer/run ;;
 	tmpfs) dir=/dev/shm/yett-peer-bench ;;

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+
 	"sort"
 	"strconv"
 	"strings"
@@ -85,12 +87,15 @@ func BenchmarkVsAgentVault(b *testing.B) {
 		peerURL := "http://yett-bench.test:" + port + "/bench"
 		ways = append(ways, &way{name: "agent-vault", call: func(int) error { return post(peer, peerURL, false) }})
 	}
+	var shims []*exec.Cmd
 	newAgent := func() *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "peer-bench", Version: "0"}, nil)
-		sess, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: shimCmd(s.runDir)}, nil)
+		shim := shimCmd(s.runDir)
+		sess, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: shim}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
+		shims = append(shims, shim)
 		return sess
 	}
 	var seq atomic.Int64
@@ -152,14 +157,20 @@ func BenchmarkVsAgentVault(b *testing.B) {
 		}
 		return float64(done.Load()) / window.Seconds()
 	}
+	// This process runs the clients of every way and the upstream API: its
+	// CPU during a way's window is what the clients and the API cost there.
+	self := os.Getpid()
+	selfBefore := cpuTime(self)
 	freshRate := rate(func(int) error { return post(fresh, target, true) })
+	freshSelfCPU := cpuTime(self) - selfBefore
 	var peerRate float64
-	var peerCPU time.Duration
+	var peerCPU, peerSelfCPU time.Duration
 	if peer != nil {
 		peerURL := "http://yett-bench.test:" + port + "/bench"
 		peerPID, _ := strconv.Atoi(os.Getenv("YETT_PEER_PID"))
-		before := cpuTime(peerPID)
+		before, selfBefore := cpuTime(peerPID), cpuTime(self)
 		peerRate = rate(func(int) error { return post(peer, peerURL, false) })
+		peerSelfCPU = cpuTime(self) - selfBefore
 		if peerPID > 0 {
 			peerCPU = cpuTime(peerPID) - before
 		}
@@ -174,9 +185,18 @@ func BenchmarkVsAgentVault(b *testing.B) {
 	}
 	s.approveAgents(clients, 20*time.Second)
 	wg.Wait()
-	serveBefore := cpuTime(s.cmd.Process.Pid)
+	shimsCPU := func() (t time.Duration) {
+		for _, c := range shims[1:] { // the 16 agents' shims
+			t += cpuTime(c.Process.Pid)
+		}
+		return t
+	}
+	serveBefore, shimsBefore := cpuTime(s.cmd.Process.Pid), shimsCPU()
+	selfBefore = cpuTime(self)
 	yettRate := rate(func(c int) error { return viaYett(agents[c]) })
 	serveCPU := cpuTime(s.cmd.Process.Pid) - serveBefore
+	yettSelfCPU := cpuTime(self) - selfBefore
+	yettShimsCPU := shimsCPU() - shimsBefore
 	b.StopTimer()
 
 	p := func(d []time.Duration, q float64) time.Duration {
@@ -202,13 +222,24 @@ func BenchmarkVsAgentVault(b *testing.B) {
 		return float64(cpu.Microseconds()) / 1e3 / (rate * window.Seconds())
 	}
 	b.ReportMetric(perCall(serveCPU, yettRate), "yett-serve-cpu-ms/call")
+	// What the rest of the machine spent per call at 16 clients: the
+	// clients with the API (this process), and for Yett the 16 shims. The
+	// machine has two cores for all of it, so these set the rates as much
+	// as the servers do: an MCP client and its shim cost more than an HTTP
+	// client.
+	b.ReportMetric(perCall(freshSelfCPU, freshRate), "direct-fresh-clients-cpu-ms/call")
+	b.ReportMetric(perCall(yettSelfCPU, yettRate), "yett-agents-cpu-ms/call")
+	b.ReportMetric(perCall(yettShimsCPU, yettRate), "yett-shims-cpu-ms/call")
+	b.ReportMetric(perCall(serveCPU+yettSelfCPU+yettShimsCPU, yettRate), "yett-all-cpu-ms/call")
 	if av := byName["agent-vault"]; av != nil {
 		b.ReportMetric(float64(p(y.lat, .5))/float64(p(av.lat, .5)), "yett-p50-x-peer")
 		b.ReportMetric(float64(p(y.lat, .99))/float64(p(av.lat, .99)), "yett-p99-x-peer")
 		b.ReportMetric(peerRate, "agent-vault-16-calls/s")
 		b.ReportMetric(yettRate/peerRate, "yett-16-x-peer")
+		b.ReportMetric(perCall(peerSelfCPU, peerRate), "agent-vault-clients-cpu-ms/call")
 		if peerCPU > 0 {
 			b.ReportMetric(perCall(peerCPU, peerRate), "agent-vault-cpu-ms/call")
+			b.ReportMetric(perCall(peerCPU+peerSelfCPU, peerRate), "agent-vault-all-cpu-ms/call")
 		}
 	}
 }
