@@ -106,9 +106,28 @@ func dialGateway(ctx context.Context, getenv userdir.Getenv) (net.Conn, error) {
 }
 
 // pipe copies stdin to the gateway and the gateway to stdout until one
-// side ends.
+// side ends: with pump where stdin and stdout are pipes or sockets (an
+// agent's client), else with a goroutine each way.
 func pipe(ctx context.Context, env *Env, conn net.Conn) error {
 	defer conn.Close()
+	if run, restore, ok := pumpStdio(env, conn); ok {
+		defer restore()
+		type ended struct {
+			how pumpEnd
+			err error
+		}
+		done := make(chan ended, 1)
+		go func() {
+			how, err := run()
+			done <- ended{how, err}
+		}()
+		select {
+		case <-ctx.Done():
+			return nil
+		case e := <-done:
+			return pipeEnded(e.how, e.err)
+		}
+	}
 	stdinDone := make(chan error, 1)
 	gatewayDone := make(chan error, 1)
 	in, out, restore := pollableStdio(env)
@@ -125,14 +144,39 @@ func pipe(ctx context.Context, env *Env, conn net.Conn) error {
 	case <-ctx.Done():
 		return nil
 	case <-stdinDone:
-		// The agent closed our stdin: it is done with us. Nothing is kept
-		// for later; whatever the gateway still sends has no reader.
-		return nil
+		return pipeEnded(agentGone, nil)
 	case err := <-gatewayDone:
 		if err != nil {
-			return fmt.Errorf("mcp: connection to the gateway failed: %w", err)
+			return pipeEnded(gatewayBroken, err)
 		}
+		return pipeEnded(gatewayClosed, nil)
+	}
+}
+
+// pumpEnd is how the shim's copying ended.
+type pumpEnd int
+
+const (
+	// agentGone: stdin reached its end or failed, or stdout was closed.
+	agentGone pumpEnd = iota
+	// gatewayClosed: the gateway's connection reached its end.
+	gatewayClosed
+	// gatewayBroken: reading or writing the gateway's connection failed.
+	gatewayBroken
+)
+
+// pipeEnded is what the shim returns when its copying ends.
+func pipeEnded(how pumpEnd, err error) error {
+	switch how {
+	case agentGone:
+		// The agent closed our stdin (or stdout): it is done with us.
+		// Nothing is kept for later; whatever the gateway still sends has
+		// no reader.
+		return nil
+	case gatewayClosed:
 		return withExitCode(1, errors.New("mcp: the gateway closed the connection"))
+	default:
+		return fmt.Errorf("mcp: connection to the gateway failed: %w", err)
 	}
 }
 

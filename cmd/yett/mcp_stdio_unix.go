@@ -4,6 +4,7 @@ package main
 
 import (
 	"io"
+	"net"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -19,22 +20,68 @@ import (
 // blocking mode is shared with whoever else has it open. restore puts the
 // blocking mode back, for whoever reads the pipe after the shim.
 func pollable(f *os.File) (dup *os.File, restore func(), ok bool) {
-	fd := int(f.Fd())
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO && st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+	nfd, restore, ok := nonblockingDup(f)
+	if !ok {
 		return nil, nil, false
 	}
-	nfd, err := unix.Dup(fd)
+	// NewFile of a non-blocking descriptor registers it with the poller.
+	return os.NewFile(uintptr(nfd), f.Name()), restore, true
+}
+
+// nonblockingDup is pollable's descriptor, for pump: a duplicate of f's
+// set non-blocking, when f is a pipe or a socket. restore puts the
+// blocking mode back; closing the duplicate is the caller's.
+func nonblockingDup(f *os.File) (fd int, restore func(), ok bool) {
+	ofd := int(f.Fd())
+	var st unix.Stat_t
+	if unix.Fstat(ofd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO && st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return -1, nil, false
+	}
+	nfd, err := unix.Dup(ofd)
 	if err != nil {
-		return nil, nil, false
+		return -1, nil, false
 	}
 	unix.CloseOnExec(nfd)
 	if unix.SetNonblock(nfd, true) != nil {
 		unix.Close(nfd)
+		return -1, nil, false
+	}
+	return nfd, func() { unix.SetNonblock(nfd, false) }, true
+}
+
+// pumpStdio is pump over env's stdin and stdout and conn, when all three
+// are descriptors poll(2) can wait on (pipes and sockets, as an agent's
+// client gives); ok is false otherwise and pipe copies with goroutines.
+// restore puts stdin and stdout back as they were and closes the copies.
+func pumpStdio(env *Env, conn net.Conn) (run func() (pumpEnd, error), restore func(), ok bool) {
+	inF, okIn := env.Stdin.(*os.File)
+	outF, okOut := env.Stdout.(*os.File)
+	if !okIn || !okOut {
 		return nil, nil, false
 	}
-	// NewFile of a non-blocking descriptor registers it with the poller.
-	return os.NewFile(uintptr(nfd), f.Name()), func() { unix.SetNonblock(nfd, false) }, true
+	var undo []func()
+	restore = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	fds := make([]int, 0, 3)
+	for _, f := range []*os.File{inF, outF} {
+		fd, r, ok := nonblockingDup(f)
+		if !ok {
+			restore()
+			return nil, nil, false
+		}
+		undo = append(undo, func() { r(); unix.Close(fd) })
+		fds = append(fds, fd)
+	}
+	sock, closeSock, ok := sockFD(conn)
+	if !ok {
+		restore()
+		return nil, nil, false
+	}
+	undo = append(undo, closeSock)
+	return func() (pumpEnd, error) { return pump(fds[0], fds[1], sock) }, restore, true
 }
 
 // pollableStdio is env's stdin and stdout, each made pollable where it can
