@@ -25,17 +25,13 @@ const pumpBufSize = 64 << 10
 func pump(in, out, sock int) (pumpEnd, error) {
 	up := pumpDir{src: in, dst: sock, toGateway: true, buf: make([]byte, pumpBufSize)}
 	down := pumpDir{src: sock, dst: out, buf: make([]byte, pumpBufSize)}
+	dirs := [2]*pumpDir{&up, &down}
 	fds := make([]unix.PollFd, 0, 3)
 	for {
-		// Wait for what blocks each direction: its destination when it
-		// holds bytes, else its source.
 		fds = fds[:0]
 		var sockEvents int16
-		for _, d := range []*pumpDir{&up, &down} {
-			fd, ev := d.src, int16(unix.POLLIN)
-			if d.pending() {
-				fd, ev = d.dst, unix.POLLOUT
-			}
+		for _, d := range dirs {
+			fd, ev := d.waitsOn()
 			if fd == sock {
 				sockEvents |= ev
 				continue
@@ -54,11 +50,8 @@ func pump(in, out, sock int) (pumpEnd, error) {
 		// Move what is ready: a read is followed by its write at once
 		// (it usually goes through whole), so a frame costs one poll, one
 		// read and one write.
-		for _, d := range []*pumpDir{&up, &down} {
-			if !d.pending() && !ready(fds, d.src) {
-				continue
-			}
-			if d.pending() && !ready(fds, d.dst) {
+		for _, d := range dirs {
+			if fd, _ := d.waitsOn(); !ready(fds, fd) {
 				continue
 			}
 			if done, end, err := d.step(); done {
@@ -89,6 +82,15 @@ type pumpDir struct {
 }
 
 func (d *pumpDir) pending() bool { return d.off < d.n }
+
+// waitsOn is what blocks d: its destination when it holds bytes, else its
+// source.
+func (d *pumpDir) waitsOn() (fd int, events int16) {
+	if d.pending() {
+		return d.dst, unix.POLLOUT
+	}
+	return d.src, unix.POLLIN
+}
 
 // step reads from d's source when d holds nothing, then writes what d
 // holds. done reports the pump's end: the source's end of file, or a

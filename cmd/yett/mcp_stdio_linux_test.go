@@ -157,11 +157,7 @@ func TestMCPCarriesLargeStreamsBothWays(t *testing.T) {
 		got <- <-read
 	}()
 	cmd := shimCmd(dir)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, _ := startPiped(t, cmd)
 	// A shim that loses or holds bytes leaves one side waiting: end it
 	// then, so the test fails on what arrived instead of hanging.
 	watchdog := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
@@ -198,13 +194,7 @@ func TestMCPExitsWhenAgentClosesStdout(t *testing.T) {
 	dir, ln := gatewayListener(t)
 	go echoEvery(ln)
 	cmd := shimCmd(dir)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd)
 	defer stdin.Close()
 	stdout.Close()
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")

@@ -210,6 +210,25 @@ func TestMCPNotRunningRaw(t *testing.T) {
 }
 
 // gatewayListener listens on <dir>/gateway.sock like the real gateway.
+// startPiped starts cmd (a shim) with its stdin and stdout piped to the
+// test and its stderr kept.
+func startPiped(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadCloser, stderr *bytes.Buffer) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout, err = cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stderr = new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout, stderr
+}
+
 func gatewayListener(t testing.TB) (string, *net.UnixListener) {
 	t.Helper()
 	dir := t.TempDir()
@@ -320,13 +339,7 @@ func TestMCPPipesBytesAndExitsWhenGatewayCloses(t *testing.T) {
 	}
 	served := echoGateway(t, ln, len(lines))
 	cmd := shimCmd(dir)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd)
 	go func() {
 		for _, l := range lines {
 			io.WriteString(stdin, l+"\n")
@@ -395,19 +408,7 @@ func TestMCPFindsTheGatewayWithAFilteredEnvironment(t *testing.T) {
 	done := echoGateway(t, ln, 1)
 	cmd := exec.Command(yettBin, "mcp")
 	cmd.Env = []string{"HOME=" + home, "LANG=C.UTF-8", "PATH=" + os.Getenv("PATH"), "SHELL=/bin/sh", "TERM=dumb"}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd)
 	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"
 	io.WriteString(stdin, ping)
 	got, _ := bufio.NewReader(stdout).ReadString('\n')
